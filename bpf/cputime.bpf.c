@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Per-process on-CPU time, accumulated in the kernel at every context
+ * switch. A process that starts and ends between two drains keeps its entry
+ * (flagged exited) until user space has read and deleted it, so short-lived
+ * processes are attributed instead of lost.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "kepler_core.h"
+#include "cputime.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct kepler_cputime_key);
+	__type(value, struct kepler_cputime_value);
+} processes SEC(".maps");
+
+/* When the task now running on each CPU was switched in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} switched_in SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KEPLER_CPUTIME_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void key_of(struct task_struct *task, struct kepler_cputime_key *key)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	key->tgid = BPF_CORE_READ(task, tgid);
+	key->pad = 0;
+	key->start_time_ns = BPF_CORE_READ(leader, start_time);
+}
+
+static __always_inline void charge(struct task_struct *task, __u64 delta)
+{
+	struct kepler_cputime_key key;
+	struct kepler_cputime_value *v, fresh = {};
+
+	key_of(task, &key);
+	v = bpf_map_lookup_elem(&processes, &key);
+	if (v) {
+		__sync_fetch_and_add(&v->cpu_ns, delta);
+		return;
+	}
+	fresh.cpu_ns = delta;
+	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm),
+				  BPF_CORE_READ(task, group_leader, comm));
+	if (bpf_map_update_elem(&processes, &key, &fresh, BPF_NOEXIST) != 0) {
+		/* Raced with another CPU creating it, or the map is full. */
+		v = bpf_map_lookup_elem(&processes, &key);
+		if (v)
+			__sync_fetch_and_add(&v->cpu_ns, delta);
+		else
+			count(KEPLER_CPUTIME_STAT_OVERFLOW);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u32 zero = 0;
+	__u64 now = bpf_ktime_get_ns(), *in;
+
+	count(KEPLER_CPUTIME_STAT_SWITCHES);
+	in = bpf_map_lookup_elem(&switched_in, &zero);
+	if (!in)
+		return 0;
+	/* pid 0 is the idle task: its time is the node's idle, not a process. */
+	if (*in && BPF_CORE_READ(prev, pid) != 0 && now > *in)
+		charge(prev, now - *in);
+	*in = now;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kepler_process_exit, struct task_struct *task)
+{
+	struct kepler_cputime_key key;
+	struct kepler_cputime_value *v;
+
+	if (BPF_CORE_READ(task, pid) != BPF_CORE_READ(task, tgid))
+		return 0; /* a thread, not the process */
+	key_of(task, &key);
+	v = bpf_map_lookup_elem(&processes, &key);
+	if (v)
+		v->flags |= KEPLER_CPUTIME_EXITED;
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Shared between bpf/cputime.bpf.c and user space: fixed-width types with
+ * explicit padding; user space checks the sizes with _Static_assert.
+ */
+#ifndef KEPLER_BPF_CPUTIME_H
+#define KEPLER_BPF_CPUTIME_H
+
+#ifndef __KERNEL__
+#include <linux/types.h>
+#endif
+
+#define KEPLER_CPUTIME_COMM_LEN 16
+
+/* Key of the per-process map: one entry per thread group (process). */
+struct kepler_cputime_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time_ns; /* the group leader's start time: (tgid, start) is unique */
+};
+
+enum kepler_cputime_flags {
+	KEPLER_CPUTIME_EXITED = 1u << 0, /* the group leader has exited */
+};
+
+struct kepler_cputime_value {
+	__u64 cpu_ns;     /* on-CPU time of all threads, cumulative */
+	__u32 flags;      /* enum kepler_cputime_flags */
+	__u32 pad;
+	char comm[KEPLER_CPUTIME_COMM_LEN];
+};
+
+/* Index of the counters in the `stats` array map. */
+enum kepler_cputime_stat {
+	KEPLER_CPUTIME_STAT_SWITCHES = 0,
+	KEPLER_CPUTIME_STAT_OVERFLOW = 1, /* updates lost because the map was full */
+	KEPLER_CPUTIME_STAT_MAX = 2,
+};
+
+#endif /* KEPLER_BPF_CPUTIME_H */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The few kernel types the BPF programs read, as CO-RE declarations:
+ * preserve_access_index makes clang emit BTF relocations, and libbpf fixes
+ * each field offset against the running kernel's BTF at load time. Only the
+ * fields used are declared; their order and the struct size do not matter.
+ */
+#ifndef KEPLER_CORE_H
+#define KEPLER_CORE_H
+
+#include <linux/types.h>
+
+struct task_struct {
+	int pid;
+	int tgid;
+	unsigned int flags;
+	__u64 start_time; /* monotonic ns since boot */
+	struct task_struct *group_leader;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+#endif /* KEPLER_CORE_H */

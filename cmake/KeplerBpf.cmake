@@ -1,0 +1,44 @@
+# kepler_bpf_object(NAME SOURCE [HEADERS ...])
+#
+# Compiles bpf/NAME.bpf.c with clang for the BPF target (CO-RE, BTF) and
+# generates its libbpf skeleton NAME.skel.h with bpftool, both at build
+# time. Creates the INTERFACE target NAME-skel: link it to get the
+# skeleton's include directory and libbpf.
+find_program(KEPLER_CLANG NAMES clang clang-14 REQUIRED)
+find_program(KEPLER_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
+
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|amd64")
+  set(KEPLER_BPF_ARCH x86)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(KEPLER_BPF_ARCH arm64)
+else()
+  set(KEPLER_BPF_ARCH ${CMAKE_SYSTEM_PROCESSOR})
+endif()
+
+function(kepler_bpf_object name source)
+  set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
+  set(skel ${CMAKE_CURRENT_BINARY_DIR}/${name}.skel.h)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-multiarch
+                  OUTPUT_VARIABLE multiarch OUTPUT_STRIP_TRAILING_WHITESPACE)
+  add_custom_command(
+    OUTPUT ${obj}
+    COMMAND ${KEPLER_CLANG} -g -O2 -target bpf -Wall -Werror
+            -D__TARGET_ARCH_${KEPLER_BPF_ARCH}
+            -I${CMAKE_CURRENT_SOURCE_DIR} -I/usr/include/${multiarch}
+            -c ${CMAKE_CURRENT_SOURCE_DIR}/${source} -o ${obj}
+    DEPENDS ${source} ${ARGN}
+    COMMENT "BPF ${source}"
+    VERBATIM)
+  add_custom_command(
+    OUTPUT ${skel}
+    COMMAND sh -c "'${KEPLER_BPFTOOL}' gen skeleton '${obj}' name '${name}' > '${skel}.tmp' && mv '${skel}.tmp' '${skel}'"
+    DEPENDS ${obj}
+    COMMENT "BPF skeleton ${name}.skel.h"
+    VERBATIM)
+  add_custom_target(${name}-skel-gen ALL DEPENDS ${skel})
+  add_library(${name}-skel INTERFACE)
+  target_include_directories(${name}-skel INTERFACE ${CMAKE_CURRENT_BINARY_DIR}
+                                                    ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(${name}-skel INTERFACE PkgConfig::LIBBPF)
+  add_dependencies(${name}-skel ${name}-skel-gen)
+endfunction()

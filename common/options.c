@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The one table of kepler-c options. --help, the YAML keys and
+ * docs/configuration.md are all generated from or checked against it;
+ * add a row here and regenerate the doc (see docs/configuration.md).
+ */
+#include <stddef.h>
+
+#include "kepler/config.h"
+
+#define OFF(field) offsetof(struct kepler_config, field)
+#define MS (INT64_C(1000000))
+#define SEC (INT64_C(1000000000))
+#define MIB (INT64_C(1) << 20)
+
+enum {
+	C = KEPLER_PROG_COLLECTD,
+	E = KEPLER_PROG_EXPORTER,
+	S = KEPLER_PROG_STDOUT,
+	T = KEPLER_PROG_TOP,
+	D = KEPLER_PROG_DATASET,
+	TR = KEPLER_PROG_TRAIN,
+	R = KEPLER_PROG_READERS,
+	ALL = KEPLER_PROG_ALL,
+};
+
+static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL };
+static const char *const log_formats[] = { "text", "json", NULL };
+static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", NULL };
+static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
+static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
+static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
+static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
+
+const struct kepler_option kepler_options[] = {
+	/* everyone */
+	{ "log.level", KEPLER_OPT_ENUM, OFF(log_level), "info", "LEVEL",
+	  "Least severe log messages written to stderr.", ALL, 0, 0, 0, log_levels },
+	{ "log.format", KEPLER_OPT_ENUM, OFF(log_format), "text", "FORMAT",
+	  "Log line format: human text or one JSON object per line.", ALL, 0, 0, 0, log_formats },
+	{ "store.path", KEPLER_OPT_STRING, OFF(store_path), "/var/lib/kepler/store", "DIR",
+	  "Directory of the LMDB snapshot store.", ALL & ~TR, 0, 0, 0, NULL },
+
+	/* the collector */
+	{ "store.group", KEPLER_OPT_STRING, OFF(store_group), "kepler", "GROUP",
+	  "Group that owns the store files and may read them; ignored with a warning if it does not exist.",
+	  C, 0, 0, 0, NULL },
+	{ "store.map-size", KEPLER_OPT_SIZE, OFF(store_map_size), "256MiB", "SIZE",
+	  "Initial LMDB map size; the collector prunes or grows it when full.",
+	  C, 0, 1 * MIB, INT64_C(1) << 40, NULL },
+	{ "store.retention.snapshots", KEPLER_OPT_INT, OFF(store_retention_snapshots), "720", "N",
+	  "Number of newest snapshots kept in the ring.", C, 0, 1, 10000000, NULL },
+	{ "store.retention.series", KEPLER_OPT_DURATION, OFF(store_retention_series_ns), "24h", "DURATION",
+	  "How long node-level series records are kept.", C, 0, 1 * SEC, 366 * 24 * 3600 * SEC, NULL },
+	{ "host.procfs", KEPLER_OPT_STRING, OFF(host_procfs), "/proc", "DIR",
+	  "Where the host's procfs is mounted.", C, 0, 0, 0, NULL },
+	{ "host.sysfs", KEPLER_OPT_STRING, OFF(host_sysfs), "/sys", "DIR",
+	  "Where the host's sysfs is mounted (powercap, hwmon).", C, 0, 0, 0, NULL },
+	{ "monitor.interval", KEPLER_OPT_DURATION, OFF(monitor_interval_ns), "5s", "DURATION",
+	  "Length of one measurement interval (one snapshot each).", C, 0, 100 * MS, 3600 * SEC, NULL },
+	{ "monitor.terminated-ttl", KEPLER_OPT_DURATION, OFF(monitor_terminated_ttl_ns), "60s", "DURATION",
+	  "How long terminated workloads stay in snapshots after they end.", C, 0, 0, 24 * 3600 * SEC, NULL },
+	{ "monitor.max-terminated", KEPLER_OPT_INT, OFF(monitor_max_terminated), "500", "N",
+	  "Most terminated workloads carried forward, by energy; 0 carries none, -1 all.",
+	  C, 0, -1, 1000000, NULL },
+	{ "monitor.min-terminated-energy", KEPLER_OPT_INT, OFF(monitor_min_terminated_energy_j), "10", "JOULES",
+	  "Terminated workloads with less energy than this are not carried forward.", C, 0, 0, INT64_MAX, NULL },
+	{ "meter.source", KEPLER_OPT_ENUM, OFF(meter_source), "auto", "SOURCE",
+	  "Energy source: auto tries rapl, then hwmon, then model; fake is for development only.",
+	  C, 0, 0, 0, meter_sources },
+	{ "meter.model-file", KEPLER_OPT_STRING, OFF(meter_model_file), "", "FILE",
+	  "Power model for the model source; empty uses the built-in generic VM model.", C, 0, 0, 0, NULL },
+	{ "rapl.zones", KEPLER_OPT_LIST, OFF(rapl_zones), "", "ZONE,...",
+	  "RAPL zones to read and export (e.g. package,dram); empty means all.", C | E, 0, 0, 0, NULL },
+	{ "informer", KEPLER_OPT_ENUM, OFF(informer), "auto", "KIND",
+	  "Per-process CPU time source: auto tries ebpf, then procfs.", C, 0, 0, 0, informers },
+	{ "dev.fake-meter.zones", KEPLER_OPT_LIST, OFF(dev_fake_meter_zones), "package,core,dram", "ZONE,...",
+	  "Zones the fake meter reports.", C, KEPLER_OPT_YAML_ONLY, 0, 0, NULL },
+	{ "dev.fake-meter.watts", KEPLER_OPT_INT, OFF(dev_fake_meter_watts), "40", "WATTS",
+	  "Power of the fake meter's first zone at full load.", C, KEPLER_OPT_YAML_ONLY, 1, 100000, NULL },
+	{ "dev.bpf.max-processes", KEPLER_OPT_INT, OFF(dev_bpf_max_processes), "32768", "N",
+	  "Entries of the eBPF per-process maps.", C, KEPLER_OPT_YAML_ONLY, 64, 4194304, NULL },
+
+	/* the exporter */
+	{ "web.listen-address", KEPLER_OPT_STRING, OFF(web_listen_address), ":28282", "HOST:PORT",
+	  "Address the exporter listens on.", E, 0, 0, 0, NULL },
+	{ "web.config-file", KEPLER_OPT_STRING, OFF(web_config_file), "", "FILE",
+	  "Prometheus web config file (tls_server_config, basic_auth_users).", E, 0, 0, 0, NULL },
+	{ "metrics.level", KEPLER_OPT_LIST, OFF(metrics_level), "node,process,container,vm,pod", "LEVEL,...",
+	  "Metric levels exported.", E, 0, 0, 0, levels },
+	{ "exporter.staleness", KEPLER_OPT_DURATION, OFF(exporter_staleness_ns), "0s", "DURATION",
+	  "Age after which /healthz reports the collector stale; 0 means 3 x the collector's interval.",
+	  E, 0, 0, 24 * 3600 * SEC, NULL },
+
+	/* kepler-stdout */
+	{ "format", KEPLER_OPT_ENUM, OFF(stdout_format), "auto", "FORMAT",
+	  "Output format; auto is table on a terminal, json otherwise.", S, KEPLER_OPT_FLAG_ONLY, 0, 0, stdout_formats },
+	{ "follow", KEPLER_OPT_BOOL, OFF(stdout_follow), "false", NULL,
+	  "Keep printing each new snapshot as it is committed.", S, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "count", KEPLER_OPT_INT, OFF(stdout_count), "0", "N",
+	  "Stop after N snapshots (0 = no limit).", S, KEPLER_OPT_FLAG_ONLY, 0, INT64_MAX, NULL },
+	{ "seq", KEPLER_OPT_INT, OFF(stdout_seq), "0", "SEQ",
+	  "Print the snapshot with this sequence number (0 = newest).", S, KEPLER_OPT_FLAG_ONLY, 0, INT64_MAX, NULL },
+	{ "at", KEPLER_OPT_STRING, OFF(stdout_at), "", "TIME",
+	  "Print the snapshot in effect at TIME (RFC 3339 or -DURATION ago).", S, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "all", KEPLER_OPT_BOOL, OFF(stdout_all), "false", NULL,
+	  "Print every retained snapshot, oldest first.", S, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "level", KEPLER_OPT_LIST, OFF(stdout_level), "node,process,container,vm,pod", "LEVEL,...",
+	  "Levels printed.", S, KEPLER_OPT_FLAG_ONLY, 0, 0, levels },
+	{ "sort", KEPLER_OPT_STRING, OFF(stdout_sort), "watts", "KEY",
+	  "Table sort key: watts, energy, cpu, pid or name.", S, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "limit", KEPLER_OPT_INT, OFF(stdout_limit), "0", "N",
+	  "Rows per table (0 = all).", S, KEPLER_OPT_FLAG_ONLY, 0, INT64_MAX, NULL },
+
+	/* kepler-top */
+	{ "once", KEPLER_OPT_BOOL, OFF(top_once), "false", NULL,
+	  "Print one screen as text and exit (batch mode).", T, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+
+	/* kepler-dataset */
+	{ "format", KEPLER_OPT_ENUM, OFF(dataset_format), "csv", "FORMAT",
+	  "Dataset format: CSV with a header, or JSON lines.", D, KEPLER_OPT_FLAG_ONLY, 0, 0, dataset_formats },
+	{ "since", KEPLER_OPT_STRING, OFF(dataset_since), "", "TIME",
+	  "First instant extracted (RFC 3339 or -DURATION ago); empty = oldest.", D, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "until", KEPLER_OPT_STRING, OFF(dataset_until), "", "TIME",
+	  "Last instant extracted; empty = newest.", D, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "level", KEPLER_OPT_STRING, OFF(dataset_level), "node", "LEVEL",
+	  "Rows per node (series), process or container (snapshots).", D, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "include-estimates", KEPLER_OPT_BOOL, OFF(dataset_include_estimates), "false", NULL,
+	  "Keep rows whose energy is a model estimate.", D, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "output", KEPLER_OPT_STRING, OFF(dataset_output), "", "FILE",
+	  "Write here instead of standard output.", D, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+
+	/* kepler-train */
+	{ "output", KEPLER_OPT_STRING, OFF(train_output), "", "FILE",
+	  "Model file to write.", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "features", KEPLER_OPT_STRING, OFF(train_features), "cpu_usage_ratio", "NAME,...",
+	  "Dataset columns used as features.", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "lambda", KEPLER_OPT_STRING, OFF(train_lambda), "0", "L",
+	  "Ridge regularisation strength (0 = ordinary least squares).", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL },
+};

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Parsers for configuration values: durations, sizes, booleans, integers.
+ * They accept exactly the documented forms and reject everything else
+ * (no silent truncation, no trailing garbage).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kepler/config.h"
+
+struct unit {
+	const char *name;
+	uint64_t factor;
+};
+
+/* Longest names first where one is a prefix of another ("ms" before "m"). */
+static const struct unit duration_units[] = {
+	{ "ns", 1ULL },
+	{ "us", 1000ULL },
+	{ "\xc2\xb5s", 1000ULL }, /* µs */
+	{ "ms", 1000000ULL },
+	{ "s", 1000000000ULL },
+	{ "m", 60ULL * 1000000000ULL },
+	{ "h", 3600ULL * 1000000000ULL },
+	{ "d", 86400ULL * 1000000000ULL },
+	{ NULL, 0 },
+};
+
+static const struct unit size_units[] = {
+	{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 }, { "GiB", 1ULL << 30 },
+	{ "TiB", 1ULL << 40 }, { "KB", 1000ULL },     { "MB", 1000000ULL },
+	{ "GB", 1000000000ULL }, { "TB", 1000000000000ULL }, { "B", 1ULL },
+	{ NULL, 0 },
+};
+
+/* a * b + c without overflow, or -ERANGE */
+static int mul_add(uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
+{
+	uint64_t prod;
+
+	if (__builtin_mul_overflow(a, b, &prod) || __builtin_add_overflow(prod, c, ret))
+		return -ERANGE;
+	return 0;
+}
+
+static const struct unit *match_unit(const struct unit *units, const char *p)
+{
+	for (const struct unit *u = units; u->name; u++)
+		if (strncmp(p, u->name, strlen(u->name)) == 0)
+			return u;
+	return NULL;
+}
+
+/* Digits at *pp into *ret (advancing *pp); -EINVAL if none, -ERANGE. */
+static int parse_digits(const char **pp, uint64_t *ret)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++)
+		if (mul_add(v, 10, (uint64_t)(*p - '0'), &v) < 0)
+			return -ERANGE;
+	*pp = p;
+	*ret = v;
+	return 0;
+}
+
+/* One "<number>[.<fraction>]<unit>" term of a duration. */
+static int parse_duration_term(const char **pp, uint64_t *ret_ns)
+{
+	const char *p = *pp;
+	uint64_t whole, frac = 0, scale = 1, ns;
+	const struct unit *u;
+	int r;
+
+	r = parse_digits(&p, &whole);
+	if (r < 0)
+		return r;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (scale < 1000000000ULL) { /* finer than 1 ns is dropped */
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+		}
+	}
+	u = match_unit(duration_units, p);
+	if (!u)
+		return -EINVAL;
+	p += strlen(u->name);
+	if (mul_add(whole, u->factor, frac * u->factor / scale, &ns) < 0)
+		return -ERANGE;
+	*pp = p;
+	*ret_ns = ns;
+	return 0;
+}
+
+int kepler_parse_duration(const char *s, uint64_t *ret_ns)
+{
+	uint64_t total = 0, term;
+	const char *p = s;
+	int r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (strcmp(s, "0") == 0) {
+		*ret_ns = 0;
+		return 0;
+	}
+	while (*p) {
+		r = parse_duration_term(&p, &term);
+		if (r < 0)
+			return r;
+		if (__builtin_add_overflow(total, term, &total))
+			return -ERANGE;
+	}
+	*ret_ns = total;
+	return 0;
+}
+
+int kepler_parse_size(const char *s, uint64_t *ret_bytes)
+{
+	const char *p = s;
+	const struct unit *u = NULL;
+	uint64_t n, bytes;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = parse_digits(&p, &n);
+	if (r < 0)
+		return r;
+	if (*p) {
+		u = match_unit(size_units, p);
+		if (!u || p[strlen(u->name)] != '\0')
+			return -EINVAL;
+	}
+	if (mul_add(n, u ? u->factor : 1, 0, &bytes) < 0)
+		return -ERANGE;
+	*ret_bytes = bytes;
+	return 0;
+}
+
+int kepler_parse_bool(const char *s, bool *ret_value)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1", NULL };
+	static const char *const no[] = { "false", "no", "off", "0", NULL };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; yes[i]; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret_value = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret_value = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int kepler_parse_int(const char *s, int64_t *ret_value)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (end == s || *end != '\0')
+		return -EINVAL;
+	*ret_value = v;
+	return 0;
+}
+
+const char *kepler_format_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const struct unit parts[] = {
+		{ "h", 3600ULL * 1000000000ULL }, { "m", 60ULL * 1000000000ULL },
+		{ "s", 1000000000ULL }, { NULL, 0 },
+	};
+	size_t used = 0;
+
+	if (ns == 0) {
+		snprintf(buf, len, "0s");
+		return buf;
+	}
+	if (ns % 1000000000ULL != 0) {
+		if (ns % 1000000ULL == 0)
+			snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(ns / 1000000ULL));
+		else if (ns % 1000ULL == 0)
+			snprintf(buf, len, "%" PRIu64 "us", (uint64_t)(ns / 1000ULL));
+		else
+			snprintf(buf, len, "%" PRIu64 "ns", ns);
+		return buf;
+	}
+	buf[0] = '\0';
+	for (const struct unit *u = parts; u->name && used < len; u++) {
+		if (ns / u->factor == 0)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%" PRIu64 "%s",
+					 ns / u->factor, u->name);
+		ns %= u->factor;
+	}
+	return buf;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kepler/config.h: configuration shared by every kepler-c binary.
+ *
+ * One table of options (common/options.c) drives three things that must
+ * never drift apart: the command-line flags, the YAML keys and the
+ * reference in docs/configuration.md (a test compares the two).
+ *
+ * A flag is its YAML key dotted: `--monitor.interval=5s` is
+ * `monitor: {interval: 5s}`. Values are applied in this order, later wins:
+ * the table's defaults, the YAML file given by `--config FILE`, the flags.
+ *
+ * Every key known to any binary may appear in a shared YAML file; a binary
+ * ignores keys that belong only to others. Flags are accepted only for the
+ * binary's own options. Keys marked development-only (`dev.*`) are YAML-only;
+ * a few reader options (`--format`, `--follow`, ...) are flag-only.
+ */
+#ifndef KEPLER_CONFIG_H
+#define KEPLER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kepler/error.h"
+
+/* Which binaries an option belongs to (bit mask). */
+enum kepler_prog {
+	KEPLER_PROG_COLLECTD = 1u << 0,
+	KEPLER_PROG_EXPORTER = 1u << 1,
+	KEPLER_PROG_STDOUT = 1u << 2,
+	KEPLER_PROG_TOP = 1u << 3,
+	KEPLER_PROG_DATASET = 1u << 4,
+	KEPLER_PROG_TRAIN = 1u << 5,
+	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT |
+			      KEPLER_PROG_TOP | KEPLER_PROG_DATASET,
+	KEPLER_PROG_ALL = 0x3f,
+};
+
+enum kepler_opt_type {
+	KEPLER_OPT_BOOL,
+	KEPLER_OPT_INT,      /* int64_t, with [min, max] */
+	KEPLER_OPT_DURATION, /* uint64_t nanoseconds: 500ms, 5s, 1m30s, 24h */
+	KEPLER_OPT_SIZE,     /* uint64_t bytes: 4096, 64MiB, 1GiB, 10MB */
+	KEPLER_OPT_STRING,   /* char * (owned by the config) */
+	KEPLER_OPT_ENUM,     /* int: index into the option's choices */
+	KEPLER_OPT_LIST,     /* struct kepler_strlist; choices optional */
+};
+
+enum kepler_opt_flags {
+	KEPLER_OPT_YAML_ONLY = 1u << 0, /* development-only dev.* keys */
+	KEPLER_OPT_FLAG_ONLY = 1u << 1, /* per-invocation reader flags */
+};
+
+struct kepler_strlist {
+	char **items; /* owned */
+	size_t count;
+};
+
+/* enum values, in the order of each option's choices */
+enum kepler_log_level_opt { KEPLER_LEVEL_DEBUG, KEPLER_LEVEL_INFO, KEPLER_LEVEL_WARN, KEPLER_LEVEL_ERROR };
+enum kepler_log_format_opt { KEPLER_LOGFMT_TEXT, KEPLER_LOGFMT_JSON };
+enum kepler_meter_source { KEPLER_METER_AUTO, KEPLER_METER_RAPL, KEPLER_METER_HWMON, KEPLER_METER_MODEL, KEPLER_METER_FAKE };
+enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
+enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDOUT_JSON };
+enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
+
+/*
+ * Every value of every binary. Each binary reads the fields of its own
+ * options; the others keep their defaults.
+ */
+struct kepler_config {
+	/* log.* */
+	int log_level;
+	int log_format;
+	/* store.* */
+	char *store_path;
+	char *store_group;
+	uint64_t store_map_size;
+	int64_t store_retention_snapshots;
+	uint64_t store_retention_series_ns;
+	/* host.* */
+	char *host_procfs;
+	char *host_sysfs;
+	/* monitor.* */
+	uint64_t monitor_interval_ns;
+	uint64_t monitor_terminated_ttl_ns;
+	int64_t monitor_max_terminated;
+	int64_t monitor_min_terminated_energy_j;
+	/* meter.*, rapl.*, informer */
+	int meter_source;
+	char *meter_model_file;
+	struct kepler_strlist rapl_zones;
+	int informer;
+	/* dev.* (YAML only) */
+	struct kepler_strlist dev_fake_meter_zones;
+	int64_t dev_fake_meter_watts;
+	int64_t dev_bpf_max_processes;
+	/* exporter: web.*, metrics.*, exporter.* */
+	char *web_listen_address;
+	char *web_config_file;
+	struct kepler_strlist metrics_level;
+	uint64_t exporter_staleness_ns;
+	/* kepler-stdout flags */
+	int stdout_format;
+	bool stdout_follow;
+	int64_t stdout_count;
+	int64_t stdout_seq;
+	char *stdout_at;
+	bool stdout_all;
+	struct kepler_strlist stdout_level;
+	char *stdout_sort;
+	int64_t stdout_limit;
+	/* kepler-top flags */
+	bool top_once;
+	/* kepler-dataset flags */
+	int dataset_format;
+	char *dataset_since;
+	char *dataset_until;
+	char *dataset_level;
+	bool dataset_include_estimates;
+	char *dataset_output;
+	/* kepler-train flags */
+	char *train_output;
+	char *train_features;
+	char *train_lambda;
+
+	/* not options: what the command line carried besides them */
+	char *config_file;  /* --config FILE, NULL if none */
+	char **args;        /* positional arguments (owned array, borrowed strings) */
+	size_t nargs;
+};
+
+/* One row of the option table. */
+struct kepler_option {
+	const char *key;       /* YAML key, dotted; the flag is "--" key */
+	enum kepler_opt_type type;
+	size_t offset;         /* of the value in struct kepler_config */
+	const char *defval;    /* default, parsed like any other value */
+	const char *metavar;   /* shown in --help, e.g. "DURATION" */
+	const char *help;      /* one sentence */
+	unsigned progs;        /* enum kepler_prog mask */
+	unsigned flags;        /* enum kepler_opt_flags mask */
+	int64_t min, max;      /* INT, DURATION (ns), SIZE (bytes); 0,0 = any */
+	const char *const *choices; /* ENUM (required), LIST (optional) */
+};
+
+/* A binary, as --help and --version present it. */
+struct kepler_program {
+	const char *name;     /* "kepler-collectd" */
+	unsigned prog;        /* its enum kepler_prog bit */
+	const char *args;     /* usage after the options, e.g. "DATASET" or "" */
+	const char *summary;  /* one paragraph shown by --help */
+	size_t min_args, max_args; /* positional argument count allowed */
+};
+
+/* The option table, terminated by a row with key == NULL. */
+extern const struct kepler_option kepler_options[];
+
+/* Outcome of kepler_config_parse() besides errors. */
+enum kepler_config_action {
+	KEPLER_CONFIG_RUN = 0,
+	KEPLER_CONFIG_HELP = 1,     /* --help was given: print it, exit 0 */
+	KEPLER_CONFIG_VERSION = 2,  /* --version was given: print it, exit 0 */
+};
+
+/* Fill @cfg with the table's defaults. Returns 0 or -errno (-ENOMEM). */
+int kepler_config_init(struct kepler_config *cfg, struct kepler_error *err);
+
+/* Free everything @cfg owns. Accepts NULL. */
+void kepler_config_done(struct kepler_config *cfg);
+
+/*
+ * Apply the YAML file @path to @cfg for @prog. Errors (-EINVAL unless the
+ * file cannot be read) name the key and "file:line": unknown keys (with a
+ * suggestion when one is close), wrong types, out-of-range values, duplicate
+ * keys and malformed YAML.
+ */
+int kepler_config_load_file(struct kepler_config *cfg, const char *path,
+			    unsigned prog, struct kepler_error *err);
+
+/*
+ * Apply one value given as text to the option @key, as a flag would.
+ * @origin names where it came from for error messages ("--log.level").
+ */
+int kepler_config_set(struct kepler_config *cfg, const char *key,
+		      const char *value, const char *origin, unsigned prog,
+		      struct kepler_error *err);
+
+/*
+ * The whole command line for @prog: defaults, then --config FILE, then the
+ * flags. On success returns a non-negative enum kepler_config_action and
+ * @cfg is complete. On error returns -EINVAL (bad usage or value) or
+ * another -errno, with the message in @err.
+ */
+int kepler_config_parse(struct kepler_config *cfg,
+			const struct kepler_program *prog, int argc,
+			char *const argv[], struct kepler_error *err);
+
+/* Print --help for @prog, generated from the option table. */
+void kepler_config_print_help(FILE *out, const struct kepler_program *prog);
+
+/* Print --version for @prog. */
+void kepler_config_print_version(FILE *out, const struct kepler_program *prog);
+
+/* Write the Markdown option reference included in docs/configuration.md. */
+void kepler_config_write_markdown(FILE *out);
+
+/*
+ * For the mains: kepler_config_parse(), then print help or version and exit
+ * 0, or print the error and exit 2. Returns only when the program should run.
+ */
+void kepler_config_parse_or_exit(struct kepler_config *cfg,
+				 const struct kepler_program *prog, int argc,
+				 char *const argv[]);
+
+/* Value parsers, exposed for tests and for readers' own arguments. */
+int kepler_parse_duration(const char *s, uint64_t *ret_ns);
+int kepler_parse_size(const char *s, uint64_t *ret_bytes);
+int kepler_parse_bool(const char *s, bool *ret_value);
+int kepler_parse_int(const char *s, int64_t *ret_value);
+
+/* Format a duration compactly ("5s", "1m30s", "500ms") into @buf. */
+const char *kepler_format_duration(uint64_t ns, char *buf, size_t len);
+
+/* True when @list holds @item (exact match). */
+bool kepler_strlist_contains(const struct kepler_strlist *list, const char *item);
+
+#endif /* KEPLER_CONFIG_H */

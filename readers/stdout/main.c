@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdio.h>
+
+#include "kepler/config.h"
+#include "kepler/log.h"
+
+static const struct kepler_program program = {
+	.name = "kepler-stdout",
+	.prog = KEPLER_PROG_STDOUT,
+	.args = "",
+	.summary = "Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed.",
+};
+
+int main(int argc, char **argv)
+{
+	struct kepler_config cfg;
+
+	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
+	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_err("not implemented yet");
+	kepler_config_done(&cfg);
+	return 1;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Every binary: --help and --version exit 0; configuration errors exit 2 with
+# a message naming the key and file:line. Usage: test_cli.sh BUILD_DIR
+set -uo pipefail
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+check() { # description, expected status, needle, command...
+	local what=$1 want=$2 needle=$3
+	shift 3
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne "$want" ] || ! grep -qF -- "$needle" <<<"$out"; then
+		echo "FAIL: $what: status $rc (want $want), output:"
+		sed 's/^/    /' <<<"$out" | head -20
+		fails=$((fails + 1))
+	else
+		echo "ok: $what"
+	fi
+}
+
+bins=(collectd/kepler-collectd readers/exporter/kepler-exporter readers/stdout/kepler-stdout
+      readers/top/kepler-top readers/dataset/kepler-dataset)
+for b in "${bins[@]}"; do
+	name=$(basename "$b")
+	check "$name --help" 0 "Usage: $name [OPTION]..." "$build/$b" --help
+	check "$name --version" 0 "$name 0." "$build/$b" --version
+	check "$name bad flag" 2 "unknown option '--nope'" "$build/$b" --nope
+done
+
+printf 'monitor:\n  interval: 5s\n  intervl: 5s\n' >"$tmp/bad.yaml"
+(cd "$tmp" && check "unknown key in bad.yaml" 2 "unknown key 'monitor.intervl' (bad.yaml:3)" \
+	"$build/collectd/kepler-collectd" --config bad.yaml)
+printf 'monitor:\n  interval: soon\n' >"$tmp/type.yaml"
+check "wrong type" 2 "invalid value 'soon' for 'monitor.interval' ($tmp/type.yaml:2)" \
+	"$build/collectd/kepler-collectd" --config "$tmp/type.yaml"
+printf 'store:\n  retention:\n    snapshots: 0\n' >"$tmp/range.yaml"
+check "out of range" 2 "'store.retention.snapshots' ($tmp/range.yaml:3) is out of range" \
+	"$build/collectd/kepler-collectd" --config "$tmp/range.yaml"
+printf 'monitor: {interval: [\n' >"$tmp/broken.yaml"
+check "malformed YAML" 2 "malformed YAML ($tmp/broken.yaml:2" \
+	"$build/collectd/kepler-collectd" --config "$tmp/broken.yaml"
+check "missing config" 2 "cannot read config file '$tmp/none.yaml'" \
+	"$build/collectd/kepler-collectd" --config "$tmp/none.yaml"
+check "dev key as flag" 2 "development setting" \
+	"$build/collectd/kepler-collectd" --dev.fake-meter.watts=3
+check "exporter flag on collector" 2 "it is one of kepler-exporter" \
+	"$build/collectd/kepler-collectd" --web.listen-address=:1
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/run.sh: install what is needed, build in build/, and run the main
+# job: kepler-collectd writing ./var/store and kepler-exporter serving it on
+# http://127.0.0.1:28282/metrics. Ctrl-C stops both.
+# Environment: KEPLER_LISTEN (default 127.0.0.1:28282), KEPLER_STORE
+# (default ./var/store); extra arguments go to kepler-collectd.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+listen=${KEPLER_LISTEN:-127.0.0.1:28282}
+store=${KEPLER_STORE:-./var/store}
+
+bash tools/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+mkdir -p "$store"
+
+pids=()
+stop() {
+	trap - INT TERM EXIT
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+build/collectd/kepler-collectd --store.path "$store" "$@" &
+pids+=($!)
+build/readers/exporter/kepler-exporter --store.path "$store" --web.listen-address "$listen" &
+pids+=($!)
+
+cat <<MSG
+
+kepler-c is running.
+  metrics:    http://$listen/metrics
+  live view:  build/readers/top/kepler-top --store.path $store
+  snapshot:   build/readers/stdout/kepler-stdout --store.path $store
+Press Ctrl-C to stop.
+
+MSG
+# Exit as soon as either process ends, with its status.
+set +e
+wait -n "${pids[@]}"
+rc=$?
+echo "run.sh: a kepler process exited with status $rc; stopping the other" >&2
+exit $rc
