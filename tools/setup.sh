@@ -11,7 +11,7 @@ PACKAGES=(
 	# BPF: clang compiles the programs, bpftool generates the skeletons
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	# libraries
-	liblmdb-dev libmicrohttpd-dev libncurses-dev libyaml-dev libcap-dev
+	liblmdb-dev libmicrohttpd-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev
 	libcrypt-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev lmdb-utils tmux prometheus jq curl
@@ -44,7 +44,6 @@ for p in "${missing[@]}"; do
 done
 [ $need_update -eq 1 ] && $SUDO apt-get update -qq >&2
 
-# policy-rc.d: packages such as prometheus must not start system services here.
 if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
 	# Stale lists give 404s on download: refresh once and retry.
 	$SUDO apt-get update -qq >&2

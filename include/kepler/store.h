@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kepler/store.h: the snapshot store, the only thing the collector and the
+ * readers share. An LMDB environment (one directory) with three databases:
+ * `snapshots` (seq -> snapshot blob, a ring of the newest N), `series`
+ * (seq -> small node-level record, kept for a duration) and `meta`.
+ * One writer (kepler-collectd), any number of read-only readers.
+ * See docs/store.md.
+ *
+ * Readers hold an LMDB read transaction only while copying one value out, so
+ * the writer can always reuse pages. All errors are negative errno values
+ * with a message in the struct kepler_error; LMDB codes never leave store/.
+ */
+#ifndef KEPLER_STORE_H
+#define KEPLER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kepler/error.h"
+#include "kepler/snapshot.h"
+
+struct kepler_store;
+
+struct kepler_store_options {
+	const char *path;              /* directory, created if missing (writer) */
+	const char *group;             /* group owning the files; NULL or "" = keep */
+	uint64_t map_size;             /* initial LMDB map size in bytes */
+	uint64_t max_map_size;         /* growth limit; 0 = 16 x map_size */
+	uint64_t retention_snapshots;  /* newest snapshots kept */
+	uint64_t retention_series_ns;  /* series records kept this long */
+};
+
+/* Identity of the node and the collector, kept in the `meta` database. */
+struct kepler_store_meta {
+	uint32_t format_major, format_minor;
+	char hostname[256];
+	char machine_id[64];
+	char boot_id[64];
+	char cpu_model[256];
+	uint32_t collector_pid;
+	uint64_t collector_start_ns; /* wall clock */
+	uint64_t last_write_ns;      /* wall clock of the last commit */
+	uint64_t last_seq;
+};
+
+/* One node-level record of the `series` database. */
+struct kepler_series_zone {
+	char name[24];
+	uint32_t source;             /* enum kepler_source */
+	uint32_t pad;
+	uint64_t energy_uj;          /* cumulative */
+	uint64_t energy_delta_uj;
+	uint64_t active_delta_uj;
+	uint64_t idle_delta_uj;
+};
+
+struct kepler_series_record {
+	uint64_t seq;
+	uint64_t wall_ns;
+	uint64_t interval_ns;
+	double cpu_usage_ratio;
+	uint64_t node_cpu_busy_delta_ns;
+	uint64_t node_cpu_total_delta_ns;
+	uint64_t cycles, instructions, cache_misses; /* summed over processes, or UNAVAILABLE */
+	uint32_t flags;              /* the snapshot's flags */
+	uint32_t nzones;
+	struct kepler_series_zone zones[KEPLER_MAX_ZONES];
+};
+
+/*
+ * Open (creating if needed) the store for writing. Files get mode 0640
+ * (lock file 0660) and the group @opts->group when it exists; when it does
+ * not, the store still opens and kepler_store_warning() says so. Clears
+ * reader slots left by dead processes. Errors: -EACCES, -ENOENT, -EBUSY
+ * (another writer holds the store), -EPROTONOSUPPORT (newer format), ...
+ */
+int kepler_store_open_writer(const struct kepler_store_options *opts, struct kepler_store **ret,
+			     struct kepler_error *err);
+
+/*
+ * Open an existing store read-only. Never modifies the data file (the lock
+ * file records the reader's slot). Errors: -ENOENT (no store at @path),
+ * -EACCES (with the group to join), -EPROTONOSUPPORT (newer format).
+ */
+int kepler_store_open_reader(const char *path, struct kepler_store **ret,
+			     struct kepler_error *err);
+
+/* Close; accepts NULL. */
+void kepler_store_close(struct kepler_store *store);
+
+/* A non-fatal problem met while opening (e.g. missing group), or NULL. */
+const char *kepler_store_warning(const struct kepler_store *store);
+
+/*
+ * Writer: assign the next sequence number to @snap (written to snap->seq),
+ * and in one transaction store it, its series record and meta.last_seq,
+ * then prune the ring and the series by retention. On MDB_MAP_FULL, grows
+ * the map up to max_map_size, else prunes the oldest snapshots, and retries.
+ */
+int kepler_store_commit(struct kepler_store *store, struct kepler_snapshot *snap,
+			struct kepler_error *err);
+
+/* Writer: record node and collector identity (format version is implicit). */
+int kepler_store_set_meta(struct kepler_store *store, const struct kepler_store_meta *meta,
+			  struct kepler_error *err);
+
+/* Read meta; absent fields are zero/empty. */
+int kepler_store_get_meta(struct kepler_store *store, struct kepler_store_meta *ret,
+			  struct kepler_error *err);
+
+/* Newest and oldest retained seq; -ENOENT when the store has no snapshot. */
+int kepler_store_latest_seq(struct kepler_store *store, uint64_t *ret_seq,
+			    struct kepler_error *err);
+int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq,
+			    struct kepler_error *err);
+
+/*
+ * Decode snapshot @seq (0 = newest). -ENOENT if absent (pruned or never
+ * written); -EPROTO / -EPROTONOSUPPORT for a bad blob. Free the result with
+ * kepler_snapshot_free().
+ */
+int kepler_store_read(struct kepler_store *store, uint64_t seq, struct kepler_snapshot **ret,
+		      struct kepler_error *err);
+
+/* The header of the newest snapshot only (fast: no workload decoding). */
+int kepler_store_read_header(struct kepler_store *store, struct kepler_snapshot *ret_header,
+			     struct kepler_error *err);
+
+/*
+ * The retained seqs in [from, to] (to = 0: no upper bound), oldest first,
+ * in a malloc'ed array (free()). An empty range gives *ret_n = 0.
+ */
+int kepler_store_list(struct kepler_store *store, uint64_t from, uint64_t to, uint64_t **ret_seqs,
+		      size_t *ret_n, struct kepler_error *err);
+
+/*
+ * Series records with wall_ns in [from_ns, to_ns] (to_ns = 0: no bound),
+ * oldest first, in a malloc'ed array (free()).
+ */
+int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t to_ns,
+			struct kepler_series_record **ret, size_t *ret_n,
+			struct kepler_error *err);
+
+/*
+ * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
+ * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 1 s
+ * re-check), never spins. On success *ret_seq is the newest seq.
+ */
+int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns,
+		      uint64_t *ret_seq, struct kepler_error *err);
+
+/* Build the series record of @snap (what kepler_store_commit() stores). */
+void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
+				 struct kepler_series_record *ret);
+
+#endif /* KEPLER_STORE_H */

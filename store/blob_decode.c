@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Blob -> snapshot, validating everything: the header, every section's
+ * bounds, every count, every string reference. A corrupt blob is an error
+ * with a message, never a crash (fuzzed by tests/fuzz_decode.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob_format.h"
+#include "kepler/snapshot.h"
+
+struct decoder {
+	const uint8_t *blob; /* the snapshot's own copy */
+	size_t len;
+	struct blob_section sec[SEC_MAX]; /* by id; count 0 when absent */
+	const char *strings;
+	size_t strings_len;
+	struct kepler_error *err;
+};
+
+static const char *const source_names[] = { "unknown", "rapl", "hwmon", "nvml", "model", "fake" };
+static const char *const state_names[] = { "running", "terminated" };
+static const char *const type_names[] = { "regular", "container", "vm", "kernel" };
+
+const char *kepler_source_name(enum kepler_source s)
+{
+	return (unsigned)s < KEPLER_SOURCE_COUNT ? source_names[s] : "unknown";
+}
+
+const char *kepler_state_name(enum kepler_state s)
+{
+	return (unsigned)s < KEPLER_STATE_COUNT ? state_names[s] : "running";
+}
+
+const char *kepler_process_type_name(enum kepler_process_type t)
+{
+	return (unsigned)t < KEPLER_PROC_TYPE_COUNT ? type_names[t] : "regular";
+}
+
+#define CORRUPT(d, ...) kepler_error_set((d)->err, -EPROTO, "corrupt snapshot: " __VA_ARGS__)
+
+static const uint32_t base_size[SEC_MAX] = {
+	[SEC_INFO] = sizeof(struct blob_info),
+	[SEC_ZONES] = sizeof(struct blob_zone),
+	[SEC_PROCESSES] = sizeof(struct blob_process),
+	[SEC_CONTAINERS] = sizeof(struct blob_container),
+	[SEC_VMS] = sizeof(struct blob_named),
+	[SEC_PODS] = sizeof(struct blob_named),
+	[SEC_ENERGY] = sizeof(struct blob_energy),
+	[SEC_STRINGS] = 1,
+};
+
+static int check_header(struct decoder *d, struct blob_header *h)
+{
+	if (d->len < sizeof(*h))
+		return CORRUPT(d, "%zu bytes is shorter than the %zu-byte header", d->len, sizeof(*h));
+	memcpy(h, d->blob, sizeof(*h));
+	if (memcmp(h->magic, BLOB_MAGIC, 8) != 0)
+		return CORRUPT(d, "bad magic (not a kepler-c snapshot)");
+	if (h->major > KEPLER_FORMAT_MAJOR)
+		return kepler_error_set(d->err, -EPROTONOSUPPORT,
+					"snapshot format %u.%u is newer than this reader's %d.%d; "
+					"upgrade kepler-c to read it",
+					h->major, h->minor, KEPLER_FORMAT_MAJOR, KEPLER_FORMAT_MINOR);
+	if (h->major < 1)
+		return CORRUPT(d, "format major version 0");
+	if (h->total_size != d->len)
+		return CORRUPT(d, "size is %zu bytes but the header says %llu (truncated?)", d->len,
+			       (unsigned long long)h->total_size);
+	if (h->checksum != kepler_blob_checksum(d->blob, d->len))
+		return CORRUPT(d, "checksum mismatch (damaged data)");
+	if (h->header_size < sizeof(*h) || h->section_size < sizeof(struct blob_section) ||
+	    h->nsections > BLOB_MAX_SECTIONS)
+		return CORRUPT(d, "bad header sizes");
+	if ((uint64_t)h->header_size + (uint64_t)h->nsections * h->section_size > d->len)
+		return CORRUPT(d, "section table runs past the end");
+	return 0;
+}
+
+static int read_sections(struct decoder *d, const struct blob_header *h)
+{
+	for (uint32_t i = 0; i < h->nsections; i++) {
+		struct blob_section s;
+		uint64_t bytes;
+
+		memcpy(&s, d->blob + h->header_size + (size_t)i * h->section_size, sizeof(s));
+		if (s.id == 0 || s.id >= SEC_MAX)
+			continue; /* a section from a newer minor version */
+		if (d->sec[s.id].id)
+			return CORRUPT(d, "section %u appears twice", s.id);
+		if (s.record_size < base_size[s.id] || (s.id == SEC_STRINGS && s.record_size != 1))
+			return CORRUPT(d, "section %u records are %u bytes, need %u", s.id,
+				       s.record_size, base_size[s.id]);
+		if (__builtin_mul_overflow(s.count, (uint64_t)s.record_size, &bytes) ||
+		    s.offset > d->len || bytes > d->len - s.offset)
+			return CORRUPT(d, "section %u (%llu x %u bytes at %llu) runs past the end",
+				       s.id, (unsigned long long)s.count, s.record_size,
+				       (unsigned long long)s.offset);
+		d->sec[s.id] = s;
+	}
+	if (!d->sec[SEC_INFO].id || d->sec[SEC_INFO].count != 1)
+		return CORRUPT(d, "no info record");
+	if (!d->sec[SEC_STRINGS].id || d->sec[SEC_STRINGS].count == 0)
+		return CORRUPT(d, "no string table");
+	d->strings = (const char *)d->blob + d->sec[SEC_STRINGS].offset;
+	d->strings_len = d->sec[SEC_STRINGS].count;
+	if (d->strings[d->strings_len - 1] != '\0')
+		return CORRUPT(d, "string table is not terminated");
+	return 0;
+}
+
+/* Copy record @i of section @id into @out (zero-filling fields it lacks). */
+static void get_record(const struct decoder *d, uint32_t id, size_t i, void *out, size_t size)
+{
+	const struct blob_section *s = &d->sec[id];
+
+	memset(out, 0, size);
+	memcpy(out, d->blob + s->offset + i * s->record_size,
+	       s->record_size < size ? s->record_size : size);
+}
+
+static int get_str(const struct decoder *d, struct blob_str ref, const char **ret)
+{
+	if ((uint64_t)ref.off + ref.len >= d->strings_len || d->strings[ref.off + ref.len] != '\0' ||
+	    memchr(d->strings + ref.off, '\0', ref.len))
+		return kepler_error_set(d->err, -EPROTO,
+					"corrupt snapshot: string at %u+%u is out of bounds or "
+					"unterminated", ref.off, ref.len);
+	*ret = d->strings + ref.off;
+	return 0;
+}
+
+#define STR(ref, dst)                                  \
+	do {                                           \
+		int r_ = get_str(d, (ref), &(dst));    \
+		if (r_ < 0)                            \
+			return r_;                     \
+	} while (0)
+
+static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct blob_info *ret)
+{
+	struct blob_info in;
+
+	get_record(d, SEC_INFO, 0, &in, sizeof(in));
+	s->seq = in.seq;
+	s->wall_ns = in.wall_ns;
+	s->mono_ns = in.mono_ns;
+	s->interval_ns = in.interval_ns;
+	s->flags = in.flags;
+	s->cpu_usage_ratio = in.cpu_usage_ratio;
+	s->node_cpu_busy_delta_ns = in.node_cpu_busy_delta_ns;
+	s->node_cpu_total_delta_ns = in.node_cpu_total_delta_ns;
+	s->skipped_entries = in.skipped_entries;
+	s->lost_entries = in.lost_entries;
+	s->nprocesses = d->sec[SEC_PROCESSES].count;
+	s->ncontainers = d->sec[SEC_CONTAINERS].count;
+	s->nvms = d->sec[SEC_VMS].count;
+	s->npods = d->sec[SEC_PODS].count;
+	*ret = in;
+}
+
+static int take_zones(const struct decoder *d, struct kepler_snapshot *s)
+{
+	for (size_t i = 0; i < s->nzones; i++) {
+		struct kepler_zone *z = &s->zones[i];
+		struct blob_zone b;
+
+		get_record(d, SEC_ZONES, i, &b, sizeof(b));
+		STR(b.name, z->name);
+		STR(b.path, z->path);
+		z->source = b.source < KEPLER_SOURCE_COUNT ? b.source : KEPLER_SOURCE_UNKNOWN;
+		z->energy = (struct kepler_energy){ b.energy.total_uj, b.energy.delta_uj };
+		z->active = (struct kepler_energy){ b.active.total_uj, b.active.delta_uj };
+		z->idle = (struct kepler_energy){ b.idle.total_uj, b.idle.delta_uj };
+	}
+	return 0;
+}
+
+/* Workload @w's usage; its zone energies are entries w*nzones.. of ENERGY. */
+static void take_usage(const struct decoder *d, struct kepler_snapshot *s, size_t w,
+		       const struct blob_usage *b, struct kepler_usage *u)
+{
+	u->state = b->state < KEPLER_STATE_COUNT ? b->state : KEPLER_STATE_RUNNING;
+	u->cpu_time_ns = b->cpu_time_ns;
+	u->cpu_time_delta_ns = b->cpu_time_delta_ns;
+	u->zones = s->energy_pool + w * s->nzones;
+	for (size_t z = 0; z < s->nzones; z++) {
+		struct blob_energy e;
+
+		get_record(d, SEC_ENERGY, w * s->nzones + z, &e, sizeof(e));
+		u->zones[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
+	}
+}
+
+static int take_processes(const struct decoder *d, struct kepler_snapshot *s)
+{
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		struct kepler_process *p = &s->processes[i];
+		struct blob_process b;
+
+		get_record(d, SEC_PROCESSES, i, &b, sizeof(b));
+		p->pid = b.pid;
+		p->type = b.type < KEPLER_PROC_TYPE_COUNT ? b.type : KEPLER_PROC_REGULAR;
+		p->start_time_ns = b.start_time_ns;
+		STR(b.comm, p->comm);
+		STR(b.exe, p->exe);
+		STR(b.container_id, p->container_id);
+		STR(b.vm_id, p->vm_id);
+		p->cycles = b.cycles;
+		p->instructions = b.instructions;
+		p->cache_misses = b.cache_misses;
+		take_usage(d, s, i, &b.usage, &p->usage);
+	}
+	return 0;
+}
+
+static int take_containers(const struct decoder *d, struct kepler_snapshot *s)
+{
+	size_t w = s->nprocesses;
+
+	for (size_t i = 0; i < s->ncontainers; i++, w++) {
+		struct kepler_container *c = &s->containers[i];
+		struct blob_container b;
+
+		get_record(d, SEC_CONTAINERS, i, &b, sizeof(b));
+		STR(b.id, c->id);
+		STR(b.name, c->name);
+		STR(b.runtime, c->runtime);
+		STR(b.pod_id, c->pod_id);
+		take_usage(d, s, w, &b.usage, &c->usage);
+	}
+	return 0;
+}
+
+static int take_vms_and_pods(const struct decoder *d, struct kepler_snapshot *s)
+{
+	size_t w = s->nprocesses + s->ncontainers;
+	struct blob_named b;
+
+	for (size_t i = 0; i < s->nvms; i++, w++) {
+		get_record(d, SEC_VMS, i, &b, sizeof(b));
+		STR(b.id, s->vms[i].id);
+		STR(b.name, s->vms[i].name);
+		STR(b.extra, s->vms[i].hypervisor);
+		take_usage(d, s, w, &b.usage, &s->vms[i].usage);
+	}
+	for (size_t i = 0; i < s->npods; i++, w++) {
+		get_record(d, SEC_PODS, i, &b, sizeof(b));
+		STR(b.id, s->pods[i].id);
+		STR(b.name, s->pods[i].name);
+		STR(b.extra, s->pods[i].ns);
+		take_usage(d, s, w, &b.usage, &s->pods[i].usage);
+	}
+	return 0;
+}
+
+/* Allocate the workload arrays; every count is bounded by the blob's size. */
+static int allocate(const struct decoder *d, struct kepler_snapshot *s)
+{
+	uint64_t nwork = (uint64_t)s->nprocesses + s->ncontainers + s->nvms + s->npods;
+
+	if (d->sec[SEC_ENERGY].count != nwork * s->nzones)
+		return CORRUPT(d, "%llu zone energies for %llu workloads x %zu zones",
+			       (unsigned long long)d->sec[SEC_ENERGY].count,
+			       (unsigned long long)nwork, s->nzones);
+	s->processes = calloc(s->nprocesses + 1, sizeof(*s->processes));
+	s->containers = calloc(s->ncontainers + 1, sizeof(*s->containers));
+	s->vms = calloc(s->nvms + 1, sizeof(*s->vms));
+	s->pods = calloc(s->npods + 1, sizeof(*s->pods));
+	s->energy_pool = calloc(nwork * s->nzones + 1, sizeof(*s->energy_pool));
+	if (!s->processes || !s->containers || !s->vms || !s->pods || !s->energy_pool)
+		return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
+	return 0;
+}
+
+static int decode_into(struct decoder *d, struct kepler_snapshot *s)
+{
+	struct blob_header h;
+	struct blob_info info;
+	int r;
+
+	r = check_header(d, &h);
+	if (!r)
+		r = read_sections(d, &h);
+	if (r < 0)
+		return r;
+	take_info(d, s, &info);
+	if (info.nzones > KEPLER_MAX_ZONES || info.nzones != d->sec[SEC_ZONES].count)
+		return CORRUPT(d, "%u zones in the header, %llu zone records (max %d)",
+			       info.nzones, (unsigned long long)d->sec[SEC_ZONES].count,
+			       KEPLER_MAX_ZONES);
+	s->nzones = info.nzones;
+	r = allocate(d, s);
+	if (!r)
+		r = take_zones(d, s);
+	if (!r)
+		r = take_processes(d, s);
+	if (!r)
+		r = take_containers(d, s);
+	if (!r)
+		r = take_vms_and_pods(d, s);
+	return r;
+}
+
+int kepler_snapshot_decode(const void *blob, size_t len, struct kepler_snapshot **ret_snap,
+			   struct kepler_error *err)
+{
+	struct decoder d = { .len = len, .err = err };
+	struct kepler_snapshot *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s || !(s->blob = malloc(len ? len : 1))) {
+		free(s);
+		return kepler_error_set(err, -ENOMEM, "out of memory decoding a snapshot");
+	}
+	memcpy(s->blob, blob, len);
+	d.blob = s->blob;
+	r = decode_into(&d, s);
+	if (r < 0) {
+		kepler_snapshot_free(s);
+		return r;
+	}
+	*ret_snap = s;
+	return 0;
+}
+
+int kepler_snapshot_peek(const void *blob, size_t len, struct kepler_snapshot *ret_header,
+			 struct kepler_error *err)
+{
+	struct decoder d = { .blob = blob, .len = len, .err = err };
+	struct kepler_snapshot s = { 0 };
+	struct blob_header h;
+	struct blob_info info;
+	int r;
+
+	r = check_header(&d, &h);
+	if (!r)
+		r = read_sections(&d, &h);
+	if (r < 0)
+		return r;
+	take_info(&d, &s, &info);
+	s.nzones = info.nzones <= KEPLER_MAX_ZONES ? info.nzones : 0;
+	*ret_header = s;
+	return 0;
+}
+
+void kepler_snapshot_free(struct kepler_snapshot *snap)
+{
+	if (!snap)
+		return;
+	free(snap->processes);
+	free(snap->containers);
+	free(snap->vms);
+	free(snap->pods);
+	free(snap->energy_pool);
+	free(snap->blob);
+	free(snap);
+}

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Snapshot -> blob. Every section except STRINGS has a size known from the
+ * counts, so records are written straight into the final buffer while their
+ * strings are interned (each distinct string stored once: container ids
+ * repeat across processes); the string table is appended last.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "blob_format.h"
+#include "kepler/snapshot.h"
+
+uint64_t kepler_blob_checksum(const void *blob, size_t len)
+{
+	static const uint8_t zero[8];
+	const size_t at = offsetof(struct blob_header, checksum);
+	XXH3_state_t st;
+
+	XXH3_INITSTATE(&st);
+	XXH3_64bits_reset(&st);
+	XXH3_64bits_update(&st, blob, at);
+	XXH3_64bits_update(&st, zero, sizeof(zero));
+	XXH3_64bits_update(&st, (const uint8_t *)blob + at + 8, len - at - 8);
+	return XXH3_64bits_digest(&st);
+}
+
+struct strtab {
+	char *buf;
+	size_t len, cap;
+	struct slot {
+		uint64_t hash;
+		uint32_t off, len; /* len == UINT32_MAX: empty slot */
+	} *slots;
+	size_t nslots, used;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static int strtab_grow_slots(struct strtab *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 1024;
+	struct slot *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s[i].len = UINT32_MAX;
+	for (size_t i = 0; i < t->nslots; i++) {
+		size_t j;
+
+		if (t->slots[i].len == UINT32_MAX)
+			continue;
+		for (j = t->slots[i].hash & (n - 1); s[j].len != UINT32_MAX; j = (j + 1) & (n - 1))
+			;
+		s[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+	return 0;
+}
+
+static int strtab_append(struct strtab *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		char *b;
+
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		b = realloc(t->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, s, n);
+	t->buf[t->len + n] = '\0';
+	t->len += n + 1;
+	return 0;
+}
+
+static int strtab_add(struct strtab *t, const char *s, struct blob_str *ret)
+{
+	size_t n, i;
+	uint64_t h;
+
+	if (!s)
+		return -EINVAL;
+	n = strlen(s);
+	if (n == 0) {
+		ret->off = ret->len = 0;
+		return 0;
+	}
+	if (n >= UINT32_MAX || t->len + n + 1 > UINT32_MAX)
+		return -E2BIG;
+	if ((t->used + 1) * 2 > t->nslots && strtab_grow_slots(t) < 0)
+		return -ENOMEM;
+	h = hash_bytes(s, n);
+	for (i = h & (t->nslots - 1); t->slots[i].len != UINT32_MAX; i = (i + 1) & (t->nslots - 1)) {
+		struct slot *sl = &t->slots[i];
+
+		if (sl->hash == h && sl->len == n && memcmp(t->buf + sl->off, s, n) == 0) {
+			ret->off = sl->off;
+			ret->len = sl->len;
+			return 0;
+		}
+	}
+	t->slots[i] = (struct slot){ .hash = h, .off = (uint32_t)t->len, .len = (uint32_t)n };
+	t->used++;
+	ret->off = (uint32_t)t->len;
+	ret->len = (uint32_t)n;
+	return strtab_append(t, s, n);
+}
+
+struct encoder {
+	const struct kepler_snapshot *snap;
+	uint8_t *buf;
+	struct blob_section sec[SEC_MAX];
+	struct strtab strings;
+	struct blob_energy *energy; /* next workload energy entry */
+};
+
+static uint64_t align8(uint64_t v)
+{
+	return (v + 7) & ~(uint64_t)7;
+}
+
+/* Lay out every section but STRINGS; returns the bytes they need. */
+static uint64_t layout(struct encoder *e)
+{
+	const struct kepler_snapshot *s = e->snap;
+	uint64_t nwork = s->nprocesses + s->ncontainers + s->nvms + s->npods;
+	const struct {
+		uint32_t id, size;
+		uint64_t count;
+	} plan[] = {
+		{ SEC_INFO, sizeof(struct blob_info), 1 },
+		{ SEC_ZONES, sizeof(struct blob_zone), s->nzones },
+		{ SEC_PROCESSES, sizeof(struct blob_process), s->nprocesses },
+		{ SEC_CONTAINERS, sizeof(struct blob_container), s->ncontainers },
+		{ SEC_VMS, sizeof(struct blob_named), s->nvms },
+		{ SEC_PODS, sizeof(struct blob_named), s->npods },
+		{ SEC_ENERGY, sizeof(struct blob_energy), nwork * s->nzones },
+	};
+	uint64_t off = sizeof(struct blob_header) + (SEC_MAX - 1) * sizeof(struct blob_section);
+
+	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
+		struct blob_section *sec = &e->sec[plan[i].id];
+
+		off = align8(off);
+		*sec = (struct blob_section){ plan[i].id, plan[i].size, off, plan[i].count };
+		off += plan[i].size * plan[i].count;
+	}
+	return align8(off);
+}
+
+static void *record(struct encoder *e, uint32_t id, size_t i)
+{
+	return e->buf + e->sec[id].offset + i * e->sec[id].record_size;
+}
+
+static int put_usage(struct encoder *e, const struct kepler_usage *u, struct blob_usage *ret)
+{
+	*ret = (struct blob_usage){ .state = u->state, .cpu_time_ns = u->cpu_time_ns,
+				    .cpu_time_delta_ns = u->cpu_time_delta_ns };
+	if (e->snap->nzones && !u->zones)
+		return -EINVAL;
+	for (size_t z = 0; z < e->snap->nzones; z++, e->energy++)
+		*e->energy = (struct blob_energy){ u->zones[z].total_uj, u->zones[z].delta_uj };
+	return 0;
+}
+
+#define ADD(str, field)                                                  \
+	do {                                                             \
+		int r_ = strtab_add(&e->strings, (str), &(field));       \
+		if (r_ < 0)                                              \
+			return r_;                                       \
+	} while (0)
+
+static int put_zones(struct encoder *e)
+{
+	for (size_t i = 0; i < e->snap->nzones; i++) {
+		const struct kepler_zone *z = &e->snap->zones[i];
+		struct blob_zone *b = record(e, SEC_ZONES, i);
+
+		ADD(z->name, b->name);
+		ADD(z->path, b->path);
+		b->source = z->source;
+		b->energy = (struct blob_energy){ z->energy.total_uj, z->energy.delta_uj };
+		b->active = (struct blob_energy){ z->active.total_uj, z->active.delta_uj };
+		b->idle = (struct blob_energy){ z->idle.total_uj, z->idle.delta_uj };
+	}
+	return 0;
+}
+
+static int put_processes(struct encoder *e)
+{
+	for (size_t i = 0; i < e->snap->nprocesses; i++) {
+		const struct kepler_process *p = &e->snap->processes[i];
+		struct blob_process *b = record(e, SEC_PROCESSES, i);
+
+		b->pid = p->pid;
+		b->type = p->type;
+		b->start_time_ns = p->start_time_ns;
+		ADD(p->comm, b->comm);
+		ADD(p->exe, b->exe);
+		ADD(p->container_id, b->container_id);
+		ADD(p->vm_id, b->vm_id);
+		b->cycles = p->cycles;
+		b->instructions = p->instructions;
+		b->cache_misses = p->cache_misses;
+		if (put_usage(e, &p->usage, &b->usage) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int put_containers(struct encoder *e)
+{
+	for (size_t i = 0; i < e->snap->ncontainers; i++) {
+		const struct kepler_container *c = &e->snap->containers[i];
+		struct blob_container *b = record(e, SEC_CONTAINERS, i);
+
+		ADD(c->id, b->id);
+		ADD(c->name, b->name);
+		ADD(c->runtime, b->runtime);
+		ADD(c->pod_id, b->pod_id);
+		if (put_usage(e, &c->usage, &b->usage) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int put_named(struct encoder *e, uint32_t id, size_t i, const char *ident,
+		     const char *name, const char *extra, const struct kepler_usage *u)
+{
+	struct blob_named *b = record(e, id, i);
+
+	ADD(ident, b->id);
+	ADD(name, b->name);
+	ADD(extra, b->extra);
+	return put_usage(e, u, &b->usage);
+}
+
+static int put_vms_and_pods(struct encoder *e)
+{
+	const struct kepler_snapshot *s = e->snap;
+	int r;
+
+	for (size_t i = 0; i < s->nvms; i++) {
+		r = put_named(e, SEC_VMS, i, s->vms[i].id, s->vms[i].name, s->vms[i].hypervisor,
+			      &s->vms[i].usage);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < s->npods; i++) {
+		r = put_named(e, SEC_PODS, i, s->pods[i].id, s->pods[i].name, s->pods[i].ns,
+			      &s->pods[i].usage);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void put_info(struct encoder *e)
+{
+	const struct kepler_snapshot *s = e->snap;
+	struct blob_info *b = record(e, SEC_INFO, 0);
+
+	*b = (struct blob_info){
+		.seq = s->seq, .wall_ns = s->wall_ns, .mono_ns = s->mono_ns,
+		.interval_ns = s->interval_ns, .flags = s->flags, .nzones = (uint32_t)s->nzones,
+		.cpu_usage_ratio = s->cpu_usage_ratio,
+		.node_cpu_busy_delta_ns = s->node_cpu_busy_delta_ns,
+		.node_cpu_total_delta_ns = s->node_cpu_total_delta_ns,
+		.skipped_entries = s->skipped_entries, .lost_entries = s->lost_entries,
+	};
+}
+
+/* Append the string table and write the header and section table. */
+static int finish(struct encoder *e, uint64_t fixed, void **ret_blob, size_t *ret_len)
+{
+	uint64_t total = fixed + e->strings.len;
+	struct blob_header *h;
+	uint8_t *b = realloc(e->buf, total);
+
+	if (!b)
+		return -ENOMEM;
+	e->buf = b;
+	memcpy(b + fixed, e->strings.buf, e->strings.len);
+	e->sec[SEC_STRINGS] = (struct blob_section){ SEC_STRINGS, 1, fixed, e->strings.len };
+	h = (struct blob_header *)b;
+	memcpy(h->magic, BLOB_MAGIC, 8);
+	h->major = KEPLER_FORMAT_MAJOR;
+	h->minor = KEPLER_FORMAT_MINOR;
+	h->header_size = sizeof(*h);
+	h->nsections = SEC_MAX - 1;
+	h->section_size = sizeof(struct blob_section);
+	h->total_size = total;
+	h->checksum = 0;
+	memcpy(b + sizeof(*h), &e->sec[1], (SEC_MAX - 1) * sizeof(struct blob_section));
+	h->checksum = kepler_blob_checksum(b, total);
+	*ret_blob = b;
+	*ret_len = total;
+	e->buf = NULL;
+	return 0;
+}
+
+int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, size_t *ret_len,
+			   struct kepler_error *err)
+{
+	struct encoder e = { .snap = snap };
+	uint64_t fixed;
+	int r;
+
+	if (snap->nzones > KEPLER_MAX_ZONES)
+		return kepler_error_set(err, -EINVAL, "snapshot has %zu zones, at most %d supported",
+					snap->nzones, KEPLER_MAX_ZONES);
+	fixed = layout(&e);
+	e.buf = calloc(1, fixed);
+	r = e.buf ? strtab_append(&e.strings, "", 0) : -ENOMEM; /* offset 0: "" */
+	if (r < 0)
+		goto out;
+	e.energy = record(&e, SEC_ENERGY, 0);
+	put_info(&e);
+	r = put_zones(&e);
+	if (!r)
+		r = put_processes(&e);
+	if (!r)
+		r = put_containers(&e);
+	if (!r)
+		r = put_vms_and_pods(&e);
+	if (!r)
+		r = finish(&e, fixed, ret_blob, ret_len);
+out:
+	if (r == -ENOMEM)
+		kepler_error_set(err, r, "out of memory encoding a snapshot");
+	else if (r < 0)
+		kepler_error_set(err, r, "cannot encode snapshot: a string is NULL or too long, "
+				 "or a workload has no zone energies");
+	free(e.buf);
+	free(e.strings.buf);
+	free(e.strings.slots);
+	return r;
+}

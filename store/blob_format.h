@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The snapshot blob on disk (format 1.0), private to store/.
+ *
+ *   header (40 bytes) | section table (nsections x 24 bytes) | sections...
+ *
+ * Every integer is little-endian; records are fixed-width with explicit
+ * padding, each section 8-byte aligned. Strings live once each in the
+ * STRINGS section, NUL-terminated, referenced by (offset, length); offset 0
+ * is the empty string. A section's record_size lets a newer minor version
+ * append fields: readers copy the fields they know and skip the rest, and
+ * fill fields missing from an older minor with defaults. Unknown section ids
+ * are ignored. See docs/store.md.
+ */
+#ifndef KEPLER_BLOB_FORMAT_H
+#define KEPLER_BLOB_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the store format is little-endian; big-endian hosts need byte swapping here"
+#endif
+
+#define BLOB_MAGIC "KEPLSNAP"
+#define BLOB_MAX_SECTIONS 64
+
+enum blob_section_id {
+	SEC_INFO = 1,
+	SEC_ZONES = 2,
+	SEC_PROCESSES = 3,
+	SEC_CONTAINERS = 4,
+	SEC_VMS = 5,
+	SEC_PODS = 6,
+	SEC_ENERGY = 7,  /* nzones entries per workload: processes, containers, vms, pods */
+	SEC_STRINGS = 8, /* record_size 1 */
+	SEC_MAX = 9,
+};
+
+struct blob_header {
+	char magic[8];
+	uint16_t major;
+	uint16_t minor;
+	uint32_t header_size;  /* offset of the section table */
+	uint32_t nsections;
+	uint32_t section_size; /* size of one section table entry */
+	uint64_t total_size;   /* of the whole blob */
+	uint64_t checksum;     /* XXH3-64 of the blob with this field zeroed */
+};
+
+struct blob_section {
+	uint32_t id;
+	uint32_t record_size;
+	uint64_t offset;
+	uint64_t count;
+};
+
+struct blob_str {
+	uint32_t off;
+	uint32_t len;
+};
+
+struct blob_info {
+	uint64_t seq;
+	uint64_t wall_ns;
+	uint64_t mono_ns;
+	uint64_t interval_ns;
+	uint32_t flags;
+	uint32_t nzones;
+	double cpu_usage_ratio;
+	uint64_t node_cpu_busy_delta_ns;
+	uint64_t node_cpu_total_delta_ns;
+	uint32_t skipped_entries;
+	uint32_t lost_entries;
+};
+
+struct blob_energy {
+	uint64_t total_uj;
+	uint64_t delta_uj;
+};
+
+struct blob_zone {
+	struct blob_str name;
+	struct blob_str path;
+	uint32_t source;
+	uint32_t pad;
+	struct blob_energy energy, active, idle;
+};
+
+struct blob_usage {
+	uint32_t state;
+	uint32_t pad;
+	uint64_t cpu_time_ns;
+	uint64_t cpu_time_delta_ns;
+};
+
+struct blob_process {
+	uint32_t pid;
+	uint32_t type;
+	uint64_t start_time_ns;
+	struct blob_str comm, exe, container_id, vm_id;
+	uint64_t cycles, instructions, cache_misses;
+	struct blob_usage usage;
+};
+
+struct blob_container {
+	struct blob_str id, name, runtime, pod_id;
+	struct blob_usage usage;
+};
+
+/* vms and pods share this shape: id, name, and hypervisor or namespace */
+struct blob_named {
+	struct blob_str id, name, extra;
+	uint32_t pad[2];
+	struct blob_usage usage;
+};
+
+_Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
+_Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
+_Static_assert(sizeof(struct blob_info) == 72, "info record layout");
+_Static_assert(sizeof(struct blob_zone) == 72, "zone record layout");
+_Static_assert(sizeof(struct blob_process) == 96, "process record layout");
+_Static_assert(sizeof(struct blob_container) == 56, "container record layout");
+_Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
+
+/* XXH3-64 of @blob (at least a header long) as if its checksum were 0. */
+uint64_t kepler_blob_checksum(const void *blob, size_t len);
+
+#endif /* KEPLER_BLOB_FORMAT_H */

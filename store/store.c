@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Opening and closing the store, for the writer and for readers, with
+ * errors an operator can act on (permissions, group, missing store).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+#define MAX_DBS 4
+
+int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err)
+{
+	int code;
+
+	switch (rc) {
+	case MDB_NOTFOUND:
+		code = -ENOENT;
+		break;
+	case MDB_MAP_FULL:
+	case MDB_TXN_FULL:
+		code = -ENOSPC;
+		break;
+	case MDB_READERS_FULL:
+		code = -EAGAIN;
+		break;
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID:
+		code = -EPROTO;
+		break;
+	case MDB_VERSION_MISMATCH:
+		code = -EPROTONOSUPPORT;
+		break;
+	default:
+		code = rc > 0 ? -rc : -EIO;
+		break;
+	}
+	return kepler_error_set(err, code, "%s: %s", what, mdb_strerror(rc));
+}
+
+void kepler_store_put_key(uint64_t seq, unsigned char key[8])
+{
+	for (int i = 7; i >= 0; i--, seq >>= 8)
+		key[i] = (unsigned char)(seq & 0xff);
+}
+
+uint64_t kepler_store_get_key(const MDB_val *key)
+{
+	const unsigned char *k = key->mv_data;
+	uint64_t v = 0;
+
+	if (key->mv_size != 8)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | k[i];
+	return v;
+}
+
+int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create,
+			  struct kepler_error *err)
+{
+	unsigned flags = create ? MDB_CREATE : 0;
+	int rc;
+
+	rc = mdb_dbi_open(txn, "snapshots", flags, &s->snapshots);
+	if (!rc)
+		rc = mdb_dbi_open(txn, "series", flags, &s->series);
+	if (!rc)
+		rc = mdb_dbi_open(txn, "meta", flags, &s->meta);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "opening the store's databases", err);
+	s->have_dbs = true;
+	return 0;
+}
+
+int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
+{
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);
+
+	if (rc == MDB_MAP_RESIZED) { /* the writer grew the map: adopt its size */
+		rc = mdb_env_set_mapsize(s->env, 0);
+		if (!rc)
+			rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);
+	}
+	if (rc)
+		return kepler_store_lmdb_error(rc, "starting a read transaction", err);
+	return 0;
+}
+
+static const char *group_of(const char *file, char *buf, size_t len)
+{
+	struct stat st;
+	struct group *g;
+
+	if (stat(file, &st) < 0)
+		return "kepler";
+	g = getgrgid(st.st_gid);
+	if (g)
+		snprintf(buf, len, "%s", g->gr_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)st.st_gid);
+	return buf;
+}
+
+/* Why opening @path failed, in terms an operator can act on. */
+static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
+{
+	char file[4096], group[64];
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	if (rc == ENOENT)
+		return kepler_error_set(err, -ENOENT,
+					"no store at '%s' (is kepler-collectd running with "
+					"--store.path=%s?)", s->path, s->path);
+	if (rc == EACCES || rc == EPERM)
+		return kepler_error_set(err, -EACCES,
+					"permission denied opening the store '%s': readers need "
+					"read access to data.mdb and write access to lock.mdb; "
+					"run as a member of group '%s' (the store's group)",
+					s->path, group_of(file, group, sizeof(group)));
+	return kepler_store_lmdb_error(rc, "opening the store", err);
+}
+
+static int env_create(struct kepler_store *s, struct kepler_error *err)
+{
+	int rc = mdb_env_create(&s->env);
+
+	if (!rc)
+		rc = mdb_env_set_maxdbs(s->env, MAX_DBS);
+	if (!rc)
+		rc = mdb_env_set_maxreaders(s->env, 126);
+	if (!rc && s->writer)
+		rc = mdb_env_set_mapsize(s->env, s->map_size);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "creating the LMDB environment", err);
+	return 0;
+}
+
+static struct kepler_store *store_new(const char *path)
+{
+	struct kepler_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->inotify_fd = -1;
+	s->path = strdup(path);
+	if (!s->path) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void kepler_store_close(struct kepler_store *s)
+{
+	if (!s)
+		return;
+	if (s->env)
+		mdb_env_close(s->env);
+	if (s->inotify_fd >= 0)
+		close(s->inotify_fd);
+	free(s->path);
+	free(s);
+}
+
+const char *kepler_store_warning(const struct kepler_store *s)
+{
+	return s->warning[0] ? s->warning : NULL;
+}
+
+/* Modes and group: data 0640, lock 0660 (readers write their slot there). */
+static void apply_permissions(struct kepler_store *s)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+	} files[] = { { "data.mdb", 0640 }, { "lock.mdb", 0660 } };
+	struct group *g = NULL;
+	char file[4096];
+
+	if (s->opts.group && *s->opts.group) {
+		g = getgrnam(s->opts.group);
+		if (!g)
+			snprintf(s->warning, sizeof(s->warning),
+				 "group '%s' does not exist: the store stays in the collector's "
+				 "group; readers must run as root or in that group", s->opts.group);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s/%s", s->path, files[i].name);
+		if (g && chown(file, (uid_t)-1, g->gr_gid) < 0 && !s->warning[0])
+			snprintf(s->warning, sizeof(s->warning), "cannot give %s to group '%s': %s",
+				 file, s->opts.group, strerror(errno));
+		chmod(file, files[i].mode);
+	}
+	if (g && chown(s->path, (uid_t)-1, g->gr_gid) == 0)
+		chmod(s->path, 0750);
+}
+
+/* Read last_seq and check the format recorded by an earlier writer. */
+static int writer_init(struct kepler_store *s, struct kepler_error *err)
+{
+	MDB_txn *txn;
+	uint64_t major = 0;
+	char v[32];
+	int rc, r, dead;
+
+	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "starting a write transaction", err);
+	r = kepler_store_open_dbs(s, txn, true, err);
+	if (r < 0)
+		goto abort;
+	kepler_store_meta_get_u64(s, txn, "format.major", &major);
+	if (major > KEPLER_FORMAT_MAJOR) {
+		r = kepler_error_set(err, -EPROTONOSUPPORT,
+				     "the store '%s' has format %llu.x, newer than this "
+				     "collector's %d.%d; use a newer kepler-c or another --store.path",
+				     s->path, (unsigned long long)major, KEPLER_FORMAT_MAJOR,
+				     KEPLER_FORMAT_MINOR);
+		goto abort;
+	}
+	kepler_store_meta_get_u64(s, txn, "last_seq", &s->last_seq);
+	snprintf(v, sizeof(v), "%d", KEPLER_FORMAT_MAJOR);
+	r = kepler_store_meta_put(s, txn, "format.major", v);
+	snprintf(v, sizeof(v), "%d", KEPLER_FORMAT_MINOR);
+	if (!r)
+		r = kepler_store_meta_put(s, txn, "format.minor", v);
+	if (r < 0) {
+		r = kepler_store_lmdb_error(-r, "writing meta", err);
+		goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "committing meta", err);
+	mdb_reader_check(s->env, &dead);
+	return 0;
+abort:
+	mdb_txn_abort(txn);
+	return r;
+}
+
+int kepler_store_open_writer(const struct kepler_store_options *opts, struct kepler_store **ret,
+			     struct kepler_error *err)
+{
+	struct kepler_store *s = store_new(opts->path);
+	int rc, r;
+
+	if (!s)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	s->writer = true;
+	s->opts = *opts;
+	s->opts.path = s->path;
+	s->map_size = opts->map_size ? opts->map_size : 256ULL << 20;
+	if (!s->opts.max_map_size)
+		s->opts.max_map_size = s->map_size * 16;
+	if (mkdir(s->path, 0750) < 0 && errno != EEXIST) {
+		r = kepler_error_set(err, -errno, "cannot create the store directory '%s': %s",
+				     s->path, strerror(errno));
+		goto fail;
+	}
+	r = env_create(s, err);
+	if (r < 0)
+		goto fail;
+	rc = mdb_env_open(s->env, s->path, MDB_NOTLS, 0640);
+	if (rc) {
+		r = open_error(s, rc, err);
+		goto fail;
+	}
+	apply_permissions(s);
+	r = writer_init(s, err);
+	if (r < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	kepler_store_close(s);
+	return r;
+}
+
+static int reader_init(struct kepler_store *s, struct kepler_error *err)
+{
+	MDB_txn *txn;
+	uint64_t major = 0;
+	int r;
+
+	r = kepler_store_begin_read(s, &txn, err);
+	if (r < 0)
+		return r;
+	if (kepler_store_open_dbs(s, txn, false, NULL) < 0) {
+		mdb_txn_abort(txn); /* the writer has not created them yet: empty */
+		return 0;
+	}
+	kepler_store_meta_get_u64(s, txn, "format.major", &major);
+	mdb_txn_commit(txn); /* keeps the database handles open */
+	if (major > KEPLER_FORMAT_MAJOR)
+		return kepler_error_set(err, -EPROTONOSUPPORT,
+					"the store '%s' has format %llu.x, newer than this reader's "
+					"%d.%d; upgrade kepler-c", s->path,
+					(unsigned long long)major, KEPLER_FORMAT_MAJOR,
+					KEPLER_FORMAT_MINOR);
+	return 0;
+}
+
+int kepler_store_open_reader(const char *path, struct kepler_store **ret,
+			     struct kepler_error *err)
+{
+	struct kepler_store *s = store_new(path);
+	struct stat st;
+	int rc, r;
+
+	if (!s)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	if (stat(path, &st) < 0) {
+		r = open_error(s, errno, err);
+		goto fail;
+	}
+	r = env_create(s, err);
+	if (r < 0)
+		goto fail;
+	rc = mdb_env_open(s->env, path, MDB_RDONLY | MDB_NOTLS, 0);
+	if (rc) {
+		r = open_error(s, rc, err);
+		goto fail;
+	}
+	r = reader_init(s, err);
+	if (r < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	kepler_store_close(s);
+	return r;
+}

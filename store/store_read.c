@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Readers: every function holds a read transaction only while it copies
+ * values out; decoding happens after the transaction has ended.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key,
+			      uint64_t *ret)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+	char buf[32];
+	char *end;
+	unsigned long long n;
+
+	if (mdb_get(txn, s->meta, &k, &v) || v.mv_size == 0 || v.mv_size >= sizeof(buf))
+		return -ENOENT;
+	memcpy(buf, v.mv_data, v.mv_size);
+	buf[v.mv_size] = '\0';
+	errno = 0;
+	n = strtoull(buf, &end, 10);
+	if (errno || *end)
+		return -EPROTO;
+	*ret = n;
+	return 0;
+}
+
+static void meta_get_str(struct kepler_store *s, MDB_txn *txn, const char *key, char *buf,
+			 size_t len)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+	size_t n;
+
+	buf[0] = '\0';
+	if (mdb_get(txn, s->meta, &k, &v))
+		return;
+	n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+	memcpy(buf, v.mv_data, n);
+	buf[n] = '\0';
+}
+
+/* Begin a read transaction; -ENOENT when the store holds no database yet. */
+static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err)
+{
+	int r = kepler_store_begin_read(s, txn, err);
+
+	if (r < 0)
+		return r;
+	if (!s->have_dbs) {
+		if (kepler_store_open_dbs(s, *txn, false, NULL) < 0) {
+			mdb_txn_abort(*txn);
+			return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet",
+						s->path);
+		}
+		mdb_txn_commit(*txn); /* publish the handles, then start afresh */
+		return kepler_store_begin_read(s, txn, err);
+	}
+	return 0;
+}
+
+int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m,
+			  struct kepler_error *err)
+{
+	MDB_txn *txn;
+	uint64_t v;
+	int r = begin(s, &txn, err);
+
+	memset(m, 0, sizeof(*m));
+	if (r < 0)
+		return r;
+	if (!kepler_store_meta_get_u64(s, txn, "format.major", &v))
+		m->format_major = (uint32_t)v;
+	if (!kepler_store_meta_get_u64(s, txn, "format.minor", &v))
+		m->format_minor = (uint32_t)v;
+	meta_get_str(s, txn, "node.hostname", m->hostname, sizeof(m->hostname));
+	meta_get_str(s, txn, "node.machine_id", m->machine_id, sizeof(m->machine_id));
+	meta_get_str(s, txn, "node.boot_id", m->boot_id, sizeof(m->boot_id));
+	meta_get_str(s, txn, "node.cpu_model", m->cpu_model, sizeof(m->cpu_model));
+	if (!kepler_store_meta_get_u64(s, txn, "collector.pid", &v))
+		m->collector_pid = (uint32_t)v;
+	kepler_store_meta_get_u64(s, txn, "collector.start_ns", &m->collector_start_ns);
+	kepler_store_meta_get_u64(s, txn, "last_write_ns", &m->last_write_ns);
+	kepler_store_meta_get_u64(s, txn, "last_seq", &m->last_seq);
+	mdb_txn_abort(txn);
+	return 0;
+}
+
+static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret,
+		    struct kepler_error *err)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc, r = begin(s, &txn, err);
+
+	if (r < 0)
+		return r;
+	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	if (!rc) {
+		rc = mdb_cursor_get(cur, &k, &v, op);
+		mdb_cursor_close(cur);
+	}
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading the store", err);
+	*ret = kepler_store_get_key(&k);
+	return 0;
+}
+
+int kepler_store_latest_seq(struct kepler_store *s, uint64_t *ret, struct kepler_error *err)
+{
+	return edge_seq(s, MDB_LAST, ret, err);
+}
+
+int kepler_store_oldest_seq(struct kepler_store *s, uint64_t *ret, struct kepler_error *err)
+{
+	return edge_seq(s, MDB_FIRST, ret, err);
+}
+
+/* Copy the blob of @seq (0 = newest) out of a short read transaction. */
+static int copy_blob(struct kepler_store *s, uint64_t seq, void **ret, size_t *ret_len,
+		     struct kepler_error *err)
+{
+	unsigned char key[8];
+	MDB_val k = { 8, key }, v;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc, r = begin(s, &txn, err);
+
+	if (r < 0)
+		return r;
+	kepler_store_put_key(seq, key);
+	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	if (!rc) {
+		rc = mdb_cursor_get(cur, &k, &v, seq ? MDB_SET_KEY : MDB_LAST);
+		mdb_cursor_close(cur);
+	}
+	if (!rc) {
+		*ret = malloc(v.mv_size ? v.mv_size : 1);
+		if (*ret) {
+			memcpy(*ret, v.mv_data, v.mv_size);
+			*ret_len = v.mv_size;
+		}
+	}
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND && seq)
+		return kepler_error_set(err, -ENOENT, "snapshot %" PRIu64 " is not in the store "
+					"(pruned or not yet written)", seq);
+	if (rc == MDB_NOTFOUND)
+		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading a snapshot", err);
+	return *ret ? 0 : kepler_error_set(err, -ENOMEM, "out of memory");
+}
+
+int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
+		      struct kepler_error *err)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	int r = copy_blob(s, seq, &blob, &len, err);
+
+	if (r < 0)
+		return r;
+	r = kepler_snapshot_decode(blob, len, ret, err);
+	free(blob);
+	return r;
+}
+
+int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret,
+			     struct kepler_error *err)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	int r = copy_blob(s, 0, &blob, &len, err);
+
+	if (r < 0)
+		return r;
+	r = kepler_snapshot_peek(blob, len, ret, err);
+	free(blob);
+	return r;
+}
+
+/* Grow *arr (of *cap elements of @size) to hold one more. */
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	*cap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, *cap * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	return 0;
+}
+
+int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs,
+		      size_t *ret_n, struct kepler_error *err)
+{
+	unsigned char key[8];
+	MDB_val k = { 8, key }, v;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	uint64_t *seqs = NULL;
+	size_t n = 0, cap = 0;
+	int rc, r = begin(s, &txn, err);
+
+	if (r == -ENOENT) {
+		*ret_seqs = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	kepler_store_put_key(from, key);
+	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint64_t seq = kepler_store_get_key(&k);
+
+		if (to && seq > to)
+			break;
+		if (grow((void **)&seqs, &cap, n, sizeof(*seqs)) < 0) {
+			rc = ENOMEM;
+			break;
+		}
+		seqs[n++] = seq;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	if (rc && rc != MDB_NOTFOUND) {
+		free(seqs);
+		return kepler_store_lmdb_error(rc, "listing snapshots", err);
+	}
+	*ret_seqs = seqs;
+	*ret_n = n;
+	return 0;
+}
+
+/* Copy one series value, accepting older (shorter) and newer (longer) records. */
+static bool take_series(const MDB_val *v, struct kepler_series_record *out)
+{
+	uint32_t hdr[3];
+	size_t hdr_size = 4 * sizeof(uint32_t), n;
+
+	if (v->mv_size < hdr_size)
+		return false;
+	memcpy(hdr, v->mv_data, sizeof(hdr));
+	if (hdr[0] != KEPLER_SERIES_MAGIC)
+		return false;
+	memset(out, 0, sizeof(*out));
+	n = v->mv_size - hdr_size;
+	memcpy(out, (const char *)v->mv_data + hdr_size, n < sizeof(*out) ? n : sizeof(*out));
+	if (out->nzones > KEPLER_MAX_ZONES)
+		out->nzones = KEPLER_MAX_ZONES;
+	for (size_t z = 0; z < out->nzones; z++)
+		out->zones[z].name[sizeof(out->zones[z].name) - 1] = '\0';
+	return true;
+}
+
+int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
+			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
+{
+	struct kepler_series_record *recs = NULL, rec;
+	size_t n = 0, cap = 0;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc, r = begin(s, &txn, err);
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	rc = mdb_cursor_open(txn, s->series, &cur);
+	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (!take_series(&v, &rec) || rec.wall_ns < from_ns)
+			continue;
+		if (to_ns && rec.wall_ns > to_ns)
+			break;
+		if (grow((void **)&recs, &cap, n, sizeof(*recs)) < 0) {
+			rc = ENOMEM;
+			break;
+		}
+		recs[n++] = rec;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	if (rc && rc != MDB_NOTFOUND) {
+		free(recs);
+		return kepler_store_lmdb_error(rc, "reading the series", err);
+	}
+	*ret = recs;
+	*ret_n = n;
+	return 0;
+}
+
+static uint64_t now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Watch the data file for writes; -1 (and polling every second) if we cannot. */
+static void watch_data_file(struct kepler_store *s)
+{
+	char file[4096];
+
+	if (s->inotify_fd >= 0)
+		return;
+	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (s->inotify_fd < 0)
+		return;
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	if (inotify_add_watch(s->inotify_fd, file, IN_MODIFY | IN_CLOSE_WRITE) < 0) {
+		close(s->inotify_fd);
+		s->inotify_fd = -1;
+	}
+}
+
+int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns,
+		      uint64_t *ret_seq, struct kepler_error *err)
+{
+	uint64_t deadline = now_mono_ns() + timeout_ns, seq, now;
+	char drain[4096];
+	int r;
+
+	watch_data_file(s);
+	for (;;) {
+		r = kepler_store_latest_seq(s, &seq, NULL);
+		if (r == 0 && seq > after_seq) {
+			*ret_seq = seq;
+			return 0;
+		}
+		now = now_mono_ns();
+		if (now >= deadline)
+			return kepler_error_set(err, -ETIMEDOUT,
+						"no snapshot newer than %" PRIu64 " in the store", after_seq);
+		uint64_t wait_ms = (deadline - now + 999999) / 1000000;
+		struct pollfd pfd = { .fd = s->inotify_fd, .events = POLLIN };
+
+		if (wait_ms > 1000)
+			wait_ms = 1000; /* re-check even if an event was missed */
+		poll(s->inotify_fd >= 0 ? &pfd : NULL, s->inotify_fd >= 0 ? 1 : 0, (int)wait_ms);
+		while (s->inotify_fd >= 0 && read(s->inotify_fd, drain, sizeof(drain)) > 0)
+			;
+	}
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The writer: one transaction per snapshot (blob + series record +
+ * meta.last_seq + pruning), so readers see a whole snapshot or none, and a
+ * crash at any instant leaves the last committed one intact.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+
+#define STALE_READER_CHECK_EVERY 64
+#define MAX_COMMIT_ATTEMPTS 8
+
+struct series_value {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t pad;
+	uint32_t record_size;
+	uint32_t pad2;
+	struct kepler_series_record rec;
+};
+
+static uint64_t sum_counter(const struct kepler_snapshot *snap, size_t field)
+{
+	uint64_t total = 0;
+
+	if (!(snap->flags & KEPLER_SNAP_HW_COUNTERS))
+		return KEPLER_COUNTER_UNAVAILABLE;
+	for (size_t i = 0; i < snap->nprocesses; i++) {
+		uint64_t v = *(const uint64_t *)((const char *)&snap->processes[i] + field);
+
+		if (v != KEPLER_COUNTER_UNAVAILABLE)
+			total += v;
+	}
+	return total;
+}
+
+void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
+				 struct kepler_series_record *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->seq = snap->seq;
+	ret->wall_ns = snap->wall_ns;
+	ret->interval_ns = snap->interval_ns;
+	ret->cpu_usage_ratio = snap->cpu_usage_ratio;
+	ret->node_cpu_busy_delta_ns = snap->node_cpu_busy_delta_ns;
+	ret->node_cpu_total_delta_ns = snap->node_cpu_total_delta_ns;
+	ret->cycles = sum_counter(snap, offsetof(struct kepler_process, cycles));
+	ret->instructions = sum_counter(snap, offsetof(struct kepler_process, instructions));
+	ret->cache_misses = sum_counter(snap, offsetof(struct kepler_process, cache_misses));
+	ret->flags = snap->flags;
+	ret->nzones = (uint32_t)(snap->nzones < KEPLER_MAX_ZONES ? snap->nzones : KEPLER_MAX_ZONES);
+	for (size_t i = 0; i < ret->nzones; i++) {
+		const struct kepler_zone *z = &snap->zones[i];
+		struct kepler_series_zone *out = &ret->zones[i];
+
+		snprintf(out->name, sizeof(out->name), "%s", z->name ? z->name : "");
+		out->source = z->source;
+		out->energy_uj = z->energy.total_uj;
+		out->energy_delta_uj = z->energy.delta_uj;
+		out->active_delta_uj = z->active.delta_uj;
+		out->idle_delta_uj = z->idle.delta_uj;
+	}
+}
+
+int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
+			  const char *value)
+{
+	MDB_val k = { strlen(key), (void *)key }, v = { strlen(value), (void *)value };
+	int rc = mdb_put(txn, s->meta, &k, &v, 0);
+
+	return rc ? -rc : 0;
+}
+
+static int meta_put_u64(struct kepler_store *s, MDB_txn *txn, const char *key, uint64_t value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	return kepler_store_meta_put(s, txn, key, buf);
+}
+
+/* Delete the oldest snapshots until at most @keep remain. */
+static int prune_snapshots(struct kepler_store *s, MDB_txn *txn, uint64_t keep)
+{
+	MDB_stat st;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc = mdb_stat(txn, s->snapshots, &st);
+
+	if (rc || st.ms_entries <= keep)
+		return rc;
+	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	if (rc)
+		return rc;
+	for (size_t n = st.ms_entries - keep; n > 0 && !rc; n--) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+		if (!rc)
+			rc = mdb_cursor_del(cur, 0);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Delete series records older than the retention, measured from @now_ns. */
+static int prune_series(struct kepler_store *s, MDB_txn *txn, uint64_t now_ns)
+{
+	uint64_t cutoff = now_ns > s->opts.retention_series_ns ? now_ns - s->opts.retention_series_ns
+							       : 0;
+	struct series_value sv;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc = mdb_cursor_open(txn, s->series, &cur);
+
+	while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST))) {
+		if (v.mv_size < offsetof(struct series_value, rec) + 2 * sizeof(uint64_t))
+			break;
+		memcpy(&sv, v.mv_data, v.mv_size < sizeof(sv) ? v.mv_size : sizeof(sv));
+		if (sv.rec.wall_ns >= cutoff)
+			break;
+		rc = mdb_cursor_del(cur, 0);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_snapshot *snap,
+		   void *blob, size_t len, uint64_t keep)
+{
+	unsigned char key[8];
+	struct series_value sv = { .magic = KEPLER_SERIES_MAGIC, .version = KEPLER_SERIES_VERSION,
+				   .record_size = sizeof(struct kepler_series_record) };
+	MDB_val k = { 8, key }, v = { len, blob }, sval = { sizeof(sv), &sv };
+	int rc;
+
+	kepler_store_put_key(snap->seq, key);
+	kepler_series_from_snapshot(snap, &sv.rec);
+	rc = mdb_put(txn, s->snapshots, &k, &v, MDB_APPEND);
+	if (!rc)
+		rc = mdb_put(txn, s->series, &k, &sval, MDB_APPEND);
+	if (!rc)
+		rc = -meta_put_u64(s, txn, "last_seq", snap->seq);
+	if (!rc)
+		rc = -meta_put_u64(s, txn, "last_write_ns", snap->wall_ns);
+	if (!rc)
+		rc = prune_snapshots(s, txn, keep);
+	if (!rc)
+		rc = prune_series(s, txn, snap->wall_ns);
+	return rc;
+}
+
+/* The map is full: grow it if allowed, else keep fewer snapshots. */
+static int make_room(struct kepler_store *s, uint64_t *keep)
+{
+	if (s->map_size * 2 <= s->opts.max_map_size) {
+		int rc = mdb_env_set_mapsize(s->env, s->map_size * 2);
+
+		if (!rc) {
+			s->map_size *= 2;
+			return 0;
+		}
+	}
+	if (*keep <= 1)
+		return MDB_MAP_FULL;
+	*keep /= 2;
+	snprintf(s->warning, sizeof(s->warning),
+		 "store map full at %llu MiB: keeping only the newest %llu snapshots",
+		 (unsigned long long)(s->map_size >> 20), (unsigned long long)*keep);
+	return 0;
+}
+
+static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob,
+		       size_t len, struct kepler_error *err)
+{
+	uint64_t keep = s->opts.retention_snapshots ? s->opts.retention_snapshots : 1;
+	MDB_txn *txn;
+	int rc = 0;
+
+	for (int attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
+		rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+		if (rc)
+			break;
+		if (keep < s->opts.retention_snapshots)
+			rc = prune_snapshots(s, txn, keep - 1); /* make room before adding */
+		if (!rc)
+			rc = put_all(s, txn, snap, blob, len, keep);
+		if (!rc) {
+			rc = mdb_txn_commit(txn);
+			if (rc != MDB_MAP_FULL)
+				break;
+		} else {
+			mdb_txn_abort(txn);
+			if (rc != MDB_MAP_FULL)
+				break;
+		}
+		rc = make_room(s, &keep);
+		if (rc)
+			break;
+		rc = MDB_MAP_FULL;
+	}
+	if (rc)
+		return kepler_store_lmdb_error(rc, "committing a snapshot", err);
+	return 0;
+}
+
+int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap,
+			struct kepler_error *err)
+{
+	void *blob;
+	size_t len;
+	int r, dead;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	snap->seq = s->last_seq + 1;
+	r = kepler_snapshot_encode(snap, &blob, &len, err);
+	if (r < 0)
+		return r;
+	r = commit_blob(s, snap, blob, len, err);
+	free(blob);
+	if (r < 0)
+		return r;
+	s->last_seq = snap->seq;
+	if (++s->commits % STALE_READER_CHECK_EVERY == 0)
+		mdb_reader_check(s->env, &dead);
+	return 0;
+}
+
+int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta *m,
+			  struct kepler_error *err)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "writing meta", err);
+	rc = -kepler_store_meta_put(s, txn, "node.hostname", m->hostname);
+	if (!rc)
+		rc = -kepler_store_meta_put(s, txn, "node.machine_id", m->machine_id);
+	if (!rc)
+		rc = -kepler_store_meta_put(s, txn, "node.boot_id", m->boot_id);
+	if (!rc)
+		rc = -kepler_store_meta_put(s, txn, "node.cpu_model", m->cpu_model);
+	if (!rc)
+		rc = -meta_put_u64(s, txn, "collector.pid", m->collector_pid);
+	if (!rc)
+		rc = -meta_put_u64(s, txn, "collector.start_ns", m->collector_start_ns);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return kepler_store_lmdb_error(rc, "writing meta", err);
+	}
+	rc = mdb_txn_commit(txn);
+	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
+}

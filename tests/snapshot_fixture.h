@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Test helpers: build synthetic snapshots (with hostile strings) and compare
+ * two snapshots field by field. Header-only so each test links what it needs.
+ */
+#ifndef KEPLER_TEST_SNAPSHOT_FIXTURE_H
+#define KEPLER_TEST_SNAPSHOT_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kepler/snapshot.h"
+
+struct fixture {
+	struct kepler_snapshot snap;
+	char **strings; /* owned, freed by fixture_free */
+	size_t nstrings;
+};
+
+static const char *fixture_str(struct fixture *f, const char *s)
+{
+	f->strings = realloc(f->strings, (f->nstrings + 1) * sizeof(char *));
+	f->strings[f->nstrings] = strdup(s);
+	return f->strings[f->nstrings++];
+}
+
+static const char *const hostile[] = {
+	"plain", "with \"quotes\"", "new\nline", "back\\slash", "bad utf8 \xff\xfe\xc3",
+	"tab\there", "{\"json\": true}", "", "label=\"x\",y=\"z\"", "\xe2\x98\x83 snowman",
+};
+
+static void fixture_usage(struct fixture *f, struct kepler_usage *u, uint64_t seed)
+{
+	u->state = seed % 7 == 0 ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
+	u->cpu_time_ns = seed * 1000003;
+	u->cpu_time_delta_ns = seed * 17;
+	u->zones = calloc(f->snap.nzones ? f->snap.nzones : 1, sizeof(*u->zones));
+	for (size_t z = 0; z < f->snap.nzones; z++)
+		u->zones[z] = (struct kepler_energy){ seed * 1000 + z, seed + z };
+}
+
+/* A snapshot with @nprocs processes and proportionate other workloads. */
+static void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed)
+{
+	struct kepler_snapshot *s = &f->snap;
+	char buf[5000];
+	static const char *const zone_names[] = { "package", "core", "dram" };
+
+	memset(f, 0, sizeof(*f));
+	s->wall_ns = 1795881600000000000ULL + seed * 5000000000ULL;
+	s->mono_ns = 1000000000ULL * (100 + seed);
+	s->interval_ns = 5000000000ULL;
+	s->flags = KEPLER_SNAP_HW_COUNTERS;
+	s->cpu_usage_ratio = 0.25 + (double)(seed % 50) / 100.0;
+	s->node_cpu_busy_delta_ns = 123456789 + seed;
+	s->node_cpu_total_delta_ns = 987654321;
+	s->skipped_entries = 3;
+	s->lost_entries = 1;
+	s->nzones = 3;
+	for (size_t z = 0; z < 3; z++) {
+		s->zones[z].name = zone_names[z];
+		snprintf(buf, sizeof(buf), "/sys/class/powercap/intel-rapl:0:%zu", z);
+		s->zones[z].path = fixture_str(f, buf);
+		s->zones[z].source = KEPLER_SOURCE_RAPL;
+		s->zones[z].energy = (struct kepler_energy){ 1000000 * (seed + 1) + z, 5000 + z };
+		s->zones[z].active = (struct kepler_energy){ 600000 * (seed + 1), 3000 };
+		s->zones[z].idle = (struct kepler_energy){ 400000 * (seed + 1) + z, 2000 + z };
+	}
+	s->nprocesses = nprocs;
+	s->processes = calloc(nprocs + 1, sizeof(*s->processes));
+	for (size_t i = 0; i < nprocs; i++) {
+		struct kepler_process *p = &s->processes[i];
+
+		p->pid = (uint32_t)(i + 1);
+		p->start_time_ns = 1000 * i + seed;
+		if (i == 1) { /* a 4 KiB name */
+			memset(buf, 'n', 4096);
+			buf[4096] = '\0';
+			p->comm = fixture_str(f, buf);
+		} else {
+			snprintf(buf, sizeof(buf), "%s-%zu", hostile[i % 10], i);
+			p->comm = fixture_str(f, buf);
+		}
+		p->exe = hostile[(i + 3) % 10];
+		p->type = (enum kepler_process_type)(i % KEPLER_PROC_TYPE_COUNT);
+		p->container_id = i % 4 == 1 ? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" : "";
+		p->vm_id = i % 4 == 2 ? "vm-uuid-1" : "";
+		p->cycles = i % 2 ? KEPLER_COUNTER_UNAVAILABLE : i * 11;
+		p->instructions = i * 13;
+		p->cache_misses = i;
+		fixture_usage(f, &p->usage, i + seed);
+	}
+	s->ncontainers = nprocs / 10 + 1;
+	s->containers = calloc(s->ncontainers, sizeof(*s->containers));
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		snprintf(buf, sizeof(buf), "%064zx", i);
+		s->containers[i].id = fixture_str(f, buf);
+		s->containers[i].name = hostile[i % 10];
+		s->containers[i].runtime = "containerd";
+		s->containers[i].pod_id = i % 2 ? "pod-uid" : "";
+		fixture_usage(f, &s->containers[i].usage, i + 5);
+	}
+	s->nvms = 2;
+	s->vms = calloc(2, sizeof(*s->vms));
+	s->npods = 1;
+	s->pods = calloc(1, sizeof(*s->pods));
+	for (size_t i = 0; i < 2; i++) {
+		s->vms[i].id = i ? "vm-uuid-1" : "vm-uuid-0";
+		s->vms[i].name = "guest \"one\"";
+		s->vms[i].hypervisor = "kvm";
+		fixture_usage(f, &s->vms[i].usage, i + 9);
+	}
+	s->pods[0].id = "pod-uid";
+	s->pods[0].name = "web-0";
+	s->pods[0].ns = "default";
+	fixture_usage(f, &s->pods[0].usage, 11);
+}
+
+static void fixture_free(struct fixture *f)
+{
+	struct kepler_snapshot *s = &f->snap;
+
+	for (size_t i = 0; i < s->nprocesses; i++)
+		free(s->processes[i].usage.zones);
+	for (size_t i = 0; i < s->ncontainers; i++)
+		free(s->containers[i].usage.zones);
+	for (size_t i = 0; i < s->nvms; i++)
+		free(s->vms[i].usage.zones);
+	for (size_t i = 0; i < s->npods; i++)
+		free(s->pods[i].usage.zones);
+	free(s->processes);
+	free(s->containers);
+	free(s->vms);
+	free(s->pods);
+	for (size_t i = 0; i < f->nstrings; i++)
+		free(f->strings[i]);
+	free(f->strings);
+}
+
+/* NULL if equal, else a description of the first difference. */
+static const char *usage_diff(const struct kepler_usage *a, const struct kepler_usage *b,
+			      size_t nzones)
+{
+	if (a->state != b->state || a->cpu_time_ns != b->cpu_time_ns ||
+	    a->cpu_time_delta_ns != b->cpu_time_delta_ns)
+		return "usage";
+	for (size_t z = 0; z < nzones; z++)
+		if (a->zones[z].total_uj != b->zones[z].total_uj ||
+		    a->zones[z].delta_uj != b->zones[z].delta_uj)
+			return "zone energy";
+	return NULL;
+}
+
+#define DIFF_STR(a, b, what) \
+	if (strcmp((a), (b)) != 0) \
+		return what
+#define DIFF_USAGE(a, b)                                                  \
+	do {                                                              \
+		const char *d_ = usage_diff(&(a), &(b), x->nzones);       \
+		if (d_)                                                   \
+			return d_;                                        \
+	} while (0)
+
+static const char *snapshot_diff(const struct kepler_snapshot *x, const struct kepler_snapshot *y)
+{
+	if (x->seq != y->seq || x->wall_ns != y->wall_ns || x->mono_ns != y->mono_ns ||
+	    x->interval_ns != y->interval_ns || x->flags != y->flags ||
+	    x->cpu_usage_ratio != y->cpu_usage_ratio ||
+	    x->node_cpu_busy_delta_ns != y->node_cpu_busy_delta_ns ||
+	    x->node_cpu_total_delta_ns != y->node_cpu_total_delta_ns ||
+	    x->skipped_entries != y->skipped_entries || x->lost_entries != y->lost_entries)
+		return "header";
+	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses ||
+	    x->ncontainers != y->ncontainers || x->nvms != y->nvms || x->npods != y->npods)
+		return "counts";
+	for (size_t z = 0; z < x->nzones; z++) {
+		const struct kepler_zone *a = &x->zones[z], *b = &y->zones[z];
+
+		DIFF_STR(a->name, b->name, "zone name");
+		DIFF_STR(a->path, b->path, "zone path");
+		if (a->source != b->source || memcmp(&a->energy, &b->energy, sizeof(a->energy)) ||
+		    memcmp(&a->active, &b->active, sizeof(a->active)) ||
+		    memcmp(&a->idle, &b->idle, sizeof(a->idle)))
+			return "zone";
+	}
+	for (size_t i = 0; i < x->nprocesses; i++) {
+		const struct kepler_process *a = &x->processes[i], *b = &y->processes[i];
+
+		if (a->pid != b->pid || a->start_time_ns != b->start_time_ns || a->type != b->type ||
+		    a->cycles != b->cycles || a->instructions != b->instructions ||
+		    a->cache_misses != b->cache_misses)
+			return "process";
+		DIFF_STR(a->comm, b->comm, "comm");
+		DIFF_STR(a->exe, b->exe, "exe");
+		DIFF_STR(a->container_id, b->container_id, "process container_id");
+		DIFF_STR(a->vm_id, b->vm_id, "process vm_id");
+		DIFF_USAGE(a->usage, b->usage);
+	}
+	for (size_t i = 0; i < x->ncontainers; i++) {
+		const struct kepler_container *a = &x->containers[i], *b = &y->containers[i];
+
+		DIFF_STR(a->id, b->id, "container id");
+		DIFF_STR(a->name, b->name, "container name");
+		DIFF_STR(a->runtime, b->runtime, "runtime");
+		DIFF_STR(a->pod_id, b->pod_id, "pod_id");
+		DIFF_USAGE(a->usage, b->usage);
+	}
+	for (size_t i = 0; i < x->nvms; i++) {
+		DIFF_STR(x->vms[i].id, y->vms[i].id, "vm id");
+		DIFF_STR(x->vms[i].name, y->vms[i].name, "vm name");
+		DIFF_STR(x->vms[i].hypervisor, y->vms[i].hypervisor, "hypervisor");
+		DIFF_USAGE(x->vms[i].usage, y->vms[i].usage);
+	}
+	for (size_t i = 0; i < x->npods; i++) {
+		DIFF_STR(x->pods[i].id, y->pods[i].id, "pod id");
+		DIFF_STR(x->pods[i].name, y->pods[i].name, "pod name");
+		DIFF_STR(x->pods[i].ns, y->pods[i].ns, "pod namespace");
+		DIFF_USAGE(x->pods[i].usage, y->pods[i].usage);
+	}
+	return NULL;
+}
+
+#endif

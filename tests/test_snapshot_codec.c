@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The blob codec: round trips, hostile strings, corrupt and newer blobs. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "blob_format.h"
+#include "snapshot_fixture.h"
+
+/* Recompute the checksum of a blob the test has edited on purpose. */
+static void reseal(uint8_t *blob, size_t len)
+{
+	uint64_t sum = kepler_blob_checksum(blob, len);
+
+	memcpy(blob + offsetof(struct blob_header, checksum), &sum, sizeof(sum));
+}
+
+static void round_trip(size_t nprocs)
+{
+	struct fixture f;
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	void *blob;
+	size_t len;
+	const char *diff;
+
+	fixture_build(&f, nprocs, 42);
+	f.snap.seq = 77;
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	diff = snapshot_diff(&f.snap, out);
+	if (diff)
+		fail_msg("%zu processes: decoded snapshot differs in %s", nprocs, diff);
+	kepler_snapshot_free(out);
+	free(blob);
+	fixture_free(&f);
+}
+
+static void test_round_trip_sizes(void **state)
+{
+	(void)state;
+	round_trip(0);
+	round_trip(1);
+	round_trip(1000);
+	round_trip(100000);
+}
+
+static void test_hostile_strings_survive(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 12, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, NULL), 0);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, NULL), 0);
+	assert_int_equal(strlen(out->processes[1].comm), 4096);
+	assert_string_equal(out->processes[2].comm, "new\nline-2");
+	assert_string_equal(out->processes[4].comm, "bad utf8 \xff\xfe\xc3-4");
+	assert_string_equal(out->vms[0].name, "guest \"one\"");
+	kepler_snapshot_free(out);
+	free(blob);
+	fixture_free(&f);
+}
+
+static void test_strings_are_interned(void **state)
+{
+	struct fixture f;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 1000, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, NULL), 0);
+	/* 250 processes share one 64-char container id: it is stored once */
+	assert_non_null(memmem(blob, len, f.snap.processes[1].container_id, 64));
+	{
+		const char *first = memmem(blob, len, f.snap.processes[1].container_id, 64);
+		size_t rest = len - (size_t)(first - (const char *)blob) - 64;
+
+		assert_null(memmem(first + 64, rest, f.snap.processes[1].container_id, 64));
+	}
+	free(blob);
+	fixture_free(&f);
+}
+
+static void test_truncated_blobs_are_rejected(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 3, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, NULL), 0);
+	for (size_t n = 0; n < len; n++) {
+		int r = kepler_snapshot_decode(blob, n, &out, &err);
+
+		if (r != -EPROTO || strncmp(err.msg, "corrupt snapshot: ", 18) != 0)
+			fail_msg("truncated to %zu of %zu bytes: %d '%s'", n, len, r, err.msg);
+	}
+	free(blob);
+	fixture_free(&f);
+}
+
+/* Flip every bit of a small blob: each flip is reported, nothing crashes. */
+static void test_bit_flips_never_crash(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	uint8_t *blob;
+	size_t len, failures = 0;
+
+	(void)state;
+	fixture_build(&f, 3, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		blob[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (kepler_snapshot_decode(blob, len, &out, &err) == 0)
+			kepler_snapshot_free(out);
+		else
+			failures++;
+		blob[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+	print_message("%zu of %zu single-bit flips detected as corrupt\n", failures, len * 8);
+	assert_int_equal(failures, len * 8);
+	free(blob);
+	fixture_free(&f);
+}
+
+static void test_newer_major_is_named(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	uint8_t *blob;
+	size_t len;
+	uint16_t major = 2, minor = 3;
+
+	(void)state;
+	fixture_build(&f, 3, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
+	memcpy(blob + offsetof(struct blob_header, major), &major, 2);
+	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
+	reseal(blob, len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
+	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.0"));
+	free(blob);
+	fixture_free(&f);
+}
+
+/*
+ * A newer minor version may add sections: rebuild a blob with one more
+ * section table entry (an id this reader does not know) and shifted
+ * offsets; it must decode to the same snapshot. Dropping a required
+ * section must not.
+ */
+static uint8_t *with_extra_section(const uint8_t *blob, size_t len, uint32_t replace_id,
+				   size_t *ret_len)
+{
+	struct blob_header h;
+	size_t table, extra = sizeof(struct blob_section);
+	uint8_t *out = malloc(len + extra);
+	struct blob_section unknown = { .id = 200, .record_size = 1, .offset = 0, .count = 8 };
+
+	memcpy(&h, blob, sizeof(h));
+	table = h.header_size + h.nsections * h.section_size;
+	memcpy(out, blob, table);
+	memcpy(out + table + extra, blob + table, len - table);
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		struct blob_section sec;
+		uint8_t *at = out + h.header_size + i * h.section_size;
+
+		memcpy(&sec, at, sizeof(sec));
+		sec.offset += extra;
+		if (sec.id == replace_id)
+			sec.id = 201;
+		memcpy(at, &sec, sizeof(sec));
+	}
+	memcpy(out + table, &unknown, sizeof(unknown));
+	h.nsections++;
+	h.minor = 9;
+	h.total_size = len + extra;
+	memcpy(out, &h, sizeof(h));
+	reseal(out, len + extra);
+	*ret_len = len + extra;
+	return out;
+}
+
+static void test_newer_minor_is_read(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	uint8_t *blob, *newer;
+	size_t len, newer_len;
+
+	(void)state;
+	fixture_build(&f, 5, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
+	newer = with_extra_section(blob, len, 0, &newer_len);
+	assert_int_equal(kepler_snapshot_decode(newer, newer_len, &out, &err), 0);
+	assert_null(snapshot_diff(&f.snap, out));
+	kepler_snapshot_free(out);
+	free(newer);
+
+	newer = with_extra_section(blob, len, SEC_INFO, &newer_len);
+	assert_int_equal(kepler_snapshot_decode(newer, newer_len, &out, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "no info record"));
+	free(newer);
+	free(blob);
+	fixture_free(&f);
+}
+
+static void test_encode_rejects_bad_input(void **state)
+{
+	struct fixture f;
+	struct kepler_error err;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 3, 1);
+	f.snap.nzones = KEPLER_MAX_ZONES + 1;
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), -EINVAL);
+	f.snap.nzones = 3;
+	f.snap.processes[0].comm = NULL;
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), -EINVAL);
+	fixture_free(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_sizes),
+		cmocka_unit_test(test_hostile_strings_survive),
+		cmocka_unit_test(test_strings_are_interned),
+		cmocka_unit_test(test_truncated_blobs_are_rejected),
+		cmocka_unit_test(test_bit_flips_never_crash),
+		cmocka_unit_test(test_newer_major_is_named),
+		cmocka_unit_test(test_newer_minor_is_read),
+		cmocka_unit_test(test_encode_rejects_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
