@@ -14,7 +14,7 @@
 #include "store_internal.h"
 
 #define STALE_READER_CHECK_EVERY 64
-#define MAX_COMMIT_ATTEMPTS 8
+#define MAX_COMMIT_ATTEMPTS 24
 
 struct series_value {
 	uint32_t magic;
@@ -154,24 +154,39 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 	return rc;
 }
 
-/* The map is full: grow it if allowed, else keep fewer snapshots. */
-static int make_room(struct kepler_store *s, uint64_t *keep)
+/* Delete the oldest half of the ring in its own transaction. */
+static int prune_half(struct kepler_store *s)
 {
-	if (s->map_size * 2 <= s->opts.max_map_size) {
-		int rc = mdb_env_set_mapsize(s->env, s->map_size * 2);
+	MDB_txn *txn;
+	MDB_stat st;
+	int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 
-		if (!rc) {
-			s->map_size *= 2;
-			return 0;
-		}
+	if (rc)
+		return rc;
+	rc = mdb_stat(txn, s->snapshots, &st);
+	if (!rc && st.ms_entries == 0)
+		rc = MDB_MAP_FULL; /* nothing left to free: the blob alone is too big */
+	if (!rc)
+		rc = prune_snapshots(s, txn, st.ms_entries / 2);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return rc;
 	}
-	if (*keep <= 1)
-		return MDB_MAP_FULL;
-	*keep /= 2;
 	snprintf(s->warning, sizeof(s->warning),
-		 "store map full at %llu MiB: keeping only the newest %llu snapshots",
-		 (unsigned long long)(s->map_size >> 20), (unsigned long long)*keep);
-	return 0;
+		 "store map full at %llu MiB (store.map-size): pruned to the newest %llu snapshots",
+		 (unsigned long long)(s->map_size >> 20), (unsigned long long)(st.ms_entries / 2));
+	return mdb_txn_commit(txn);
+}
+
+/* The map is full: grow it if allowed, else free the oldest snapshots. */
+static int make_room(struct kepler_store *s)
+{
+	if (s->map_size * 2 <= s->opts.max_map_size &&
+	    mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
+		s->map_size *= 2;
+		return 0;
+	}
+	return prune_half(s);
 }
 
 static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob,
@@ -185,20 +200,14 @@ static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, voi
 		rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 		if (rc)
 			break;
-		if (keep < s->opts.retention_snapshots)
-			rc = prune_snapshots(s, txn, keep - 1); /* make room before adding */
-		if (!rc)
-			rc = put_all(s, txn, snap, blob, len, keep);
-		if (!rc) {
-			rc = mdb_txn_commit(txn);
-			if (rc != MDB_MAP_FULL)
-				break;
-		} else {
+		rc = put_all(s, txn, snap, blob, len, keep);
+		if (rc)
 			mdb_txn_abort(txn);
-			if (rc != MDB_MAP_FULL)
-				break;
-		}
-		rc = make_room(s, &keep);
+		else
+			rc = mdb_txn_commit(txn);
+		if (rc != MDB_MAP_FULL)
+			break;
+		rc = make_room(s);
 		if (rc)
 			break;
 		rc = MDB_MAP_FULL;

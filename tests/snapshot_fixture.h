@@ -15,12 +15,15 @@
 struct fixture {
 	struct kepler_snapshot snap;
 	char **strings; /* owned, freed by fixture_free */
-	size_t nstrings;
+	size_t nstrings, cap;
 };
 
 static const char *fixture_str(struct fixture *f, const char *s)
 {
-	f->strings = realloc(f->strings, (f->nstrings + 1) * sizeof(char *));
+	if (f->nstrings == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 64;
+		f->strings = realloc(f->strings, f->cap * sizeof(char *));
+	}
 	f->strings[f->nstrings] = strdup(s);
 	return f->strings[f->nstrings++];
 }

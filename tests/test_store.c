@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The LMDB store on real files: commit/read, ring, series, meta, errors, wait. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kepler/store.h"
+#include "snapshot_fixture.h"
+
+#define SEC 1000000000ULL
+
+struct ctx {
+	char dir[64];
+	struct kepler_store_options opts;
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	snprintf(c->dir, sizeof(c->dir), "/tmp/kepler-store-XXXXXX");
+	if (!mkdtemp(c->dir))
+		return -1;
+	c->opts = (struct kepler_store_options){
+		.path = c->dir, .group = "", .map_size = 64ULL << 20,
+		.retention_snapshots = 720, .retention_series_ns = 24 * 3600 * SEC,
+	};
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", c->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(c);
+	return 0;
+}
+
+static struct kepler_store *writer(struct ctx *c)
+{
+	struct kepler_store *w = NULL;
+	struct kepler_error err;
+
+	if (kepler_store_open_writer(&c->opts, &w, &err) < 0)
+		fail_msg("open writer: %s", err.msg);
+	return w;
+}
+
+static struct kepler_store *reader(struct ctx *c)
+{
+	struct kepler_store *r = NULL;
+	struct kepler_error err;
+
+	if (kepler_store_open_reader(c->dir, &r, &err) < 0)
+		fail_msg("open reader: %s", err.msg);
+	return r;
+}
+
+static void commit(struct kepler_store *w, size_t nprocs, uint64_t seed)
+{
+	struct fixture f;
+	struct kepler_error err;
+
+	fixture_build(&f, nprocs, seed);
+	if (kepler_store_commit(w, &f.snap, &err) < 0)
+		fail_msg("commit: %s", err.msg);
+	fixture_free(&f);
+}
+
+static void test_commit_read_round_trip(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 1000, 100000 };
+	struct ctx *c = *state;
+	struct kepler_store *w = writer(c), *r = reader(c);
+	struct kepler_error err;
+
+	for (size_t i = 0; i < 4; i++) {
+		struct fixture f;
+		struct kepler_snapshot *got;
+		const char *diff;
+
+		fixture_build(&f, sizes[i], i);
+		assert_int_equal(kepler_store_commit(w, &f.snap, &err), 0);
+		assert_int_equal(f.snap.seq, i + 1);
+		assert_int_equal(kepler_store_read(r, 0, &got, &err), 0);
+		diff = snapshot_diff(&f.snap, got);
+		if (diff)
+			fail_msg("%zu processes: differs in %s", sizes[i], diff);
+		kepler_snapshot_free(got);
+		fixture_free(&f);
+	}
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+static void test_ring_keeps_newest(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w, *r;
+	struct kepler_error err;
+	struct kepler_snapshot *got;
+	uint64_t *seqs, seq;
+	size_t n;
+
+	c->opts.retention_snapshots = 5;
+	w = writer(c);
+	for (uint64_t i = 0; i < 12; i++)
+		commit(w, 3, i);
+	r = reader(c);
+	assert_int_equal(kepler_store_list(r, 0, 0, &seqs, &n, &err), 0);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(seqs[i], 8 + i);
+	free(seqs);
+	assert_int_equal(kepler_store_oldest_seq(r, &seq, &err), 0);
+	assert_int_equal(seq, 8);
+	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	assert_int_equal(seq, 12);
+	assert_int_equal(kepler_store_read(r, 3, &got, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "snapshot 3 is not in the store"));
+	assert_int_equal(kepler_store_read(r, 9, &got, &err), 0);
+	assert_int_equal(got->seq, 9);
+	kepler_snapshot_free(got);
+	assert_int_equal(kepler_store_list(r, 10, 11, &seqs, &n, &err), 0);
+	assert_int_equal(n, 2);
+	free(seqs);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+/* Series records are kept by age, independently of the snapshot ring. */
+static void test_series_retention(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w, *r;
+	struct kepler_series_record *recs;
+	struct kepler_error err;
+	size_t n;
+
+	c->opts.retention_snapshots = 2;
+	c->opts.retention_series_ns = 30 * SEC; /* fixture snapshots are 5 s apart */
+	w = writer(c);
+	for (uint64_t i = 0; i < 20; i++)
+		commit(w, 2, i);
+	r = reader(c);
+	assert_int_equal(kepler_store_series(r, 0, 0, &recs, &n, &err), 0);
+	assert_int_equal(n, 7); /* newest at 95 s; kept: 65..95 s */
+	assert_int_equal(recs[0].seq, 14);
+	assert_int_equal(recs[6].seq, 20);
+	assert_int_equal(recs[6].nzones, 3);
+	assert_string_equal(recs[6].zones[0].name, "package");
+	assert_int_equal(recs[6].zones[0].energy_delta_uj, 5000);
+	assert_int_equal(recs[6].instructions, 13); /* summed over processes 0 and 1 */
+	free(recs);
+	assert_int_equal(kepler_store_series(r, 1795881600000000000ULL + 80 * SEC, 0,
+					     &recs, &n, &err), 0);
+	assert_int_equal(n, 4);
+	free(recs);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+static void test_seq_survives_restart_and_meta(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w, *r;
+	struct kepler_store_meta m = { 0 }, got;
+	struct kepler_error err;
+	uint64_t seq;
+
+	w = writer(c);
+	commit(w, 1, 1);
+	commit(w, 1, 2);
+	snprintf(m.hostname, sizeof(m.hostname), "node-1");
+	snprintf(m.boot_id, sizeof(m.boot_id), "b00t");
+	m.collector_pid = 4242;
+	m.collector_start_ns = 99;
+	assert_int_equal(kepler_store_set_meta(w, &m, &err), 0);
+	kepler_store_close(w);
+	w = writer(c);
+	commit(w, 1, 3);
+	r = reader(c);
+	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	assert_int_equal(seq, 3);
+	assert_int_equal(kepler_store_get_meta(r, &got, &err), 0);
+	assert_string_equal(got.hostname, "node-1");
+	assert_string_equal(got.boot_id, "b00t");
+	assert_int_equal(got.collector_pid, 4242);
+	assert_int_equal(got.last_seq, 3);
+	assert_int_equal(got.format_major, KEPLER_FORMAT_MAJOR);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+static void test_reader_errors(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *r = NULL, *w;
+	struct kepler_snapshot *got;
+	struct kepler_error err;
+	uint64_t seq;
+	char missing[128];
+
+	snprintf(missing, sizeof(missing), "%s/nope", c->dir);
+	assert_int_equal(kepler_store_open_reader(missing, &r, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no store at"));
+	assert_null(r);
+
+	w = writer(c); /* created, nothing committed */
+	r = reader(c);
+	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "has no snapshot yet"));
+	assert_int_equal(kepler_store_read(r, 0, &got, &err), -ENOENT);
+	assert_int_equal(kepler_store_commit(r, NULL, &err), -EBADF);
+	commit(w, 1, 1);
+	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+static void test_permissions(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w;
+	struct stat st;
+	char file[128];
+
+	c->opts.group = "no-such-group-kepler";
+	w = writer(c);
+	assert_non_null(kepler_store_warning(w));
+	assert_non_null(strstr(kepler_store_warning(w), "group 'no-such-group-kepler' does not exist"));
+	snprintf(file, sizeof(file), "%s/data.mdb", c->dir);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	snprintf(file, sizeof(file), "%s/lock.mdb", c->dir);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0660);
+	kepler_store_close(w);
+}
+
+/* A map too small for the retention: the writer grows it, then prunes. */
+static void test_map_full_is_survived(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w, *r;
+	struct kepler_snapshot *got;
+	struct kepler_error err;
+
+	c->opts.map_size = 1ULL << 20;
+	c->opts.max_map_size = 4ULL << 20;
+	w = writer(c);
+	for (uint64_t i = 0; i < 40; i++)
+		commit(w, 2000, i); /* ~300 KiB each */
+	assert_non_null(kepler_store_warning(w));
+	print_message("%s\n", kepler_store_warning(w));
+	r = reader(c);
+	assert_int_equal(kepler_store_read(r, 0, &got, &err), 0);
+	assert_int_equal(got->seq, 40);
+	kepler_snapshot_free(got);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
+static void test_wait_for_new_snapshot(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w = writer(c), *r;
+	struct kepler_error err;
+	uint64_t seq = 0;
+	pid_t pid;
+	int status;
+
+	commit(w, 1, 1);
+	kepler_store_close(w);
+	r = reader(c);
+	assert_int_equal(kepler_store_wait(r, 1, 100000000ULL, &seq, &err), -ETIMEDOUT);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep(200000);
+		w = writer(c);
+		commit(w, 1, 2);
+		kepler_store_close(w);
+		_exit(0);
+	}
+	assert_int_equal(kepler_store_wait(r, 1, 10 * SEC, &seq, &err), 0);
+	assert_int_equal(seq, 2);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	kepler_store_close(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_commit_read_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_keeps_newest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seq_survives_restart_and_meta, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_permissions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_full_is_survived, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_for_new_snapshot, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
