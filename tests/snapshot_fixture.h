@@ -18,7 +18,7 @@ struct fixture {
 	size_t nstrings, cap;
 };
 
-static const char *fixture_str(struct fixture *f, const char *s)
+static inline const char *fixture_str(struct fixture *f, const char *s)
 {
 	if (f->nstrings == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 64;
@@ -33,7 +33,7 @@ static const char *const hostile[] = {
 	"tab\there", "{\"json\": true}", "", "label=\"x\",y=\"z\"", "\xe2\x98\x83 snowman",
 };
 
-static void fixture_usage(struct fixture *f, struct kepler_usage *u, uint64_t seed)
+static inline void fixture_usage(struct fixture *f, struct kepler_usage *u, uint64_t seed)
 {
 	u->state = seed % 7 == 0 ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
 	u->cpu_time_ns = seed * 1000003;
@@ -44,7 +44,7 @@ static void fixture_usage(struct fixture *f, struct kepler_usage *u, uint64_t se
 }
 
 /* A snapshot with @nprocs processes and proportionate other workloads. */
-static void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed)
+static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed)
 {
 	struct kepler_snapshot *s = &f->snap;
 	char buf[5000];
@@ -120,7 +120,7 @@ static void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed)
 	fixture_usage(f, &s->pods[0].usage, 11);
 }
 
-static void fixture_free(struct fixture *f)
+static inline void fixture_free(struct fixture *f)
 {
 	struct kepler_snapshot *s = &f->snap;
 
@@ -142,7 +142,7 @@ static void fixture_free(struct fixture *f)
 }
 
 /* NULL if equal, else a description of the first difference. */
-static const char *usage_diff(const struct kepler_usage *a, const struct kepler_usage *b,
+static inline const char *usage_diff(const struct kepler_usage *a, const struct kepler_usage *b,
 			      size_t nzones)
 {
 	if (a->state != b->state || a->cpu_time_ns != b->cpu_time_ns ||
@@ -165,7 +165,7 @@ static const char *usage_diff(const struct kepler_usage *a, const struct kepler_
 			return d_;                                        \
 	} while (0)
 
-static const char *snapshot_diff(const struct kepler_snapshot *x, const struct kepler_snapshot *y)
+static inline const char *snapshot_diff(const struct kepler_snapshot *x, const struct kepler_snapshot *y)
 {
 	if (x->seq != y->seq || x->wall_ns != y->wall_ns || x->mono_ns != y->mono_ns ||
 	    x->interval_ns != y->interval_ns || x->flags != y->flags ||
