@@ -94,12 +94,13 @@ int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler
 	return 0;
 }
 
-static const char *group_of(const char *file, char *buf, size_t len)
+/* The group of @file, or of its directory @dir when @file cannot be seen. */
+static const char *group_of(const char *file, const char *dir, char *buf, size_t len)
 {
 	struct stat st;
 	struct group *g;
 
-	if (stat(file, &st) < 0)
+	if (stat(file, &st) < 0 && stat(dir, &st) < 0)
 		return "kepler";
 	g = getgrgid(st.st_gid);
 	if (g)
@@ -124,7 +125,7 @@ static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 					"permission denied opening the store '%s': readers need "
 					"read access to data.mdb and write access to lock.mdb; "
 					"run as a member of group '%s' (the store's group)",
-					s->path, group_of(file, group, sizeof(group)));
+					s->path, group_of(file, s->path, group, sizeof(group)));
 	return kepler_store_lmdb_error(rc, "opening the store", err);
 }
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Store permissions with real users: a reader in the store's group reads; a
+# reader outside it gets a clear "permission denied ... group" message; no
+# reader modifies the data file. Needs root (setpriv); skips otherwise.
+# Usage: test_store_permissions.sh BUILD_DIR
+set -uo pipefail
+probe=$1/tests/store_probe
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP: needs root and setpriv to run readers as other users"
+	exit 77
+fi
+top=$(mktemp -d)
+trap 'rm -rf "$top"' EXIT
+chmod 0755 "$top"
+store=$top/store
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$probe" write "$store" 3 nogroup || fail "writer could not create the store"
+[ "$(stat -c %a:%G "$store/data.mdb")" = "640:nogroup" ] || fail "data.mdb is $(stat -c %a:%G "$store/data.mdb")"
+[ "$(stat -c %a:%G "$store/lock.mdb")" = "660:nogroup" ] || fail "lock.mdb is $(stat -c %a:%G "$store/lock.mdb")"
+before=$(sha256sum "$store/data.mdb")
+mtime=$(stat -c %Y.%y "$store/data.mdb")
+
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$probe" read "$store" 2>&1)
+[ "$out" = "3" ] && echo "ok: reader in group nogroup read seq $out" || fail "in-group reader: $out"
+
+out=$(setpriv --reuid=65534 --regid=4321 --clear-groups "$probe" read "$store" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "permission denied opening the store .* group 'nogroup'" <<<"$out"; then
+	echo "ok: outsider told: $out"
+else
+	fail "outsider reader (status $rc): $out"
+fi
+
+[ "$(sha256sum "$store/data.mdb")" = "$before" ] || fail "a reader changed data.mdb"
+[ "$(stat -c %Y.%y "$store/data.mdb")" = "$mtime" ] || fail "a reader touched data.mdb"
+[ $fails -eq 0 ] && echo "ok: data.mdb unchanged by readers"
+exit $((fails > 0))
