@@ -17,6 +17,7 @@ struct decoder {
 	struct blob_section sec[SEC_MAX]; /* by id; count 0 when absent */
 	const char *strings;
 	size_t strings_len;
+	bool skip_checksum; /* peek: header fields only, blob not copied */
 	struct kepler_error *err;
 };
 
@@ -69,7 +70,7 @@ static int check_header(struct decoder *d, struct blob_header *h)
 	if (h->total_size != d->len)
 		return CORRUPT(d, "size is %zu bytes but the header says %llu (truncated?)", d->len,
 			       (unsigned long long)h->total_size);
-	if (h->checksum != kepler_blob_checksum(d->blob, d->len))
+	if (!d->skip_checksum && h->checksum != kepler_blob_checksum(d->blob, d->len))
 		return CORRUPT(d, "checksum mismatch (damaged data)");
 	if (h->header_size < sizeof(*h) || h->section_size < sizeof(struct blob_section) ||
 	    h->nsections > BLOB_MAX_SECTIONS)
@@ -329,7 +330,7 @@ int kepler_snapshot_decode(const void *blob, size_t len, struct kepler_snapshot 
 int kepler_snapshot_peek(const void *blob, size_t len, struct kepler_snapshot *ret_header,
 			 struct kepler_error *err)
 {
-	struct decoder d = { .blob = blob, .len = len, .err = err };
+	struct decoder d = { .blob = blob, .len = len, .skip_checksum = true, .err = err };
 	struct kepler_snapshot s = { 0 };
 	struct blob_header h;
 	struct blob_info info;

@@ -179,17 +179,29 @@ int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapsh
 	return r;
 }
 
+/* Only the header fields are decoded, inside the transaction: no copy. */
 int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret,
 			     struct kepler_error *err)
 {
-	void *blob = NULL;
-	size_t len = 0;
-	int r = copy_blob(s, 0, &blob, &len, err);
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc, r = begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
-	r = kepler_snapshot_peek(blob, len, ret, err);
-	free(blob);
+	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	if (!rc) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+		mdb_cursor_close(cur);
+	}
+	if (!rc)
+		r = kepler_snapshot_peek(v.mv_data, v.mv_size, ret, err);
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading a snapshot", err);
 	return r;
 }
 

@@ -128,6 +128,14 @@ static void test_ring_keeps_newest(void **state)
 	assert_int_equal(seq, 8);
 	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
 	assert_int_equal(seq, 12);
+	{
+		struct kepler_snapshot hdr;
+
+		assert_int_equal(kepler_store_read_header(r, &hdr, &err), 0);
+		assert_int_equal(hdr.seq, 12);
+		assert_int_equal(hdr.nprocesses, 3);
+		assert_int_equal(hdr.nzones, 3);
+	}
 	assert_int_equal(kepler_store_read(r, 3, &got, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "snapshot 3 is not in the store"));
 	assert_int_equal(kepler_store_read(r, 9, &got, &err), 0);

@@ -11,7 +11,7 @@ listen=${KEPLER_LISTEN:-127.0.0.1:28282}
 store=${KEPLER_STORE:-./var/store}
 
 bash tools/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEPLER_SANITIZE=OFF >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 mkdir -p "$store"
 

@@ -157,7 +157,11 @@ int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob,
 int kepler_snapshot_decode(const void *blob, size_t len, struct kepler_snapshot **ret_snap,
 			   struct kepler_error *err);
 
-/* Read only the header fields (seq, times, flags, ratio, counts) of a blob. */
+/*
+ * Read only the header fields (seq, times, flags, ratio, counts) of a blob,
+ * checking its structure but not its checksum (that would read it all);
+ * kepler_snapshot_decode() checks everything.
+ */
 int kepler_snapshot_peek(const void *blob, size_t len, struct kepler_snapshot *ret_header,
 			 struct kepler_error *err);
 

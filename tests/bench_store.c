@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bench_store: prints the store's speed and size figures (not a test).
+ *   build/tests/bench_store [DIR]
+ * Commit time and blob size for 100 / 1k / 10k / 100k processes, decode
+ * and open+decode of the newest snapshot, reader attach + newest header,
+ * and a 24 h series range read (17,280 records at 5 s). Medians of repeats.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kepler/store.h"
+#include "snapshot_fixture.h"
+
+#define SEC 1000000000ULL
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static void die(const char *what, const struct kepler_error *err)
+{
+	fprintf(stderr, "bench_store: %s: %s\n", what, err->msg);
+	exit(1);
+}
+
+static void bench_size(const char *dir, size_t nprocs, int reps)
+{
+	struct kepler_store_options o = { .path = dir, .map_size = 4ULL << 30,
+					  .retention_snapshots = 8, .retention_series_ns = 86400 * SEC };
+	struct kepler_store *w, *r;
+	struct kepler_snapshot *s;
+	struct kepler_error err;
+	struct fixture f;
+	double commit[32], decode[32], open_decode[32], t;
+	void *blob;
+	size_t len;
+
+	if (kepler_store_open_writer(&o, &w, &err) < 0)
+		die("open writer", &err);
+	fixture_build(&f, nprocs, 1);
+	kepler_snapshot_encode(&f.snap, &blob, &len, NULL);
+	for (int i = 0; i < reps; i++) {
+		t = now_us();
+		if (kepler_store_commit(w, &f.snap, &err) < 0)
+			die("commit", &err);
+		commit[i] = now_us() - t;
+		t = now_us();
+		kepler_snapshot_decode(blob, len, &s, NULL);
+		decode[i] = now_us() - t;
+		kepler_snapshot_free(s);
+		t = now_us();
+		if (kepler_store_open_reader(dir, &r, &err) < 0 || kepler_store_read(r, 0, &s, &err) < 0)
+			die("read", &err);
+		kepler_snapshot_free(s);
+		kepler_store_close(r);
+		open_decode[i] = now_us() - t;
+	}
+	printf("| %zu | %.1f KiB | %.2f ms | %.3f ms | %.3f ms |\n", nprocs, (double)len / 1024,
+	       median(commit, reps) / 1000, median(decode, reps) / 1000,
+	       median(open_decode, reps) / 1000);
+	free(blob);
+	fixture_free(&f);
+	kepler_store_close(w);
+}
+
+static void bench_attach_and_series(const char *dir)
+{
+	struct kepler_store_options o = { .path = dir, .map_size = 1ULL << 30,
+					  .retention_snapshots = 2, .retention_series_ns = 86400 * SEC };
+	struct kepler_store *w, *r;
+	struct kepler_series_record *recs;
+	struct kepler_snapshot hdr;
+	struct kepler_error err;
+	struct fixture f;
+	double attach[64], series[16], t;
+	size_t n = 0;
+
+	if (kepler_store_open_writer(&o, &w, &err) < 0)
+		die("open writer", &err);
+	fixture_build(&f, 1000, 0);
+	for (uint64_t i = 0; i < 17280; i++) { /* 24 h at 5 s */
+		f.snap.wall_ns = 1795881600000000000ULL + i * 5 * SEC;
+		if (kepler_store_commit(w, &f.snap, &err) < 0)
+			die("commit", &err);
+	}
+	for (int i = 0; i < 64; i++) {
+		t = now_us();
+		if (kepler_store_open_reader(dir, &r, &err) < 0 ||
+		    kepler_store_read_header(r, &hdr, &err) < 0)
+			die("attach", &err);
+		attach[i] = now_us() - t;
+		kepler_store_close(r);
+	}
+	kepler_store_open_reader(dir, &r, &err);
+	for (int i = 0; i < 16; i++) {
+		t = now_us();
+		if (kepler_store_series(r, 0, 0, &recs, &n, &err) < 0)
+			die("series", &err);
+		series[i] = now_us() - t;
+		free(recs);
+	}
+	printf("\nreader attach + newest header (1k-process snapshot): %.1f us (median of 64)\n",
+	       median(attach, 64));
+	printf("series range read, 24 h (%zu records): %.2f ms (median of 16)\n", n,
+	       median(series, 16) / 1000);
+	kepler_store_close(r);
+	kepler_store_close(w);
+	fixture_free(&f);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 100, 1000, 10000, 100000 };
+	char dir[256], cmd[300];
+
+	snprintf(dir, sizeof(dir), "%s/kepler-bench-XXXXXX", argc > 1 ? argv[1] : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror(dir);
+		return 1;
+	}
+	printf("| processes | blob | commit | decode | open + read + decode |\n|---|---|---|---|---|\n");
+	for (size_t i = 0; i < 4; i++) {
+		char sub[300];
+
+		snprintf(sub, sizeof(sub), "%s/s%zu", dir, i);
+		bench_size(sub, sizes[i], sizes[i] >= 100000 ? 5 : 15);
+	}
+	snprintf(cmd, sizeof(cmd), "%s/series", dir);
+	bench_attach_and_series(cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : 1;
+}
