@@ -205,6 +205,45 @@ int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret
 	return r;
 }
 
+int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq,
+			struct kepler_error *err)
+{
+	uint64_t *seqs = NULL, best = 0;
+	size_t n = 0;
+	int r = kepler_store_list(s, 0, 0, &seqs, &n, err);
+
+	/* Binary search over the ring by each snapshot's header time. */
+	for (size_t lo = 0, hi = n; r == 0 && lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		void *blob = NULL;
+		size_t len = 0;
+		struct kepler_snapshot h;
+
+		r = copy_blob(s, seqs[mid], &blob, &len, err);
+		if (r == -ENOENT) { /* pruned meanwhile: search the newer half */
+			r = 0;
+			lo = mid + 1;
+			continue;
+		}
+		if (r == 0)
+			r = kepler_snapshot_peek(blob, len, &h, err);
+		free(blob);
+		if (r == 0 && h.wall_ns <= wall_ns) {
+			best = seqs[mid];
+			lo = mid + 1;
+		} else if (r == 0) {
+			hi = mid;
+		}
+	}
+	free(seqs);
+	if (r < 0)
+		return r;
+	if (!best)
+		return kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time");
+	*ret_seq = best;
+	return 0;
+}
+
 /* Grow *arr (of *cap elements of @size) to hold one more. */
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {

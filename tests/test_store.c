@@ -141,6 +141,15 @@ static void test_ring_keeps_newest(void **state)
 	assert_int_equal(kepler_store_read(r, 9, &got, &err), 0);
 	assert_int_equal(got->seq, 9);
 	kepler_snapshot_free(got);
+	/* fixture seeds 0..11 are 5 s apart; the ring holds seeds 7..11 */
+	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 47 * SEC, &seq, &err), 0);
+	assert_int_equal(seq, 10); /* seed 9 at 45 s */
+	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 35 * SEC, &seq, &err), 0);
+	assert_int_equal(seq, 8);
+	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 34 * SEC, &seq, &err),
+			 -ENOENT);
+	assert_int_equal(kepler_store_seq_at(r, UINT64_MAX, &seq, &err), 0);
+	assert_int_equal(seq, 12);
 	assert_int_equal(kepler_store_list(r, 10, 11, &seqs, &n, &err), 0);
 	assert_int_equal(n, 2);
 	free(seqs);

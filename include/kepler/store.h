@@ -136,6 +136,13 @@ int kepler_store_list(struct kepler_store *store, uint64_t from, uint64_t to, ui
 		      size_t *ret_n, struct kepler_error *err);
 
 /*
+ * The snapshot in effect at wall-clock @wall_ns: the newest retained one
+ * committed at or before it. -ENOENT if none (older than the ring, or empty).
+ */
+int kepler_store_seq_at(struct kepler_store *store, uint64_t wall_ns, uint64_t *ret_seq,
+			struct kepler_error *err);
+
+/*
  * Series records with wall_ns in [from_ns, to_ns] (to_ns = 0: no bound),
  * oldest first, in a malloc'ed array (free()).
  */
