@@ -50,4 +50,21 @@ check "dev key as flag" 2 "development setting" \
 check "exporter flag on collector" 2 "it is one of kepler-exporter" \
 	"$build/collectd/kepler-collectd" --web.listen-address=:1
 
+# Energy sources: an explicit source that is absent fails clearly; auto
+# falls back to the model and says why. (An empty sysfs, so that the result
+# is the same on machines with RAPL.)
+mkdir -p "$tmp/sysfs"
+check "meter.source rapl without powercap" 1 \
+	"meter.source rapl: no RAPL: $tmp/sysfs/class/powercap does not exist" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --meter.source rapl
+check "meter.source auto falls back: why" 1 "meter rapl not used: no RAPL" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs"
+check "meter.source auto falls back: model" 1 "energy source model: package [model:builtin#package]" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs"
+"$(dirname "$0")/../tools/fake-sysfs.sh" "$tmp/rapl" --sockets 2
+check "meter.source auto with RAPL" 1 "energy source rapl: package (2 parts) [aggregated-package]" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/rapl"
+check "bad model file" 1 "cannot open model file $tmp/nope.yaml" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp/nope.yaml"
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -92,6 +92,7 @@ struct kepler_config {
 	int meter_source;
 	char *meter_model_file;
 	struct kepler_strlist rapl_zones;
+	struct kepler_strlist hwmon_chips;
 	int informer;
 	/* dev.* (YAML only) */
 	struct kepler_strlist dev_fake_meter_zones;
