@@ -51,7 +51,22 @@ static __always_inline void key_of(struct task_struct *task, struct kepler_cputi
 
 	key->tgid = BPF_CORE_READ(task, tgid);
 	key->pad = 0;
-	key->start_time_ns = BPF_CORE_READ(leader, start_time);
+	/* the clock of /proc/PID/stat's starttime, so that both informers agree */
+	if (bpf_core_field_exists(leader->start_boottime))
+		key->start_time_ns = BPF_CORE_READ(leader, start_boottime);
+	else
+		key->start_time_ns = BPF_CORE_READ(leader, start_time);
+}
+
+static __always_inline __u32 flags_of(struct task_struct *task)
+{
+	__u32 pf = BPF_CORE_READ(task, group_leader, flags), flags = 0;
+
+	if (pf & KEPLER_PF_KTHREAD)
+		flags |= KEPLER_CPUTIME_KTHREAD;
+	if (pf & KEPLER_PF_EXITING)
+		flags |= KEPLER_CPUTIME_EXITED;
+	return flags;
 }
 
 static __always_inline void charge(struct task_struct *task, __u64 delta)
@@ -65,7 +80,14 @@ static __always_inline void charge(struct task_struct *task, __u64 delta)
 		__sync_fetch_and_add(&v->cpu_ns, delta);
 		return;
 	}
+	/*
+	 * A new entry, or one user space deleted after the exit and that the
+	 * exiting task's last switches re-create: flags say which.
+	 * At sched_switch, current is still @task, so its cgroup is current's.
+	 */
 	fresh.cpu_ns = delta;
+	fresh.flags = flags_of(task);
+	fresh.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm),
 				  BPF_CORE_READ(task, group_leader, comm));
 	if (bpf_map_update_elem(&processes, &key, &fresh, BPF_NOEXIST) != 0) {

@@ -16,17 +16,19 @@
 struct kepler_cputime_key {
 	__u32 tgid;
 	__u32 pad;
-	__u64 start_time_ns; /* the group leader's start time: (tgid, start) is unique */
+	__u64 start_time_ns; /* the group leader's start (boottime ns): (tgid, start) is unique */
 };
 
 enum kepler_cputime_flags {
-	KEPLER_CPUTIME_EXITED = 1u << 0, /* the group leader has exited */
+	KEPLER_CPUTIME_EXITED = 1u << 0,  /* the group leader has exited or is exiting */
+	KEPLER_CPUTIME_KTHREAD = 1u << 1, /* a kernel thread */
 };
 
 struct kepler_cputime_value {
 	__u64 cpu_ns;     /* on-CPU time of all threads, cumulative */
 	__u32 flags;      /* enum kepler_cputime_flags */
 	__u32 pad;
+	__u64 cgroup_id;  /* cgroup v2 id (inode) when first seen, 0 if none */
 	char comm[KEPLER_CPUTIME_COMM_LEN];
 };
 

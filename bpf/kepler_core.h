@@ -10,11 +10,15 @@
 
 #include <linux/types.h>
 
+#define KEPLER_PF_EXITING 0x00000004
+#define KEPLER_PF_KTHREAD 0x00200000
+
 struct task_struct {
 	int pid;
 	int tgid;
 	unsigned int flags;
-	__u64 start_time; /* monotonic ns since boot */
+	__u64 start_time;     /* monotonic ns since boot */
+	__u64 start_boottime; /* ns since boot, suspend included: what /proc/PID/stat shows */
 	struct task_struct *group_leader;
 	char comm[16];
 } __attribute__((preserve_access_index));

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The informer engine shared by the ebpf and procfs kinds: node CPU time
+ * from /proc/stat, per-process deltas against the previous refresh keyed by
+ * (pid, start time), terminated processes, and each new process's identity
+ * (exe, type, container, pod, VM), resolved once and cached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "informer_internal.h"
+
+#define CGROUP_MAX 8192
+#define CMDLINE_MAX 8192
+
+static const char *const kind_names[] = { "auto", "ebpf", "procfs" };
+
+const char *kepler_informer_kind_name(enum kepler_informer_kind k)
+{
+	return (unsigned)k < 3 ? kind_names[k] : "unknown";
+}
+
+struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf)
+{
+	if (inf->nsamples == inf->samples_cap) {
+		size_t cap = inf->samples_cap ? inf->samples_cap * 2 : 1024;
+		struct kepler_proc_sample *s = realloc(inf->samples, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		inf->samples = s;
+		inf->samples_cap = cap;
+	}
+	memset(&inf->samples[inf->nsamples], 0, sizeof(inf->samples[0]));
+	return &inf->samples[inf->nsamples++];
+}
+
+static int read_node(struct kepler_informer *inf, struct kepler_error *err)
+{
+	char buf[65536];
+	struct kepler_cpu_stat cs;
+	uint64_t tick = kepler_ns_per_tick(), busy, total;
+	size_t len;
+	int r;
+
+	r = kepler_read_file_at(inf->procfd, "stat", buf, sizeof(buf), &len);
+	if (r < 0 && r != -EFBIG)
+		return kepler_error_set(err, r, "cannot read %s/stat: %s", inf->procfs, strerror(-r));
+	if (kepler_procfs_parse_cpu_stat(buf, len, &cs) < 0)
+		return kepler_error_set(err, -EINVAL, "%s/stat has no valid 'cpu' line", inf->procfs);
+	busy = kepler_cpu_stat_busy(&cs) * tick;
+	total = kepler_cpu_stat_total(&cs) * tick;
+	inf->node.cpu_count = cs.cpu_count;
+	if (inf->stats.refreshes > 0 && total >= inf->node.total_ns && busy >= inf->node.busy_ns) {
+		inf->node.busy_delta_ns = busy - inf->node.busy_ns;
+		inf->node.total_delta_ns = total - inf->node.total_ns;
+	} else {
+		inf->node.busy_delta_ns = inf->node.total_delta_ns = 0;
+	}
+	if (inf->node.busy_delta_ns > inf->node.total_delta_ns)
+		inf->node.busy_delta_ns = inf->node.total_delta_ns;
+	inf->node.usage_ratio = inf->node.total_delta_ns
+		? (double)inf->node.busy_delta_ns / (double)inf->node.total_delta_ns : 0;
+	inf->node.busy_ns = busy;
+	inf->node.total_ns = total;
+	inf->last_cpu = cs;
+	return 0;
+}
+
+static bool maybe_hypervisor(const char *comm)
+{
+	return !strncmp(comm, "qemu", 4) || !strcmp(comm, "kvm");
+}
+
+/* exe, cgroup and cmdline of a live process whose stat matched. */
+static void resolve_live(struct kepler_informer *inf, const struct kepler_pid_stat *st,
+			 struct kepler_proc_identity *id)
+{
+	char path[64], buf[CGROUP_MAX];
+	size_t len;
+	ssize_t n;
+
+	if (st->flags & KEPLER_PF_KTHREAD) {
+		id->type = KEPLER_PROC_KERNEL;
+		return;
+	}
+	snprintf(path, sizeof(path), "%u/exe", st->pid);
+	n = readlinkat(inf->procfd, path, buf, sizeof(buf) - 1);
+	if (n >= 0) {
+		buf[n] = '\0';
+		free(id->exe);
+		id->exe = strdup(buf);
+	} else if (errno != ENOENT) {
+		inf->stats.skipped++; /* EACCES even for root on some hardened hosts */
+	}
+	snprintf(path, sizeof(path), "%u/cgroup", st->pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0 &&
+	    kepler_cgroup_container(buf, len, &id->container))
+		id->type = KEPLER_PROC_CONTAINER;
+	if (maybe_hypervisor(st->comm)) {
+		snprintf(path, sizeof(path), "%u/cmdline", st->pid);
+		if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) >= 0 &&
+		    kepler_cmdline_vm(buf, len, &id->vm) && id->type == KEPLER_PROC_REGULAR)
+			id->type = KEPLER_PROC_VM;
+	}
+}
+
+/*
+ * Read /proc/PID/stat unless the source did; true if it is still the
+ * process of @s (same start time: a reused pid is another process).
+ */
+static bool stat_of(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+		    struct kepler_pid_stat *st)
+{
+	char path[32], buf[1024];
+	size_t len;
+
+	if (s->has_stat) {
+		*st = s->stat;
+		return true;
+	}
+	snprintf(path, sizeof(path), "%u/stat", s->pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, st) < 0)
+		return false;
+	return st->start_ticks * kepler_ns_per_tick() == s->start_time_ns;
+}
+
+/* A new process: its identity, comm and the offset to its lifetime CPU time. */
+static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+		       struct kepler_proc_entry *e)
+{
+	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
+	struct kepler_pid_stat st;
+
+	if (!id)
+		return -ENOMEM;
+	id->container.runtime = id->vm.hypervisor = "";
+	memcpy(e->pub.comm, s->comm, sizeof(e->pub.comm));
+	if (s->kthread)
+		id->type = KEPLER_PROC_KERNEL;
+	if (stat_of(inf, s, &st)) {
+		uint64_t lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
+
+		memcpy(e->pub.comm, st.comm, sizeof(e->pub.comm));
+		resolve_live(inf, &st, id);
+		if (lifetime > s->cpu_ns)
+			e->offset = lifetime - s->cpu_ns; /* CPU time from before we watched */
+	} else if (!s->exited) {
+		inf->stats.vanished++;
+	}
+	if (!id->exe)
+		id->exe = strdup("");
+	if (!id->exe) {
+		free(id);
+		return -ENOMEM;
+	}
+	e->pub.id = id;
+	return 0;
+}
+
+static void free_identity(struct kepler_proc_identity *id)
+{
+	if (id) {
+		free(id->exe);
+		free(id);
+	}
+}
+
+static void set_counters_unavailable(struct kepler_proc *p)
+{
+	p->cycles = p->instructions = p->cache_misses = KEPLER_COUNTER_UNAVAILABLE;
+}
+
+/* Carry an entry the source could not read this time, unchanged. */
+static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
+{
+	for (size_t i = 0; i < inf->table.count; i++) {
+		struct kepler_proc_entry *old = &inf->table.items[i];
+
+		if (old->pub.pid != pid || !old->pub.id || old->drop)
+			continue;
+		old->pub.cpu_time_delta_ns = 0;
+		if (!kepler_proc_table_add(&inf->next, old))
+			return -ENOMEM;
+		old->pub.id = NULL; /* moved */
+	}
+	return 0;
+}
+
+static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
+{
+	struct kepler_proc_entry *old, e = { 0 };
+	int r;
+
+	if (s->unreadable)
+		return carry_unreadable(inf, s->pid);
+	old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+	if (old && old->pub.id) {
+		e = *old;
+		old->pub.id = NULL; /* moved */
+		if (s->cpu_ns < e.source_cpu) { /* the source's counter restarted */
+			e.offset += e.source_cpu;
+			e.source_cpu = 0;
+		}
+		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
+		if (s->has_stat)
+			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
+	} else {
+		e.pub.pid = s->pid;
+		e.pub.start_time_ns = s->start_time_ns;
+		r = resolve_new(inf, s, &e);
+		if (r < 0)
+			return r;
+		e.pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns;
+	}
+	e.idle_refreshes = e.pub.cpu_time_delta_ns ? 0 : e.idle_refreshes + 1;
+	e.source_cpu = s->cpu_ns;
+	e.pub.cpu_time_ns = e.offset + s->cpu_ns;
+	e.pub.state = s->exited ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
+	e.drop = s->exited;
+	if (s->exited && inf->ops->resets_on_exit) {
+		/* the source forgets it now; if it shows up again it counts from 0 */
+		e.offset += e.source_cpu;
+		e.source_cpu = 0;
+	}
+	set_counters_unavailable(&e.pub);
+	if (!kepler_proc_table_add(&inf->next, &e)) {
+		free_identity(e.pub.id);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Processes of the last refresh that the source no longer reports. */
+static int sweep_old(struct kepler_informer *inf)
+{
+	for (size_t i = 0; i < inf->table.count; i++) {
+		struct kepler_proc_entry *old = &inf->table.items[i];
+
+		if (!old->pub.id)
+			continue; /* carried into the new table */
+		if (old->drop || !inf->ops->reports_all_live) {
+			free_identity(old->pub.id);
+			old->pub.id = NULL;
+			continue;
+		}
+		/* vanished between two refreshes: terminated with the CPU time last seen */
+		old->pub.state = KEPLER_STATE_TERMINATED;
+		old->pub.cpu_time_delta_ns = 0;
+		old->drop = true;
+		if (kepler_proc_table_find(&inf->next, old->pub.pid, old->pub.start_time_ns) ||
+		    !kepler_proc_table_add(&inf->next, old)) {
+			free_identity(old->pub.id);
+		}
+		old->pub.id = NULL;
+	}
+	return 0;
+}
+
+int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err)
+{
+	bool first = inf->stats.refreshes == 0;
+	struct kepler_proc_table tmp;
+	int r;
+
+	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
+	inf->nsamples = 0;
+	r = read_node(inf, err);
+	if (r < 0)
+		return r;
+	r = inf->ops->collect(inf, err);
+	if (r < 0)
+		return r;
+	kepler_proc_table_clear(&inf->next);
+	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < inf->nsamples; i++) {
+		r = update_one(inf, &inf->samples[i], first);
+		if (r < 0)
+			return kepler_error_set(err, r, "out of memory");
+	}
+	sweep_old(inf);
+	tmp = inf->table;
+	inf->table = inf->next;
+	inf->next = tmp;
+	if (inf->ops->after)
+		inf->ops->after(inf);
+	inf->stats.refreshes++;
+	inf->stats.skipped_total += inf->stats.skipped;
+	inf->stats.lost_total += inf->stats.lost;
+	return 0;
+}
+
+const struct kepler_node_cpu *kepler_informer_node(const struct kepler_informer *inf)
+{
+	return &inf->node;
+}
+
+size_t kepler_informer_count(const struct kepler_informer *inf)
+{
+	return inf->table.count;
+}
+
+const struct kepler_proc *kepler_informer_proc(const struct kepler_informer *inf, size_t i)
+{
+	return i < inf->table.count ? &inf->table.items[i].pub : NULL;
+}
+
+const struct kepler_informer_stats *kepler_informer_stats(const struct kepler_informer *inf)
+{
+	return &inf->stats;
+}
+
+enum kepler_informer_kind kepler_informer_kind(const struct kepler_informer *inf)
+{
+	return inf->kind;
+}
+
+bool kepler_informer_hw_counters(const struct kepler_informer *inf)
+{
+	return inf->hw_counters;
+}
+
+const char *kepler_informer_describe(const struct kepler_informer *inf)
+{
+	return inf->describe;
+}
+
+void kepler_informer_params_from_config(const struct kepler_config *cfg,
+					struct kepler_informer_params *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->kind = (enum kepler_informer_kind)cfg->informer;
+	ret->procfs = cfg->host_procfs;
+	ret->bpf_max_processes = (uint32_t)cfg->dev_bpf_max_processes;
+}
+
+static void informer_reset(struct kepler_informer *inf)
+{
+	if (inf->ops && inf->ops->close)
+		inf->ops->close(inf);
+	for (size_t i = 0; i < inf->table.count; i++)
+		free_identity(inf->table.items[i].pub.id);
+	kepler_proc_table_free(&inf->table);
+	kepler_proc_table_free(&inf->next);
+	free(inf->samples);
+	free(inf->procfs);
+	if (inf->procfd >= 0)
+		close(inf->procfd);
+	memset(inf, 0, sizeof(*inf));
+	inf->procfd = -1;
+}
+
+static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind,
+		     const struct kepler_informer_params *p, struct kepler_error *err)
+{
+	const char *procfs = p->procfs && *p->procfs ? p->procfs : "/proc";
+	int r;
+
+	memset(inf, 0, sizeof(*inf));
+	inf->kind = kind;
+	inf->procfd = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (inf->procfd < 0) {
+		r = -errno;
+		kepler_error_set(err, r, "cannot open %s: %s", procfs, strerror(-r));
+		goto out;
+	}
+	inf->procfs = strdup(procfs);
+	if (!inf->procfs) {
+		r = kepler_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
+					 : kepler_informer_procfs_open(inf, p, err);
+out:
+	if (r < 0)
+		informer_reset(inf);
+	return r;
+}
+
+int kepler_informer_open(const struct kepler_informer_params *p,
+			 struct kepler_informer_attempts *attempts,
+			 struct kepler_informer **ret, struct kepler_error *err)
+{
+	struct kepler_informer *inf;
+	struct kepler_error e = { 0 };
+	int r;
+
+	if (attempts)
+		attempts->count = 0;
+	inf = calloc(1, sizeof(*inf));
+	if (!inf)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	inf->procfd = -1;
+	if (p->kind != KEPLER_INFORMER_AUTO) {
+		r = open_kind(inf, p->kind, p, err);
+	} else {
+		r = open_kind(inf, KEPLER_INFORMER_EBPF, p, &e);
+		if (r < 0) {
+			if (attempts) {
+				attempts->tried[0].kind = KEPLER_INFORMER_EBPF;
+				attempts->tried[0].err = e;
+				attempts->count = 1;
+			}
+			r = open_kind(inf, KEPLER_INFORMER_PROCFS, p, err);
+		}
+	}
+	if (r < 0) {
+		free(inf);
+		return r;
+	}
+	*ret = inf;
+	return 0;
+}
+
+void kepler_informer_close(struct kepler_informer *inf)
+{
+	if (!inf)
+		return;
+	informer_reset(inf);
+	free(inf);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/informer.h: who used the machine during each interval.
+ *
+ * An informer refreshes once per interval and then holds:
+ *   - the node's CPU time from <procfs>/stat (busy and total, cumulative
+ *     and this interval's delta, the usage ratio busy/total);
+ *   - the processes that used CPU, each identified by (pid, start time),
+ *     with comm, exe, type, container/pod and VM, CPU time (cumulative and
+ *     this interval's delta), state running or terminated, and hardware
+ *     counters (KEPLER_COUNTER_UNAVAILABLE where the machine has none).
+ *
+ * Kinds (informer: auto|ebpf|procfs; auto tries ebpf, then procfs):
+ *   ebpf   on-CPU time accumulated in the kernel at each context switch
+ *          (bpf/cputime.bpf.c); processes that start and end inside one
+ *          interval are captured with their CPU time.
+ *   procfs /proc/PID/stat of every process, at each refresh (tick
+ *          resolution); a process that vanished between two refreshes is
+ *          reported terminated with the CPU time last seen.
+ *
+ * The first refresh establishes the baseline: every delta is 0.
+ */
+#ifndef KEPLER_COLLECTD_INFORMER_H
+#define KEPLER_COLLECTD_INFORMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kepler/config.h"
+#include "kepler/error.h"
+#include "kepler/snapshot.h"
+#include "procfs.h"
+#include "workload.h"
+
+/* What a process is, resolved once per (pid, start time) and cached. */
+struct kepler_proc_identity {
+	char *exe; /* "" for kernel threads, or when unreadable (counted as skipped) */
+	enum kepler_process_type type;
+	struct kepler_container_ref container; /* id "" if none */
+	struct kepler_vm_ref vm;               /* id "" if none */
+};
+
+struct kepler_proc {
+	uint32_t pid;
+	uint64_t start_time_ns;  /* since boot, USER_HZ resolution (as /proc/PID/stat) */
+	char comm[KEPLER_COMM_MAX];
+	uint64_t cpu_time_ns;       /* cumulative: lifetime CPU time of the process */
+	uint64_t cpu_time_delta_ns; /* this interval */
+	enum kepler_state state;    /* terminated: ended during this interval */
+	uint64_t cycles, instructions, cache_misses; /* this interval, or unavailable */
+	struct kepler_proc_identity *id; /* never NULL, owned by the informer */
+};
+
+struct kepler_node_cpu {
+	unsigned cpu_count;
+	uint64_t busy_ns, total_ns;             /* since boot, all CPUs */
+	uint64_t busy_delta_ns, total_delta_ns; /* this interval */
+	double usage_ratio;                     /* busy / total this interval, 0 on the first */
+};
+
+struct kepler_informer_stats {
+	uint64_t refreshes;
+	uint32_t skipped;  /* /proc entries that could not be read, this refresh */
+	uint32_t lost;     /* eBPF charges of CPU time dropped because the map was full */
+	uint32_t vanished; /* processes gone before they could be resolved, this refresh */
+	uint64_t skipped_total, lost_total;
+};
+
+struct kepler_informer_params {
+	enum kepler_informer_kind kind;
+	const char *procfs;           /* "/proc" */
+	uint32_t bpf_max_processes;   /* entries of the eBPF map */
+};
+
+struct kepler_informer_attempts {
+	unsigned count;
+	struct {
+		enum kepler_informer_kind kind;
+		struct kepler_error err;
+	} tried[2];
+};
+
+struct kepler_informer;
+
+/*
+ * Open the informer of @p->kind, or for auto ebpf then procfs; every kind
+ * tried and rejected is in @attempts (may be NULL) with its reason.
+ * Errors: -EPERM (no privileges for BPF), -ENOENT (no BTF, no procfs),
+ * -ENOMEM, or the kernel's error loading the program.
+ */
+int kepler_informer_open(const struct kepler_informer_params *p,
+			 struct kepler_informer_attempts *attempts,
+			 struct kepler_informer **ret, struct kepler_error *err);
+
+void kepler_informer_params_from_config(const struct kepler_config *cfg,
+					struct kepler_informer_params *ret);
+
+/*
+ * Refresh: read the node's and every process's CPU time. Entries that
+ * cannot be read are skipped and counted, never fatal; errors are only for
+ * the informer itself failing (procfs stat unreadable, BPF map errors).
+ */
+int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err);
+
+const struct kepler_node_cpu *kepler_informer_node(const struct kepler_informer *inf);
+size_t kepler_informer_count(const struct kepler_informer *inf);
+/* Process @i (< count) of the last refresh, valid until the next refresh. */
+const struct kepler_proc *kepler_informer_proc(const struct kepler_informer *inf, size_t i);
+const struct kepler_informer_stats *kepler_informer_stats(const struct kepler_informer *inf);
+enum kepler_informer_kind kepler_informer_kind(const struct kepler_informer *inf);
+const char *kepler_informer_kind_name(enum kepler_informer_kind k);
+/* True if processes carry hardware counters. */
+bool kepler_informer_hw_counters(const struct kepler_informer *inf);
+/* One line for the start-up log. Valid until close. */
+const char *kepler_informer_describe(const struct kepler_informer *inf);
+
+void kepler_informer_close(struct kepler_informer *inf);
+
+#endif /* KEPLER_COLLECTD_INFORMER_H */

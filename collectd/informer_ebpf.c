@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The eBPF informer: bpf/cputime.bpf.c accumulates each process's on-CPU
+ * time in a hash map at every context switch; each refresh drains the map
+ * with batch lookups, reports processes whose leader exited as terminated
+ * and deletes them, and garbage-collects entries of processes that left
+ * without an exit event. Needs root (CAP_BPF + CAP_PERFMON) and kernel BTF.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cputime.h"
+#include "cputime.skel.h"
+#include "informer_internal.h"
+
+_Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 40, "value layout shared with BPF");
+
+/* An idle entry is checked against /proc after this many refreshes. */
+#define GC_IDLE_REFRESHES 12
+
+struct ebpf_state {
+	struct cputime *skel;
+	int map_fd, stats_fd;
+	uint32_t max_entries;
+	struct kepler_cputime_key *keys;     /* parallel to inf->samples */
+	struct kepler_cputime_value *values;
+	struct kepler_cputime_key *dead;     /* keys to delete after the refresh */
+	uint32_t ndead;
+	uint64_t last_overflow;
+	int ncpus;
+};
+
+/* libbpf's last warning, for error messages (library code does not log). */
+static char libbpf_msg[256];
+
+static int capture_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level <= LIBBPF_WARN) {
+		vsnprintf(libbpf_msg, sizeof(libbpf_msg), fmt, ap);
+		libbpf_msg[strcspn(libbpf_msg, "\n")] = '\0';
+	}
+	return 0;
+}
+
+static uint64_t read_overflow(struct ebpf_state *st)
+{
+	uint64_t vals[1024] = { 0 }, sum = 0;
+	__u32 key = KEPLER_CPUTIME_STAT_OVERFLOW;
+
+	if (st->ncpus > 1024 || bpf_map_lookup_elem(st->stats_fd, &key, vals) < 0)
+		return st->last_overflow;
+	for (int i = 0; i < st->ncpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+/* Has the process of this entry left without an exit event? */
+static bool gone(struct kepler_informer *inf, const struct kepler_cputime_key *k)
+{
+	char path[32], buf[1024];
+	struct kepler_pid_stat ps;
+	uint64_t tick = kepler_ns_per_tick();
+	size_t len;
+
+	snprintf(path, sizeof(path), "%u/stat", k->tgid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, &ps) < 0)
+		return true;
+	return ps.start_ticks != k->start_time_ns / tick;
+}
+
+static int add_samples(struct kepler_informer *inf, uint32_t n)
+{
+	struct ebpf_state *st = inf->priv;
+	uint64_t tick = kepler_ns_per_tick();
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct kepler_cputime_key *k = &st->keys[i];
+		const struct kepler_cputime_value *v = &st->values[i];
+		struct kepler_proc_sample *s = kepler_informer_add_sample(inf);
+		const struct kepler_proc_entry *e;
+
+		if (!s)
+			return -ENOMEM;
+		s->pid = k->tgid;
+		s->start_time_ns = k->start_time_ns / tick * tick;
+		memcpy(s->comm, v->comm, sizeof(s->comm));
+		s->comm[sizeof(s->comm) - 1] = '\0';
+		s->cpu_ns = v->cpu_ns;
+		s->cgroup_id = v->cgroup_id;
+		s->exited = v->flags & KEPLER_CPUTIME_EXITED;
+		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
+		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+		if (!s->exited && e && e->source_cpu == v->cpu_ns &&
+		    e->idle_refreshes >= GC_IDLE_REFRESHES && gone(inf, k))
+			s->exited = true;
+		if (s->exited)
+			st->dead[st->ndead++] = *k;
+	}
+	return 0;
+}
+
+static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
+{
+	struct ebpf_state *st = inf->priv;
+	uint64_t token[2], overflow;
+	uint32_t total = 0;
+	bool first = true;
+	int r;
+
+	st->ndead = 0;
+	for (;;) {
+		__u32 count = st->max_entries - total;
+
+		if (count == 0)
+			break;
+		r = bpf_map_lookup_batch(st->map_fd, first ? NULL : token, token, st->keys + total,
+					 st->values + total, &count, NULL);
+		first = false;
+		total += count;
+		if (r < 0 && errno == ENOENT)
+			break; /* the whole map was read */
+		if (r < 0)
+			return kepler_error_set(err, -errno, "reading the eBPF process map: %s",
+						strerror(errno));
+	}
+	r = add_samples(inf, total);
+	if (r < 0)
+		return kepler_error_set(err, r, "out of memory");
+	overflow = read_overflow(st);
+	inf->stats.lost = (uint32_t)(overflow - st->last_overflow);
+	st->last_overflow = overflow;
+	return 0;
+}
+
+static void ebpf_after(struct kepler_informer *inf)
+{
+	struct ebpf_state *st = inf->priv;
+	__u32 count = st->ndead;
+
+	if (count && bpf_map_delete_batch(st->map_fd, st->dead, &count, NULL) < 0) {
+		/* some were deleted already, or batch delete unsupported: one by one */
+		for (uint32_t i = 0; i < st->ndead; i++)
+			bpf_map_delete_elem(st->map_fd, &st->dead[i]);
+	}
+	st->ndead = 0;
+}
+
+static void ebpf_close(struct kepler_informer *inf)
+{
+	struct ebpf_state *st = inf->priv;
+
+	if (!st)
+		return;
+	cputime__destroy(st->skel);
+	free(st->keys);
+	free(st->values);
+	free(st->dead);
+	free(st);
+	inf->priv = NULL;
+}
+
+static const struct kepler_informer_ops ebpf_ops = {
+	.collect = ebpf_collect,
+	.after = ebpf_after,
+	.close = ebpf_close,
+	.resets_on_exit = true,
+};
+
+/* Can this machine count cycles? (This one, a VM, cannot.) */
+static bool probe_hw_counters(char *why, size_t size)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE, .size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES, .disabled = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(why, size, "perf_event_open(cycles): %s", strerror(errno));
+		return false;
+	}
+	close(fd);
+	/* counting per process in the BPF program is not implemented yet */
+	snprintf(why, size, "the machine has them but per-process counting is not implemented yet");
+	return false;
+}
+
+static int load(struct ebpf_state *st, const struct kepler_informer_params *p,
+		struct kepler_error *err)
+{
+	int r;
+
+	libbpf_set_print(capture_libbpf);
+	libbpf_msg[0] = '\0';
+	st->skel = cputime__open();
+	if (!st->skel)
+		return kepler_error_set(err, -errno ? -errno : -EINVAL, "cannot open the eBPF program: %s",
+					libbpf_msg);
+	st->max_entries = p->bpf_max_processes ? p->bpf_max_processes : 32768;
+	bpf_map__set_max_entries(st->skel->maps.processes, st->max_entries);
+	r = cputime__load(st->skel);
+	if (r == -EPERM || r == -EACCES)
+		return kepler_error_set(err, r, "loading the eBPF program needs root or CAP_BPF and "
+					"CAP_PERFMON (%s)", libbpf_msg[0] ? libbpf_msg : strerror(-r));
+	if (r < 0)
+		return kepler_error_set(err, r, "cannot load the eBPF program: %s (%s)", strerror(-r),
+					libbpf_msg);
+	r = cputime__attach(st->skel);
+	if (r < 0)
+		return kepler_error_set(err, r, "cannot attach the eBPF program: %s (%s)",
+					strerror(-r), libbpf_msg);
+	return 0;
+}
+
+int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
+			      struct kepler_error *err)
+{
+	struct ebpf_state *st;
+	char why[200];
+	int r;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return kepler_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux): the "
+					"eBPF informer needs CONFIG_DEBUG_INFO_BTF");
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	inf->priv = st;
+	inf->ops = &ebpf_ops;
+	r = load(st, p, err);
+	if (r < 0)
+		return r;
+	st->map_fd = bpf_map__fd(st->skel->maps.processes);
+	st->stats_fd = bpf_map__fd(st->skel->maps.stats);
+	st->ncpus = libbpf_num_possible_cpus();
+	st->keys = calloc(st->max_entries, sizeof(*st->keys));
+	st->values = calloc(st->max_entries, sizeof(*st->values));
+	st->dead = calloc(st->max_entries, sizeof(*st->dead));
+	if (!st->keys || !st->values || !st->dead)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	inf->hw_counters = probe_hw_counters(why, sizeof(why));
+	snprintf(inf->describe, sizeof(inf->describe),
+		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
+		 "hardware counters unavailable: %s)", st->max_entries, why);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/informer_internal.h: what the informer kinds share with the
+ * engine in informer.c. Not for the rest of the collector.
+ */
+#ifndef KEPLER_COLLECTD_INFORMER_INTERNAL_H
+#define KEPLER_COLLECTD_INFORMER_INTERNAL_H
+
+#include "informer.h"
+
+/* One process as a source sees it at a refresh. */
+struct kepler_proc_sample {
+	uint32_t pid;
+	uint64_t start_time_ns; /* rounded down to USER_HZ ticks */
+	char comm[KEPLER_COMM_MAX];
+	uint64_t cpu_ns;        /* the source's cumulative counter */
+	uint64_t cgroup_id;     /* cgroup v2 id, 0 if unknown */
+	bool exited;            /* ended (ebpf: the leader exited) */
+	bool kthread;
+	bool unreadable;        /* procfs: /proc/PID/stat not readable now: keep what we had */
+	bool has_stat;          /* procfs: @stat is filled */
+	struct kepler_pid_stat stat;
+};
+
+/* An entry of the process table: the public record and the engine's state. */
+struct kepler_proc_entry {
+	struct kepler_proc pub;
+	uint64_t source_cpu; /* the source's counter at the last refresh */
+	uint64_t offset;     /* cpu_time_ns = offset + source counter */
+	uint32_t idle_refreshes;
+	bool drop;           /* reported terminated: gone at the next refresh */
+};
+
+/* Open addressing on pid, entries in a dense array. */
+struct kepler_proc_table {
+	struct kepler_proc_entry *items;
+	size_t count, cap;
+	uint32_t *slots; /* index + 1, 0 empty */
+	size_t nslots;   /* power of two */
+};
+
+struct kepler_informer_ops {
+	/* Fill inf->samples for this refresh. */
+	int (*collect)(struct kepler_informer *inf, struct kepler_error *err);
+	/* After the engine's update (ebpf: forget exited processes in the map). */
+	void (*after)(struct kepler_informer *inf);
+	void (*close)(struct kepler_informer *inf);
+	bool reports_all_live; /* a live process missing from the samples is gone */
+	bool resets_on_exit;   /* the source's counter restarts after an exit */
+};
+
+struct kepler_informer {
+	enum kepler_informer_kind kind;
+	const struct kepler_informer_ops *ops;
+	char *procfs;
+	int procfd;  /* open directory of procfs */
+	struct kepler_proc_sample *samples;
+	size_t nsamples, samples_cap;
+	struct kepler_proc_table table, next;
+	struct kepler_node_cpu node;
+	struct kepler_cpu_stat last_cpu;
+	struct kepler_informer_stats stats;
+	bool hw_counters;
+	void *priv;
+	char describe[512];
+};
+
+/* Room for one more sample; NULL if out of memory. */
+struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);
+
+/* Table operations (proc_table.c). */
+int kepler_proc_table_reserve(struct kepler_proc_table *t, size_t n);
+struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table *t,
+						 uint32_t pid, uint64_t start_time_ns);
+/* Append (the key must not be present); NULL if out of memory. */
+struct kepler_proc_entry *kepler_proc_table_add(struct kepler_proc_table *t,
+						const struct kepler_proc_entry *e);
+void kepler_proc_table_clear(struct kepler_proc_table *t);
+void kepler_proc_table_free(struct kepler_proc_table *t);
+
+int kepler_informer_procfs_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
+				struct kepler_error *err);
+int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
+			      struct kepler_error *err);
+
+#endif /* KEPLER_COLLECTD_INFORMER_INTERNAL_H */

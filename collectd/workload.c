@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Container, pod and VM identity from procfs text. The cgroup path
+ * patterns are those of the runtimes' cgroup drivers:
+ *
+ *   docker      /docker/<id>                  (cgroupfs)
+ *               /system.slice/docker-<id>.scope (systemd)
+ *   containerd  .../cri-containerd-<id>.scope, ...:cri-containerd:<id>,
+ *               /containerd/<id>, containerd-<id>.scope
+ *   cri-o       .../crio-<id>.scope, .../crio-<id>  (not crio-conmon-<id>)
+ *   podman      .../libpod-<id>.scope[/container], /libpod_parent/libpod-<id>,
+ *               libpod-payload-<id>             (not libpod-conmon-<id>)
+ *   kubernetes  /kubepods[/<qos>]/pod<uid>/<id> (cgroupfs driver, any runtime)
+ *
+ * with <id> 64 lowercase hex digits; pods from pod<uid> (cgroupfs) or
+ * kubepods[-<qos>]-pod<uid with _>.slice (systemd; kubelet-kubepods-... when
+ * the kubelet runs nested, as in kind).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "workload.h"
+
+struct seg {
+	const char *p;
+	size_t n;
+};
+
+static bool is_hex64(const char *p, size_t n)
+{
+	if (n < KEPLER_CONTAINER_ID_LEN)
+		return false;
+	for (size_t i = 0; i < KEPLER_CONTAINER_ID_LEN; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* @s starts with @prefix followed by a 64-hex id, then @suffix or the end. */
+static const char *prefixed_id(struct seg s, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	const char *id = s.p + pl;
+	size_t rest;
+
+	if (s.n < pl + KEPLER_CONTAINER_ID_LEN || memcmp(s.p, prefix, pl) || !is_hex64(id, s.n - pl))
+		return NULL;
+	rest = s.n - pl - KEPLER_CONTAINER_ID_LEN;
+	if (rest == 0 || (rest == 6 && !memcmp(id + KEPLER_CONTAINER_ID_LEN, ".scope", 6)))
+		return id;
+	return NULL;
+}
+
+/* A v1 systemd-style "<slice>:cri-containerd:<id>" segment. */
+static const char *colon_id(struct seg s, const char *tag)
+{
+	size_t tl = strlen(tag);
+
+	for (size_t i = 0; i + tl + KEPLER_CONTAINER_ID_LEN <= s.n; i++)
+		if (!memcmp(s.p + i, tag, tl) && i + tl + KEPLER_CONTAINER_ID_LEN == s.n &&
+		    is_hex64(s.p + i + tl, KEPLER_CONTAINER_ID_LEN))
+			return s.p + i + tl;
+	return NULL;
+}
+
+static bool seg_is(struct seg s, const char *word)
+{
+	return s.n == strlen(word) && !memcmp(s.p, word, s.n);
+}
+
+static bool is_uid_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-' || c == '_';
+}
+
+/* pod<uid> or kubepods[-qos]-pod<uid>.slice; writes the dashed uid. */
+static bool pod_uid_of(struct seg s, char *uid)
+{
+	const char *p = NULL;
+	size_t n;
+
+	if (s.n >= 3 + KEPLER_POD_UID_LEN && !memcmp(s.p, "pod", 3)) {
+		p = s.p + 3;
+		n = s.n - 3;
+	} else if (s.n > 9 && (!memcmp(s.p, "kubepods-", 9) || !memcmp(s.p, "kubelet-kubepods-", 17 < s.n ? 17 : s.n))) {
+		for (size_t i = 9; i + 3 < s.n; i++)
+			if (!memcmp(s.p + i - 1, "-pod", 4)) {
+				p = s.p + i + 3;
+				n = s.n - i - 3;
+				break;
+			}
+		if (p && n > 6 && !memcmp(p + n - 6, ".slice", 6))
+			n -= 6;
+		else
+			p = NULL;
+	}
+	if (!p || n != KEPLER_POD_UID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!is_uid_char(p[i]))
+			return false;
+		uid[i] = p[i] == '_' ? '-' : p[i];
+	}
+	uid[n] = '\0';
+	return true;
+}
+
+/* The container id in segment @i of a path, or NULL; sets the runtime. */
+static const char *id_in_segment(const struct seg *segs, size_t i, bool under_pod,
+				 const char **runtime)
+{
+	static const struct {
+		const char *prefix, *runtime;
+	} prefixed[] = {
+		{ "docker-", "docker" },     { "cri-containerd-", "containerd" },
+		{ "containerd-", "containerd" }, { "crio-", "crio" },
+		{ "libpod-", "podman" },     { "libpod-payload-", "podman" },
+	};
+	const char *id;
+
+	for (size_t k = 0; k < sizeof(prefixed) / sizeof(prefixed[0]); k++)
+		if ((id = prefixed_id(segs[i], prefixed[k].prefix))) {
+			*runtime = prefixed[k].runtime;
+			return id;
+		}
+	if ((id = colon_id(segs[i], ":cri-containerd:"))) {
+		*runtime = "containerd";
+		return id;
+	}
+	if (segs[i].n == KEPLER_CONTAINER_ID_LEN && is_hex64(segs[i].p, segs[i].n) && i > 0) {
+		if (seg_is(segs[i - 1], "docker")) {
+			*runtime = "docker";
+			return segs[i].p;
+		}
+		if (seg_is(segs[i - 1], "containerd")) {
+			*runtime = "containerd";
+			return segs[i].p;
+		}
+		if (under_pod) {
+			*runtime = "kubernetes";
+			return segs[i].p;
+		}
+	}
+	return NULL;
+}
+
+#define MAX_SEGS 64
+
+/* Scan one cgroup path; keep the deepest id (largest offset) in @best. */
+static void scan_path(const char *path, size_t len, struct kepler_container_ref *best,
+		      long *best_off, const char *line_start)
+{
+	struct seg segs[MAX_SEGS];
+	size_t nseg = 0, i = 0;
+	bool kube = false, under_pod = false;
+	char uid[KEPLER_POD_UID_LEN + 1] = "";
+
+	while (i < len && nseg < MAX_SEGS) {
+		size_t j = i;
+
+		while (j < len && path[j] != '/')
+			j++;
+		if (j > i)
+			segs[nseg++] = (struct seg){ path + i, j - i };
+		i = j + 1;
+	}
+	for (size_t k = 0; k < nseg; k++) {
+		const char *runtime = NULL, *id;
+
+		if ((segs[k].n >= 8 && !memcmp(segs[k].p, "kubepods", 8)) ||
+		    (segs[k].n >= 16 && !memcmp(segs[k].p, "kubelet-kubepods", 16)))
+			kube = true;
+		if (kube && !under_pod && pod_uid_of(segs[k], uid)) {
+			under_pod = true;
+			continue;
+		}
+		id = id_in_segment(segs, k, under_pod, &runtime);
+		if (id && (id - line_start) > *best_off) {
+			*best_off = id - line_start;
+			memcpy(best->id, id, KEPLER_CONTAINER_ID_LEN);
+			best->id[KEPLER_CONTAINER_ID_LEN] = '\0';
+			best->runtime = runtime;
+			snprintf(best->pod_uid, sizeof(best->pod_uid), "%s", under_pod ? uid : "");
+		}
+	}
+}
+
+bool kepler_cgroup_container(const char *text, size_t len, struct kepler_container_ref *ret)
+{
+	struct kepler_container_ref best = { .runtime = "" };
+	const char *p = text, *end = text + len;
+	long best_off = -1;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *c1, *c2;
+		long off = best_off;
+
+		if (!eol)
+			eol = end;
+		c1 = memchr(p, ':', (size_t)(eol - p));
+		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+		if (c2) {
+			/* ties between lines: the first line wins, so compare offsets per line */
+			long line_best = -1;
+			struct kepler_container_ref cand = { .runtime = "" };
+
+			scan_path(c2 + 1, (size_t)(eol - c2 - 1), &cand, &line_best, c2 + 1);
+			if (line_best > off) {
+				best = cand;
+				best_off = line_best;
+			}
+		}
+		p = eol + 1;
+	}
+	if (best_off < 0)
+		return false;
+	*ret = best;
+	return true;
+}
+
+/* ---- VMs ---- */
+
+#define MAX_ARGS 512
+
+static size_t split_args(const char *cmdline, size_t len, const char **argv, size_t *lens)
+{
+	size_t n = 0, i = 0;
+
+	while (i < len && n < MAX_ARGS) {
+		size_t j = i;
+
+		while (j < len && cmdline[j])
+			j++;
+		argv[n] = cmdline + i;
+		lens[n++] = j - i;
+		i = j + 1;
+	}
+	return n;
+}
+
+static bool arg_is(const char *a, size_t n, const char *word)
+{
+	return n == strlen(word) && !memcmp(a, word, n);
+}
+
+static bool is_hypervisor(const char *a0, size_t n)
+{
+	const char *base = a0;
+
+	for (size_t i = 0; i < n; i++)
+		if (a0[i] == '/')
+			base = a0 + i + 1;
+	n -= (size_t)(base - a0);
+	return (n > 12 && !memcmp(base, "qemu-system-", 12)) || arg_is(base, n, "qemu-kvm") ||
+	       arg_is(base, n, "kvm");
+}
+
+/* Copy an argument as a printable label value: control bytes become '_'. */
+static void copy_label(char *dst, size_t size, const char *src, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 1 < size; i++)
+		dst[k++] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '_' : src[i];
+	dst[k] = '\0';
+}
+
+/* The guest name of -name: "guest=x,debug-threads=on" or "x". */
+static void vm_name(const char *v, size_t n, char *out, size_t size)
+{
+	const char *g = NULL;
+	size_t gl = 0;
+
+	for (size_t i = 0; i + 6 <= n; i++)
+		if ((i == 0 || v[i - 1] == ',') && !memcmp(v + i, "guest=", 6)) {
+			g = v + i + 6;
+			break;
+		}
+	if (!g) {
+		g = v;
+		while (gl < n && v[gl] != ',')
+			gl++;
+	} else {
+		while (g + gl < v + n && g[gl] != ',')
+			gl++;
+	}
+	copy_label(out, size, g, gl);
+}
+
+bool kepler_cmdline_vm(const char *cmdline, size_t len, struct kepler_vm_ref *ret)
+{
+	const char *argv[MAX_ARGS];
+	size_t lens[MAX_ARGS], argc;
+	struct kepler_vm_ref vm = { .hypervisor = "kvm" };
+
+	argc = split_args(cmdline, len, argv, lens);
+	if (argc == 0 || !is_hypervisor(argv[0], lens[0]))
+		return false;
+	for (size_t i = 1; i + 1 < argc; i++) {
+		if (arg_is(argv[i], lens[i], "-uuid") || arg_is(argv[i], lens[i], "--uuid"))
+			copy_label(vm.id, sizeof(vm.id), argv[i + 1], lens[i + 1]);
+		else if (arg_is(argv[i], lens[i], "-name") || arg_is(argv[i], lens[i], "--name"))
+			vm_name(argv[i + 1], lens[i + 1], vm.name, sizeof(vm.name));
+		else if (arg_is(argv[i], lens[i], "-xen-domid"))
+			vm.hypervisor = "xen";
+	}
+	for (size_t i = 1; i < argc; i++)
+		if (lens[i] > 6 && !memcmp(argv[i], "-name=", 6) && !vm.name[0])
+			vm_name(argv[i] + 6, lens[i] - 6, vm.name, sizeof(vm.name));
+	if (!vm.id[0] && vm.name[0])
+		snprintf(vm.id, sizeof(vm.id), "%s", vm.name);
+	if (!vm.id[0]) {
+		/* no uuid, no name: the first 8 bytes of the command line, in hex */
+		for (size_t i = 0; i < 8 && i < len; i++)
+			snprintf(vm.id + 2 * i, sizeof(vm.id) - 2 * i, "%02x", (unsigned char)cmdline[i]);
+	}
+	if (!vm.name[0])
+		snprintf(vm.name, sizeof(vm.name), "%s-%.8s", vm.hypervisor, vm.id);
+	*ret = vm;
+	return true;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Container, pod and VM identity from real-world /proc/PID/cgroup lines
+ * and hypervisor command lines, and the procfs parsers (stat, pid stat).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "procfs.h"
+#include "workload.h"
+
+#define ID1 "2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab"
+#define ID2 "f00dbabe0123456789abcdef0123456789abcdef0123456789abcdef01234567"
+#define UID "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f60"
+#define UIDU "8d6f1b0e_3c2a_4e57_9a1d_0b2c3d4e5f60"
+
+static void test_cgroup_table(void **state)
+{
+	static const struct {
+		const char *text, *id, *runtime, *pod;
+	} rows[] = {
+		/* docker: cgroupfs v1, systemd v1 and v2 */
+		{ "12:pids:/docker/" ID1 "\n11:cpu,cpuacct:/docker/" ID1 "\n", ID1, "docker", "" },
+		{ "0::/system.slice/docker-" ID1 ".scope\n", ID1, "docker", "" },
+		{ "4:cpu,cpuacct:/system.slice/docker-" ID1 ".scope\n1:name=systemd:/system.slice/docker-" ID1 ".scope\n", ID1, "docker", "" },
+		{ "0::/docker/" ID1 "\n", ID1, "docker", "" },
+		/* containerd standalone */
+		{ "0::/system.slice/containerd-" ID1 ".scope\n", ID1, "containerd", "" },
+		{ "0::/containerd/" ID1 "\n", ID1, "containerd", "" },
+		/* kubepods, systemd driver, cgroup v2: every QoS class and runtime */
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
+		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
+		{ "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/docker-" ID1 ".scope\n", ID1, "docker", UID },
+		/* kubepods, systemd driver, cgroup v1 */
+		{ "11:cpu,cpuacct:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		{ "3:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice:cri-containerd:" ID1 "\n", ID1, "containerd", "" },
+		/* kubepods, cgroupfs driver: every QoS class */
+		{ "0::/kubepods/burstable/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/kubepods/besteffort/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/kubepods/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" ID1 "\n10:pids:/kubepods/burstable/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/kubepods/burstable/pod" UID "/crio-" ID1 "\n", ID1, "crio", UID },
+		/* kind / nested kubelet */
+		{ "0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		/* docker in docker: the deepest wins */
+		{ "0::/docker/" ID2 "/docker/" ID1 "\n", ID1, "docker", "" },
+		{ "0::/system.slice/docker-" ID2 ".scope/kubepods/besteffort/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		/* podman rootful, rootless, cgroupfs, payload */
+		{ "0::/machine.slice/libpod-" ID1 ".scope\n", ID1, "podman", "" },
+		{ "0::/machine.slice/libpod-" ID1 ".scope/container\n", ID1, "podman", "" },
+		{ "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID1 ".scope\n", ID1, "podman", "" },
+		{ "1:name=systemd:/libpod_parent/libpod-" ID1 "\n", ID1, "podman", "" },
+		{ "0::/machine.slice/libpod-payload-" ID1 "\n", ID1, "podman", "" },
+		/* not containers */
+		{ "0::/machine.slice/libpod-conmon-" ID1 ".scope\n", NULL, NULL, NULL },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-conmon-" ID1 ".scope\n", NULL, NULL, NULL },
+		{ "0::/user.slice/user-1000.slice/session-2.scope\n", NULL, NULL, NULL },
+		{ "0::/system.slice/sshd.service\n", NULL, NULL, NULL },
+		{ "0::/\n", NULL, NULL, NULL },
+		{ "0::/docker/" "2a7d6c3b9e0f1a2b" "\n", NULL, NULL, NULL },  /* short id */
+		{ "0::/docker/" ID1 "x\n", NULL, NULL, NULL },                 /* 65 chars */
+		{ "0::/DOCKER/" ID1 "\n", NULL, NULL, NULL },
+		{ "", NULL, NULL, NULL },
+		{ "garbage without colons", NULL, NULL, NULL },
+		{ "0::/docker-" ID1 ".scope.evil\n", NULL, NULL, NULL },
+	};
+	(void)state;
+	assert_true(sizeof(rows) / sizeof(rows[0]) >= 30);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct kepler_container_ref c;
+		bool found = kepler_cgroup_container(rows[i].text, strlen(rows[i].text), &c);
+
+		if (found != (rows[i].id != NULL))
+			fail_msg("row %zu: found=%d for %s", i, found, rows[i].text);
+		if (!found)
+			continue;
+		if (strcmp(c.id, rows[i].id) || strcmp(c.runtime, rows[i].runtime) ||
+		    strcmp(c.pod_uid, rows[i].pod))
+			fail_msg("row %zu: got %s %s pod '%s'", i, c.id, c.runtime, c.pod_uid);
+	}
+}
+
+static void test_vm_cmdlines(void **state)
+{
+#define Q(s) s, sizeof(s) - 1
+	static const struct {
+		const char *cmd;
+		size_t len;
+		const char *id, *name, *hyp;
+	} rows[] = {
+		{ Q("/usr/bin/qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0-uuid\0"
+		    "3f2504e0-4f89-11d3-9a0c-0305e82c3301\0-m\0" "2048\0"),
+		  "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "vm1", "kvm" },
+		{ Q("/usr/libexec/qemu-kvm\0-name\0instance-00000001\0-uuid\0abc\0"), "abc", "instance-00000001", "kvm" },
+		{ Q("qemu-system-aarch64\0-name=arm-guest\0"), "arm-guest", "arm-guest", "kvm" },
+		{ Q("/usr/bin/kvm\0-name\0k\0-xen-domid\0" "7\0"), "k", "k", "xen" },
+		{ Q("/usr/bin/qemu-system-x86_64\0-m\0" "512\0"), "2f7573722f62696e", "kvm-2f757372", "kvm" },
+		{ Q("/usr/bin/qemu-system-x86_64\0-name\0evil\nname\0"), "evil_name", "evil_name", "kvm" },
+		{ Q("/usr/bin/qemu-img\0convert\0"), NULL, NULL, NULL },
+		{ Q("/bin/bash\0-c\0qemu-system-x86_64 -name x\0"), NULL, NULL, NULL },
+		{ Q(""), NULL, NULL, NULL },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct kepler_vm_ref vm;
+		bool found = kepler_cmdline_vm(rows[i].cmd, rows[i].len, &vm);
+
+		if (found != (rows[i].id != NULL))
+			fail_msg("row %zu: found=%d", i, found);
+		if (found && (strcmp(vm.id, rows[i].id) || strcmp(vm.name, rows[i].name) ||
+			      strcmp(vm.hypervisor, rows[i].hyp)))
+			fail_msg("row %zu: got id '%s' name '%s' %s", i, vm.id, vm.name, vm.hypervisor);
+	}
+}
+
+static void test_pid_stat(void **state)
+{
+	static const char normal[] =
+		"1234 (bash) S 1 1234 1234 34816 5678 4194304 1000 0 0 0 150 25 0 0 20 0 1 0 98765 "
+		"10000000 500 18446744073709551615 1 1 0 0 0 0 65536 3670020 1266777851 0 0 0 17 1 0 0 0 0 0\n";
+	static const char hostile[] =
+		"77 (a) (b\n) S) R 1 77 77 -1 -1 2097216 0 0 0 0 3 4 -1 -2 -20 -5 1 0 555 0 0\n";
+	struct kepler_pid_stat st;
+
+	(void)state;
+	assert_int_equal(kepler_procfs_parse_pid_stat(normal, strlen(normal), &st), 0);
+	assert_int_equal(st.pid, 1234);
+	assert_string_equal(st.comm, "bash");
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.utime_ticks, 150);
+	assert_int_equal(st.stime_ticks, 25);
+	assert_int_equal(st.start_ticks, 98765);
+	assert_int_equal(st.flags, 4194304);
+	/* a comm with parentheses, a newline and ") S" inside: the LAST ')' ends it */
+	assert_int_equal(kepler_procfs_parse_pid_stat(hostile, strlen(hostile), &st), 0);
+	assert_int_equal(st.pid, 77);
+	assert_memory_equal(st.comm, "a) (b\n) S", 10);
+	assert_int_equal(st.state, 'R');
+	assert_true(st.flags & KEPLER_PF_KTHREAD);
+	assert_int_equal(st.utime_ticks, 3);
+	assert_int_equal(st.start_ticks, 555);
+	/* garbage */
+	static const char *const bad[] = {
+		"", "1234", "1234 (bash", "x (bash) S 1", "1234 (bash) S", "1234 (bash) S 1 2 3",
+		"1234 (bash) S 1 1 1 0 0 abc 0 0 0 0 1 1 0 0 0 0 1 0 5\n",
+		"1234 (bash) S 1 1 1 0 0 0 0 0 0 0 99999999999999999999999 1 0 0 0 0 1 0 5\n",
+		"0 (zero) S 1 1 1 0 0 0 0 0 0 0 1 1 0 0 0 0 1 0 5\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (kepler_procfs_parse_pid_stat(bad[i], strlen(bad[i]), &st) == 0)
+			fail_msg("bad[%zu] parsed", i);
+}
+
+static void test_cpu_stat(void **state)
+{
+	static const char text[] =
+		"cpu  100 5 50 800 20 3 2 10 0 0\n"
+		"cpu0 50 2 25 400 10 1 1 5 0 0\n"
+		"cpu1 50 3 25 400 10 2 1 5 0 0\n"
+		"intr 12345 0 0\nctxt 999\nbtime 1700000000\n";
+	struct kepler_cpu_stat cs;
+
+	(void)state;
+	assert_int_equal(kepler_procfs_parse_cpu_stat(text, strlen(text), &cs), 0);
+	assert_int_equal(cs.cpu_count, 2);
+	assert_int_equal(cs.user, 100);
+	assert_int_equal(cs.steal, 10);
+	assert_int_equal(kepler_cpu_stat_total(&cs), 990);
+	assert_int_equal(kepler_cpu_stat_busy(&cs), 170);
+	assert_int_equal(kepler_procfs_parse_cpu_stat("intr 1\n", 7, &cs), -EINVAL);
+	assert_int_equal(kepler_procfs_parse_cpu_stat("cpu  1 2 x\n", 11, &cs), -EINVAL);
+	assert_int_equal(kepler_procfs_parse_cpu_stat("cpu  1 2\n", 9, &cs), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cgroup_table),
+		cmocka_unit_test(test_vm_cmdlines),
+		cmocka_unit_test(test_pid_stat),
+		cmocka_unit_test(test_cpu_stat),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
