@@ -34,9 +34,8 @@ struct kepler_cputime_value {
 
 /* Index of the counters in the `stats` array map. */
 enum kepler_cputime_stat {
-	KEPLER_CPUTIME_STAT_SWITCHES = 0,
-	KEPLER_CPUTIME_STAT_OVERFLOW = 1, /* updates lost because the map was full */
-	KEPLER_CPUTIME_STAT_MAX = 2,
+	KEPLER_CPUTIME_STAT_OVERFLOW = 0, /* charges lost because the map was full */
+	KEPLER_CPUTIME_STAT_MAX = 1,
 };
 
 #endif /* KEPLER_BPF_CPUTIME_H */

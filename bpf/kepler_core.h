@@ -13,7 +13,12 @@
 #define KEPLER_PF_EXITING 0x00000004
 #define KEPLER_PF_KTHREAD 0x00200000
 
+struct sched_entity {
+	__u64 sum_exec_runtime;      /* on-CPU ns, updated by the scheduler */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	struct sched_entity se;
 	int pid;
 	int tgid;
 	unsigned int flags;

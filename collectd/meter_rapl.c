@@ -62,18 +62,22 @@ static bool is_rapl_entry(const char *name, bool *ret_mmio)
 static void split_name(const char *name, char *base, size_t size, int *ret_index)
 {
 	const char *dash = strrchr(name, '-');
+	size_t len = strlen(name);
 	char *end;
 	long idx;
 
 	*ret_index = -1;
-	snprintf(base, size, "%s", name);
-	if (!dash || !dash[1] || !isdigit((unsigned char)dash[1]))
-		return;
-	idx = strtol(dash + 1, &end, 10);
-	if (*end || idx < 0 || idx > 4096)
-		return;
-	base[dash - name < (long)size ? dash - name : (long)size - 1] = '\0';
-	*ret_index = (int)idx;
+	if (dash && dash[1] && isdigit((unsigned char)dash[1])) {
+		idx = strtol(dash + 1, &end, 10);
+		if (!*end && idx >= 0 && idx <= 4096) {
+			len = (size_t)(dash - name);
+			*ret_index = (int)idx;
+		}
+	}
+	if (len >= size)
+		len = size - 1;
+	memmove(base, name, len);
+	base[len] = '\0';
 }
 
 static bool name_ok(const char *s)
