@@ -25,8 +25,16 @@
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_value) == 40, "value layout shared with BPF");
 
-/* An idle entry is checked against /proc after this many refreshes. */
-#define GC_IDLE_REFRESHES 12
+/*
+ * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
+ * is checked against /proc: rarely enough that thousands of sleeping
+ * daemons cost almost nothing, often enough that a process that left
+ * without an exit event is reported within a few minutes.
+ */
+static bool gc_due(uint32_t idle)
+{
+	return idle >= 16 && ((idle & (idle - 1)) == 0 || idle % 256 == 0);
+}
 
 struct ebpf_state {
 	struct cputime *skel;
@@ -102,7 +110,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 		if (!s->exited && e && e->source_cpu == v->cpu_ns &&
-		    e->idle_refreshes >= GC_IDLE_REFRESHES && gone(inf, k))
+		    gc_due(e->idle_refreshes + 1) && gone(inf, k))
 			s->exited = true;
 		if (s->exited)
 			st->dead[st->ndead++] = *k;

@@ -67,4 +67,18 @@ check "meter.source auto with RAPL" 1 "energy source rapl: package (2 parts) [ag
 check "bad model file" 1 "cannot open model file $tmp/nope.yaml" \
 	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp/nope.yaml"
 
+# Informers: procfs on request; auto falls back from ebpf without privileges.
+check "informer procfs" 1 "informer procfs (" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --informer procfs
+check "informer from a missing procfs" 1 "informer procfs: cannot open /nonexistent" \
+	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --informer procfs --host.procfs /nonexistent
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	check "informer auto unprivileged: why" 1 "informer ebpf not used, falling back to procfs: loading the eBPF program needs root" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$build/collectd/kepler-collectd" --host.sysfs /nonexistent
+	check "informer ebpf unprivileged" 1 "informer ebpf: loading the eBPF program needs root or CAP_BPF and CAP_PERFMON" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$build/collectd/kepler-collectd" --host.sysfs /nonexistent --informer ebpf
+else
+	echo "skip: unprivileged informer checks need root and setpriv"
+fi
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

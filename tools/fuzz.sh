@@ -2,7 +2,8 @@
 # tools/fuzz.sh [SECONDS]: build the libFuzzer targets with clang in
 # build-fuzz/ and fuzz, for SECONDS in all (default 60), the snapshot
 # decoder (two thirds, from a seed corpus of encoded snapshots) and the
-# meters' parsers of sysfs numbers and power model files (one third).
+# collector's parsers of host input (one third): sysfs numbers, power model
+# files, /proc/stat, /proc/PID/stat, cgroup and cmdline files.
 # Exit status non-zero on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +31,15 @@ fuzz() {
 corpus=build-fuzz/corpus/decode
 mkdir -p "$corpus"
 build-fuzz/tests/fuzz/make_seeds "$corpus"
-meter=build-fuzz/corpus/meter
-mkdir -p "$meter"
-printf '\x00240422366267\n' >"$meter/energy_uj"
-{ printf '\x01'; cat collectd/models/generic-vm.yaml; } >"$meter/generic-vm.yaml"
+host=build-fuzz/corpus/host
+mkdir -p "$host"
+printf '\x00240422366267\n' >"$host/energy_uj"
+{ printf '\x01'; cat collectd/models/generic-vm.yaml; } >"$host/generic-vm.yaml"
+printf '\x0277 (a) (b) R 1 77 77 -1 -1 4194304 0 0 0 0 3 4 0 0 20 0 1 0 555 0 0\n' >"$host/pid-stat"
+printf '\x03cpu  100 5 50 800 20 3 2 10 0 0\ncpu0 50 2 25 400 10 1 1 5 0 0\n' >"$host/stat"
+printf '\x040::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8d6f1b0e_3c2a_4e57_9a1d_0b2c3d4e5f60.slice/cri-containerd-2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab.scope\n' >"$host/cgroup"
+printf '\x05/usr/bin/qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0-uuid\0abc\0' >"$host/cmdline"
 rc=0
 fuzz fuzz_decode $((secs * 2 / 3)) "$corpus" 65536 || rc=$?
-fuzz fuzz_meter_input $((secs - secs * 2 / 3)) "$meter" 8192 || rc=$?
+fuzz fuzz_host_input $((secs - secs * 2 / 3)) "$host" 8192 || rc=$?
 exit $rc
