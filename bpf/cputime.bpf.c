@@ -22,10 +22,21 @@ struct {
 	__type(value, struct kepler_cputime_value);
 } processes SEC(".maps");
 
+/* Set by user space before load when every CPU has the three perf events. */
+const volatile _Bool hw_counters = 0;
+
+/* One perf event per CPU each: cycles, instructions, cache misses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_cycles SEC(".maps"), perf_instructions SEC(".maps"), perf_cache_misses SEC(".maps");
+
 /* The task now running on each CPU, and its on-CPU time when switched in. */
 struct kepler_switched_in {
 	__u64 task;
 	__u64 sum_exec_runtime;
+	__u64 counters[KEPLER_CPUTIME_NCOUNTERS]; /* this CPU's counters at switch-in */
 };
 
 struct {
@@ -79,7 +90,17 @@ static __always_inline __u32 flags_of(struct task_struct *task)
 	return flags;
 }
 
-static __always_inline void charge(struct task_struct *task, __u64 delta)
+static __always_inline void add_to(struct kepler_cputime_value *v, __u64 delta, const __u64 *hw)
+{
+	__sync_fetch_and_add(&v->cpu_ns, delta);
+	if (hw_counters) {
+		__sync_fetch_and_add(&v->counters[0], hw[0]);
+		__sync_fetch_and_add(&v->counters[1], hw[1]);
+		__sync_fetch_and_add(&v->counters[2], hw[2]);
+	}
+}
+
+static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v, fresh = {};
@@ -87,7 +108,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta)
 	key_of(task, &key);
 	v = bpf_map_lookup_elem(&processes, &key);
 	if (v) {
-		__sync_fetch_and_add(&v->cpu_ns, delta);
+		add_to(v, delta, hw);
 		return;
 	}
 	/*
@@ -96,6 +117,11 @@ static __always_inline void charge(struct task_struct *task, __u64 delta)
 	 * At sched_switch, current is still @task, so its cgroup is current's.
 	 */
 	fresh.cpu_ns = delta;
+	if (hw_counters) {
+		fresh.counters[0] = hw[0];
+		fresh.counters[1] = hw[1];
+		fresh.counters[2] = hw[2];
+	}
 	fresh.flags = flags_of(task);
 	fresh.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm), task->group_leader->comm);
@@ -103,10 +129,26 @@ static __always_inline void charge(struct task_struct *task, __u64 delta)
 		/* Raced with another CPU creating it, or the map is full. */
 		v = bpf_map_lookup_elem(&processes, &key);
 		if (v)
-			__sync_fetch_and_add(&v->cpu_ns, delta);
+			add_to(v, delta, hw);
 		else
 			count(KEPLER_CPUTIME_STAT_OVERFLOW);
 	}
+}
+
+static __always_inline __u64 read_one(void *map)
+{
+	struct bpf_perf_event_value v = {};
+
+	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)) != 0)
+		return 0;
+	return v.counter;
+}
+
+static __always_inline void read_counters(__u64 *now)
+{
+	now[KEPLER_CPUTIME_CYCLES] = read_one(&perf_cycles);
+	now[KEPLER_CPUTIME_INSTRUCTIONS] = read_one(&perf_instructions);
+	now[KEPLER_CPUTIME_CACHE_MISSES] = read_one(&perf_cache_misses);
 }
 
 /*
@@ -120,21 +162,29 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	__u64 sum, now[KEPLER_CPUTIME_NCOUNTERS] = {}, hw[KEPLER_CPUTIME_NCOUNTERS] = {};
 	struct kepler_switched_in *in;
 	__u32 zero = 0;
-	__u64 sum;
 
 	in = bpf_map_lookup_elem(&switched_in, &zero);
 	if (!in)
 		return 0;
+	if (hw_counters) {
+		read_counters(now);
+		for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS; i++)
+			hw[i] = now[i] > in->counters[i] ? now[i] - in->counters[i] : 0;
+	}
 	/* pid 0 is the idle task: its time is the node's idle, not a process. */
 	if (prev->pid != 0 && in->task == (__u64)prev) {
 		sum = prev->se.sum_exec_runtime;
 		if (sum > in->sum_exec_runtime)
-			charge(prev, sum - in->sum_exec_runtime);
+			charge(prev, sum - in->sum_exec_runtime, hw);
 	}
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;
+	if (hw_counters)
+		for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS; i++)
+			in->counters[i] = now[i];
 	return 0;
 }
 

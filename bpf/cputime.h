@@ -30,6 +30,16 @@ struct kepler_cputime_value {
 	__u32 pad;
 	__u64 cgroup_id;  /* cgroup v2 id (inode) when first seen, 0 if none */
 	char comm[KEPLER_CPUTIME_COMM_LEN];
+	/* hardware counters while on CPU, cumulative; 0 when not counted */
+	__u64 counters[3]; /* enum kepler_cputime_counter */
+};
+
+/* The perf counters read at each switch when hw_counters is set. */
+enum kepler_cputime_counter {
+	KEPLER_CPUTIME_CYCLES = 0,
+	KEPLER_CPUTIME_INSTRUCTIONS = 1,
+	KEPLER_CPUTIME_CACHE_MISSES = 2,
+	KEPLER_CPUTIME_NCOUNTERS = 3,
 };
 
 /* Index of the counters in the `stats` array map. */

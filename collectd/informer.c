@@ -98,9 +98,15 @@ static void resolve_live(struct kepler_informer *inf, const struct kepler_pid_st
 		inf->stats.skipped++; /* EACCES even for root on some hardened hosts */
 	}
 	snprintf(path, sizeof(path), "%u/cgroup", st->pid);
-	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0 &&
-	    kepler_cgroup_container(buf, len, &id->container))
-		id->type = KEPLER_PROC_CONTAINER;
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0) {
+		char cg[4096];
+
+		kepler_cgroup_path(buf, len, cg, sizeof(cg));
+		free(id->cgroup);
+		id->cgroup = strdup(cg);
+		if (kepler_cgroup_container(buf, len, &id->container))
+			id->type = KEPLER_PROC_CONTAINER;
+	}
 	if (maybe_hypervisor(st->comm)) {
 		snprintf(path, sizeof(path), "%u/cmdline", st->pid);
 		if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) >= 0 &&
@@ -155,7 +161,11 @@ static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sam
 	}
 	if (!id->exe)
 		id->exe = strdup("");
-	if (!id->exe) {
+	if (!id->cgroup)
+		id->cgroup = strdup("");
+	if (!id->exe || !id->cgroup) {
+		free(id->exe);
+		free(id->cgroup);
 		free(id);
 		return -ENOMEM;
 	}
@@ -167,13 +177,32 @@ static void free_identity(struct kepler_proc_identity *id)
 {
 	if (id) {
 		free(id->exe);
+		free(id->cgroup);
 		free(id);
 	}
 }
 
-static void set_counters_unavailable(struct kepler_proc *p)
+/* This interval's counters: growth of the source's, all of them when new. */
+static void set_counters(const struct kepler_informer *inf, struct kepler_proc_entry *e,
+			 const struct kepler_proc_sample *s, bool fresh)
 {
-	p->cycles = p->instructions = p->cache_misses = KEPLER_COUNTER_UNAVAILABLE;
+	uint64_t d[3];
+
+	if (!inf->hw_counters) {
+		e->pub.cycles = e->pub.instructions = e->pub.cache_misses = KEPLER_COUNTER_UNAVAILABLE;
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (fresh)
+			d[i] = s->counters[i];
+		else
+			d[i] = s->counters[i] >= e->source_counters[i] ? s->counters[i] - e->source_counters[i]
+								       : s->counters[i];
+		e->source_counters[i] = s->counters[i];
+	}
+	e->pub.cycles = d[0];
+	e->pub.instructions = d[1];
+	e->pub.cache_misses = d[2];
 }
 
 /* Carry an entry the source could not read this time, unchanged. */
@@ -195,6 +224,7 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
 {
 	struct kepler_proc_entry *old, e = { 0 };
+	bool fresh = true;
 	int r;
 
 	if (s->unreadable)
@@ -206,7 +236,9 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		if (s->cpu_ns < e.source_cpu) { /* the source's counter restarted */
 			e.offset += e.source_cpu;
 			e.source_cpu = 0;
+			memset(e.source_counters, 0, sizeof(e.source_counters));
 		}
+		fresh = false;
 		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
 		if (s->has_stat)
 			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
@@ -218,6 +250,10 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 			return r;
 		e.pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns;
 	}
+	set_counters(inf, &e, s, fresh && !first);
+	if (fresh && first)
+		e.pub.cycles = e.pub.instructions = e.pub.cache_misses =
+			inf->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
 	e.idle_refreshes = e.pub.cpu_time_delta_ns ? 0 : e.idle_refreshes + 1;
 	e.source_cpu = s->cpu_ns;
 	e.pub.cpu_time_ns = e.offset + s->cpu_ns;
@@ -227,8 +263,8 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		/* the source forgets it now; if it shows up again it counts from 0 */
 		e.offset += e.source_cpu;
 		e.source_cpu = 0;
+		memset(e.source_counters, 0, sizeof(e.source_counters));
 	}
-	set_counters_unavailable(&e.pub);
 	if (!kepler_proc_table_add(&inf->next, &e)) {
 		free_identity(e.pub.id);
 		return -ENOMEM;
@@ -252,6 +288,8 @@ static int sweep_old(struct kepler_informer *inf)
 		/* vanished between two refreshes: terminated with the CPU time last seen */
 		old->pub.state = KEPLER_STATE_TERMINATED;
 		old->pub.cpu_time_delta_ns = 0;
+		if (inf->hw_counters)
+			old->pub.cycles = old->pub.instructions = old->pub.cache_misses = 0;
 		old->drop = true;
 		if (kepler_proc_table_find(&inf->next, old->pub.pid, old->pub.start_time_ns) ||
 		    !kepler_proc_table_add(&inf->next, old)) {

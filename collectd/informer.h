@@ -35,6 +35,7 @@
 /* What a process is, resolved once per (pid, start time) and cached. */
 struct kepler_proc_identity {
 	char *exe; /* "" for kernel threads, or when unreadable (counted as skipped) */
+	char *cgroup; /* cgroup path (v2, else v1 cpu controller), "" if unknown */
 	enum kepler_process_type type;
 	struct kepler_container_ref container; /* id "" if none */
 	struct kepler_vm_ref vm;               /* id "" if none */
@@ -70,6 +71,11 @@ struct kepler_informer_params {
 	enum kepler_informer_kind kind;
 	const char *procfs;           /* "/proc" */
 	uint32_t bpf_max_processes;   /* entries of the eBPF map */
+	/*
+	 * Tests only: count with software events (cpu-clock, in ns) in place of
+	 * the hardware counters, to exercise the path on machines without them.
+	 */
+	bool hw_counters_software;
 };
 
 struct kepler_informer_attempts {

@@ -23,7 +23,7 @@
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 40, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 64, "value layout shared with BPF");
 
 /*
  * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
@@ -46,7 +46,10 @@ struct ebpf_state {
 	uint32_t ndead;
 	uint64_t last_overflow;
 	int ncpus;
+	int *perf_fds; /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
 };
+
+static void close_perf(struct ebpf_state *st);
 
 /* libbpf's last warning, for error messages (library code does not log). */
 static char libbpf_msg[256];
@@ -106,6 +109,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->comm[sizeof(s->comm) - 1] = '\0';
 		s->cpu_ns = v->cpu_ns;
 		s->cgroup_id = v->cgroup_id;
+		memcpy(s->counters, v->counters, sizeof(s->counters));
 		s->exited = v->flags & KEPLER_CPUTIME_EXITED;
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
@@ -171,6 +175,7 @@ static void ebpf_close(struct kepler_informer *inf)
 	if (!st)
 		return;
 	cputime__destroy(st->skel);
+	close_perf(st);
 	free(st->keys);
 	free(st->values);
 	free(st->dead);
@@ -185,28 +190,87 @@ static const struct kepler_informer_ops ebpf_ops = {
 	.resets_on_exit = true,
 };
 
-/* Can this machine count cycles? (This one, a VM, cannot.) */
-static bool probe_hw_counters(char *why, size_t size)
+static int perf_open(__u32 type, __u64 config, int cpu)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE, .size = sizeof(attr),
-		.config = PERF_COUNT_HW_CPU_CYCLES, .disabled = 1,
+		.type = type, .size = sizeof(attr), .config = config,
 	};
-	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (fd < 0) {
-		snprintf(why, size, "perf_event_open(cycles): %s", strerror(errno));
-		return false;
-	}
-	close(fd);
-	/* counting per process in the BPF program is not implemented yet */
-	snprintf(why, size, "the machine has them but per-process counting is not implemented yet");
-	return false;
+	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int load(struct ebpf_state *st, const struct kepler_informer_params *p,
-		struct kepler_error *err)
+/*
+ * Open cycles, instructions and cache misses on every CPU (or cpu-clock
+ * three times for tests). All or nothing: true if every one opened; else
+ * @why says what failed and none stays open.
+ */
+static bool open_perf(struct ebpf_state *st, bool software, char *why, size_t size)
 {
+	static const __u64 hw[KEPLER_CPUTIME_NCOUNTERS] = {
+		PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CACHE_MISSES,
+	};
+	static const char *const names[] = { "cycles", "instructions", "cache-misses" };
+	int n = KEPLER_CPUTIME_NCOUNTERS * st->ncpus;
+
+	st->perf_fds = malloc((size_t)n * sizeof(int));
+	if (!st->perf_fds) {
+		snprintf(why, size, "out of memory");
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		st->perf_fds[i] = -1;
+	for (int c = 0; c < KEPLER_CPUTIME_NCOUNTERS; c++)
+		for (int cpu = 0; cpu < st->ncpus; cpu++) {
+			int fd = software ? perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, cpu)
+					  : perf_open(PERF_TYPE_HARDWARE, hw[c], cpu);
+
+			/* a possible CPU that is offline cannot be opened: not counted then */
+			if (fd < 0 && errno == ENODEV)
+				continue;
+			if (fd < 0) {
+				snprintf(why, size, "perf_event_open(%s, cpu %d): %s", names[c], cpu,
+					 strerror(errno));
+				return false;
+			}
+			st->perf_fds[c * st->ncpus + cpu] = fd;
+		}
+	snprintf(why, size, "%s", software ? "software cpu-clock events (test mode)" : "perf events");
+	return true;
+}
+
+static void close_perf(struct ebpf_state *st)
+{
+	if (!st->perf_fds)
+		return;
+	for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS * st->ncpus; i++)
+		if (st->perf_fds[i] >= 0)
+			close(st->perf_fds[i]);
+	free(st->perf_fds);
+	st->perf_fds = NULL;
+}
+
+static int attach_perf(struct ebpf_state *st, struct kepler_error *err)
+{
+	struct bpf_map *maps[KEPLER_CPUTIME_NCOUNTERS] = {
+		st->skel->maps.perf_cycles, st->skel->maps.perf_instructions,
+		st->skel->maps.perf_cache_misses,
+	};
+
+	for (int c = 0; c < KEPLER_CPUTIME_NCOUNTERS; c++)
+		for (__u32 cpu = 0; cpu < (__u32)st->ncpus; cpu++) {
+			int fd = st->perf_fds[c * st->ncpus + (int)cpu];
+
+			if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(maps[c]), &cpu, &fd, BPF_ANY) < 0)
+				return kepler_error_set(err, -errno, "cannot attach perf events: %s",
+							strerror(errno));
+		}
+	return 0;
+}
+
+static int load(struct ebpf_state *st, const struct kepler_informer_params *p, char *why,
+		size_t why_size, struct kepler_error *err)
+{
+	bool counters;
 	int r;
 
 	libbpf_set_print(capture_libbpf);
@@ -217,6 +281,10 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p,
 					libbpf_msg);
 	st->max_entries = p->bpf_max_processes ? p->bpf_max_processes : 32768;
 	bpf_map__set_max_entries(st->skel->maps.processes, st->max_entries);
+	counters = open_perf(st, p->hw_counters_software, why, why_size);
+	if (!counters)
+		close_perf(st);
+	st->skel->rodata->hw_counters = counters;
 	r = cputime__load(st->skel);
 	if (r == -EPERM || r == -EACCES)
 		return kepler_error_set(err, r, "loading the eBPF program needs root or CAP_BPF and "
@@ -224,6 +292,11 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p,
 	if (r < 0)
 		return kepler_error_set(err, r, "cannot load the eBPF program: %s (%s)", strerror(-r),
 					libbpf_msg);
+	if (counters) {
+		r = attach_perf(st, err);
+		if (r < 0)
+			return r;
+	}
 	r = cputime__attach(st->skel);
 	if (r < 0)
 		return kepler_error_set(err, r, "cannot attach the eBPF program: %s (%s)",
@@ -246,20 +319,23 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	inf->priv = st;
 	inf->ops = &ebpf_ops;
-	r = load(st, p, err);
+	st->ncpus = libbpf_num_possible_cpus();
+	if (st->ncpus <= 0)
+		return kepler_error_set(err, -EINVAL, "cannot count the possible CPUs");
+	r = load(st, p, why, sizeof(why), err);
 	if (r < 0)
 		return r;
 	st->map_fd = bpf_map__fd(st->skel->maps.processes);
 	st->stats_fd = bpf_map__fd(st->skel->maps.stats);
-	st->ncpus = libbpf_num_possible_cpus();
 	st->keys = calloc(st->max_entries, sizeof(*st->keys));
 	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
 	if (!st->keys || !st->values || !st->dead)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	inf->hw_counters = probe_hw_counters(why, sizeof(why));
+	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
-		 "hardware counters unavailable: %s)", st->max_entries, why);
+		 "hardware counters %s: %s)", st->max_entries,
+		 inf->hw_counters ? "from" : "unavailable", why);
 	return 0;
 }

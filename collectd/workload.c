@@ -220,6 +220,55 @@ bool kepler_cgroup_container(const char *text, size_t len, struct kepler_contain
 	return true;
 }
 
+/* Does the controller list @c (@n bytes, comma-separated) name "cpu"? */
+static bool has_cpu_controller(const char *c, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && c[j] != ',')
+			j++;
+		if (j - i == 3 && !memcmp(c + i, "cpu", 3))
+			return true;
+		i = j + 1;
+	}
+	return false;
+}
+
+void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
+{
+	const char *p = text, *end = text + len, *best = NULL, *best_end = NULL;
+	int best_rank = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *c1, *c2;
+		int rank;
+
+		if (!eol)
+			eol = end;
+		c1 = memchr(p, ':', (size_t)(eol - p));
+		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+		if (c2) {
+			rank = c1 - p == 1 && *p == '0' && c2 == c1 + 1 ? 3
+			       : has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1)) ? 2 : 1;
+			if (rank > best_rank) {
+				best_rank = rank;
+				best = c2 + 1;
+				best_end = eol;
+			}
+		}
+		p = eol + 1;
+	}
+	if (!size)
+		return;
+	if (!best) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, size, "%.*s", (int)(best_end - best), best);
+}
+
 /* ---- VMs ---- */
 
 #define MAX_ARGS 512

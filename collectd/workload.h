@@ -38,6 +38,13 @@ struct kepler_vm_ref {
 bool kepler_cgroup_container(const char *text, size_t len, struct kepler_container_ref *ret);
 
 /*
+ * The process's cgroup path from its /proc/PID/cgroup text: the cgroup v2
+ * line ("0::/path"), else the v1 line of the cpu controller, else the
+ * first line. Written to @buf (truncated to @size); "" if there is none.
+ */
+void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size);
+
+/*
  * Recognise a hypervisor process (qemu-system-*, qemu-kvm, kvm) from its
  * NUL-separated /proc/PID/cmdline. Returns true and fills @ret for a VM.
  */

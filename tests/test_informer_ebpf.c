@@ -60,16 +60,22 @@ static uint64_t rusage_ns(const struct rusage *ru)
 	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ULL;
 }
 
-static struct kepler_informer *open_ebpf(uint32_t max)
+static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 {
 	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF, .procfs = "/proc",
-					    .bpf_max_processes = max };
+					    .bpf_max_processes = max,
+					    .hw_counters_software = sw_counters };
 	struct kepler_informer *inf = NULL;
 	struct kepler_error err = { 0 };
 
 	if (kepler_informer_open(&p, NULL, &inf, &err) < 0)
 		fail_msg("open ebpf: %s", err.msg);
 	return inf;
+}
+
+static struct kepler_informer *open_ebpf(uint32_t max)
+{
+	return open_ebpf_opts(max, false);
 }
 
 static void refresh(struct kepler_informer *inf)
@@ -267,6 +273,44 @@ static void test_overflow_reported(void **state)
 	kepler_informer_close(inf);
 }
 
+/*
+ * The counter path (perf events read at each switch, per-process deltas),
+ * driven by software cpu-clock events because this machine has no hardware
+ * counters: each "counter" then counts on-CPU nanoseconds.
+ */
+static void test_counters_path(void **state)
+{
+	struct kepler_informer *inf;
+	const struct kepler_proc *p;
+	struct rusage ru;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (!can_run_bpf()) {
+		skip();
+		return;
+	}
+	inf = open_ebpf_opts(0, true);
+	assert_true(kepler_informer_hw_counters(inf));
+	print_message("%s\n", kepler_informer_describe(inf));
+	refresh(inf);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		burn_cpu_us(100000);
+		_exit(0);
+	}
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	refresh(inf);
+	p = find_pid(inf, pid);
+	assert_non_null(p);
+	assert_close("cpu-clock as cycles", p->cycles, rusage_ns(&ru));
+	assert_close("cpu-clock as instructions", p->instructions, rusage_ns(&ru));
+	assert_close("cpu-clock as cache misses", p->cache_misses, rusage_ns(&ru));
+	kepler_informer_close(inf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_short_process),
 		cmocka_unit_test(test_500_short_processes),
 		cmocka_unit_test(test_overflow_reported),
+		cmocka_unit_test(test_counters_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,6 +235,7 @@ static void test_unreadable_and_kinds(void **state)
 	assert_int_equal(p->id->type, KEPLER_PROC_CONTAINER);
 	assert_string_equal(p->id->container.id, CID);
 	assert_string_equal(p->id->container.runtime, "docker");
+	assert_string_equal(p->id->cgroup, "/system.slice/docker-" CID ".scope");
 	p = find(c, 30, 3000);
 	assert_int_equal(p->id->type, KEPLER_PROC_VM);
 	assert_string_equal(p->id->vm.id, "3f2504e0-4f89-11d3-9a0c-0305e82c3301");

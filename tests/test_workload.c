@@ -91,6 +91,28 @@ static void test_cgroup_table(void **state)
 	}
 }
 
+static void test_cgroup_path(void **state)
+{
+	static const struct {
+		const char *text, *path;
+	} rows[] = {
+		{ "0::/system.slice/sshd.service\n", "/system.slice/sshd.service" },
+		{ "12:pids:/a\n11:cpu,cpuacct:/b\n1:name=systemd:/c\n0::/d\n", "/d" },
+		{ "12:pids:/a\n11:cpu,cpuacct:/b\n1:name=systemd:/c\n", "/b" },
+		{ "12:pids:/a\n11:cpuset:/b\n", "/a" },
+		{ "", "" },
+		{ "junk", "" },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		kepler_cgroup_path(rows[i].text, strlen(rows[i].text), buf, sizeof(buf));
+		if (strcmp(buf, rows[i].path))
+			fail_msg("row %zu: '%s'", i, buf);
+	}
+}
+
 static void test_vm_cmdlines(void **state)
 {
 #define Q(s) s, sizeof(s) - 1
@@ -188,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cgroup_table),
+		cmocka_unit_test(test_cgroup_path),
 		cmocka_unit_test(test_vm_cmdlines),
 		cmocka_unit_test(test_pid_stat),
 		cmocka_unit_test(test_cpu_stat),
