@@ -309,6 +309,28 @@ static int reader_init(struct kepler_store *s, struct kepler_error *err)
 	return 0;
 }
 
+/*
+ * A writer killed while creating the store can leave a data.mdb without its
+ * two meta pages. LMDB would then try to initialize it, which a read-only
+ * environment cannot do (it fails with EBADF): say what it is instead.
+ * The next writer initializes it.
+ */
+static int reader_check_initialized(struct kepler_store *s, struct kepler_error *err)
+{
+	char file[4096];
+	struct stat st;
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	if (stat(file, &st) < 0)
+		return open_error(s, errno, err);
+	if (st.st_size < 2 * sysconf(_SC_PAGESIZE))
+		return kepler_error_set(err, -ENOENT,
+					"the store '%s' is not initialized yet (no snapshot written; "
+					"a collector stopped while creating it leaves it so until "
+					"the next one starts)", s->path);
+	return 0;
+}
+
 int kepler_store_open_reader(const char *path, struct kepler_store **ret,
 			     struct kepler_error *err)
 {
@@ -322,6 +344,9 @@ int kepler_store_open_reader(const char *path, struct kepler_store **ret,
 		r = open_error(s, errno, err);
 		goto fail;
 	}
+	r = reader_check_initialized(s, err);
+	if (r < 0)
+		goto fail;
 	r = env_create(s, err);
 	if (r < 0)
 		goto fail;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -103,6 +104,31 @@ static void test_commit_read_round_trip(void **state)
 	}
 	kepler_store_close(r);
 	kepler_store_close(w);
+}
+
+/* A writer killed while creating the store leaves an empty data.mdb. */
+static void test_uninitialized_store(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *r = NULL, *w;
+	struct kepler_error err;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", c->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/lock.mdb", c->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(kepler_store_open_reader(c->dir, &r, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "is not initialized yet"));
+	w = writer(c);
+	kepler_store_close(w);
+	assert_int_equal(kepler_store_open_reader(c->dir, &r, &err), 0);
+	kepler_store_close(r);
 }
 
 static void test_ring_keeps_newest(void **state)
@@ -323,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_commit_read_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uninitialized_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seq_survives_restart_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_errors, setup, teardown),
