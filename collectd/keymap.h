@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/keymap.h: a small hash map from byte-string keys (at most
+ * KEPLER_KEY_MAX bytes, copied in) to indexes into the caller's arrays.
+ * Open addressing with linear probing; no deletion (maps are rebuilt each
+ * interval), so it stays simple and fast.
+ */
+#ifndef KEPLER_COLLECTD_KEYMAP_H
+#define KEPLER_COLLECTD_KEYMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KEPLER_KEY_MAX 72
+
+struct kepler_keymap_slot {
+	uint64_t hash; /* 0: empty */
+	uint32_t index;
+	uint32_t len;
+	char key[KEPLER_KEY_MAX];
+};
+
+struct kepler_keymap {
+	struct kepler_keymap_slot *slots;
+	size_t nslots; /* power of two */
+	size_t count;
+};
+
+/* Map @key to @index (replacing an existing mapping). -ENOMEM, -E2BIG. */
+int kepler_keymap_put(struct kepler_keymap *m, const void *key, size_t len, uint32_t index);
+/* The index of @key, or -1. */
+int64_t kepler_keymap_get(const struct kepler_keymap *m, const void *key, size_t len);
+void kepler_keymap_clear(struct kepler_keymap *m);
+void kepler_keymap_free(struct kepler_keymap *m);
+
+/* The key of a process: (pid, start time) packed into 12 bytes. */
+size_t kepler_proc_key(uint32_t pid, uint64_t start_time_ns, char key[12]);
+
+#endif /* KEPLER_COLLECTD_KEYMAP_H */

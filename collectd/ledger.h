@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/ledger.h: turns one interval's measurements (each zone's energy
+ * delta, the node's CPU use, every process's CPU time) into a snapshot, and
+ * keeps the cumulative totals of the node and of every workload from one
+ * interval to the next.
+ *
+ * Per zone: active = delta x busy / total (node CPU time), idle = delta -
+ * active; active is split over the processes by their CPU-time deltas with
+ * the largest-remainder rule, so that in every snapshot, per zone,
+ *   sum(processes) == node active,  sum(processes of a container) ==
+ *   container,  sum(containers of a pod) == pod,  sum(processes of a VM) == VM
+ * exactly. When no process used CPU in an interval, the whole delta is idle.
+ *
+ * Terminated workloads are in the snapshot of the interval they ended in,
+ * then carried forward (delta 0, final totals) for terminated_ttl, at most
+ * max_terminated per kind by energy in the primary zone, none below
+ * min_terminated_energy.
+ */
+#ifndef KEPLER_COLLECTD_LEDGER_H
+#define KEPLER_COLLECTD_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "informer.h"
+#include "kepler/error.h"
+#include "kepler/snapshot.h"
+
+struct kepler_ledger_params {
+	uint64_t terminated_ttl_ns;
+	int64_t max_terminated;             /* -1: all, 0: none */
+	uint64_t min_terminated_energy_uj;
+};
+
+struct kepler_ledger_zone_in {
+	const char *name, *path; /* must stay valid while the ledger lives */
+	enum kepler_source source;
+	uint64_t delta_uj;
+};
+
+/* One interval's measurements. */
+struct kepler_ledger_input {
+	uint64_t wall_ns, mono_ns, interval_ns;
+	bool first; /* the first interval after start: no deltas */
+	unsigned nzones;
+	struct kepler_ledger_zone_in zones[KEPLER_MAX_ZONES];
+	uint64_t busy_delta_ns, total_delta_ns;
+	double usage_ratio;
+	bool hw_counters;
+	uint32_t skipped, lost;
+	/* the processes of the interval: proc_at(ctx, i) for i < nprocs */
+	size_t nprocs;
+	const struct kepler_proc *(*proc_at)(const void *ctx, size_t i);
+	const void *ctx;
+};
+
+struct kepler_ledger;
+
+int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger **ret,
+		      struct kepler_error *err);
+
+/*
+ * Continue the cumulative totals of @prev (the newest snapshot of the same
+ * boot, read back at start): the node's per zone (matched by zone name) and
+ * those of every running process (same pid and start time), container, VM
+ * and pod, so that exported counters never go down across a restart.
+ * Call before the first kepler_ledger_build().
+ */
+void kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev);
+
+/*
+ * Build the snapshot of @in. The result is owned by the ledger and valid
+ * until the next build (its strings point into the informer's records of
+ * this interval and into the ledger). -ENOMEM, -EINVAL (zones changed).
+ */
+int kepler_ledger_build(struct kepler_ledger *l, const struct kepler_ledger_input *in,
+			struct kepler_snapshot **ret, struct kepler_error *err);
+
+void kepler_ledger_free(struct kepler_ledger *l);
+
+#endif /* KEPLER_COLLECTD_LEDGER_H */

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Attribution and the ledger: exact integer splits, the sums every
+ * snapshot must satisfy (over random intervals), the first interval,
+ * idle-only intervals, terminated carry-forward (ttl, max, min energy)
+ * and resuming totals after a restart.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attribution.h"
+#include "ledger.h"
+
+#define SEC 1000000000ULL
+#define J 1000000ULL
+#define NPROC 40
+
+struct world {
+	struct kepler_proc procs[NPROC];
+	struct kepler_proc_identity ids[NPROC];
+	char cids[4][65];
+	size_t n;
+};
+
+static const struct kepler_proc *at(const void *ctx, size_t i)
+{
+	return &((const struct world *)ctx)->procs[i];
+}
+
+static void world_init(struct world *w, size_t n)
+{
+	memset(w, 0, sizeof(*w));
+	w->n = n;
+	for (int c = 0; c < 4; c++)
+		for (int k = 0; k < 64; k++)
+			w->cids[c][k] = "0123456789abcdef"[(c * 7 + k) % 16];
+	for (size_t i = 0; i < n; i++) {
+		struct kepler_proc *p = &w->procs[i];
+		struct kepler_proc_identity *id = &w->ids[i];
+
+		p->pid = (uint32_t)(100 + i);
+		p->start_time_ns = 1000 + i;
+		snprintf(p->comm, sizeof(p->comm), "p%zu", i);
+		p->id = id;
+		id->exe = "/bin/x";
+		id->cgroup = "";
+		id->container.runtime = "";
+		id->vm.hypervisor = "";
+		if (i % 3 == 1) { /* a container per residue, two in a pod */
+			memcpy(id->container.id, w->cids[i % 4], 65);
+			id->container.runtime = "containerd";
+			if (i % 4 < 2)
+				snprintf(id->container.pod_uid, sizeof(id->container.pod_uid),
+					 "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f6%zu", i % 2);
+			id->type = KEPLER_PROC_CONTAINER;
+		}
+		if (i % 7 == 3) {
+			snprintf(id->vm.id, sizeof(id->vm.id), "vm-%zu", i % 2);
+			snprintf(id->vm.name, sizeof(id->vm.name), "guest%zu", i % 2);
+			id->vm.hypervisor = "kvm";
+		}
+		p->cycles = p->instructions = p->cache_misses = KEPLER_COUNTER_UNAVAILABLE;
+	}
+}
+
+static struct kepler_ledger_input input(struct world *w, uint64_t t, bool first)
+{
+	struct kepler_ledger_input in = {
+		.wall_ns = 1800000000 * SEC + t, .mono_ns = t, .interval_ns = 5 * SEC, .first = first,
+		.nzones = 3, .busy_delta_ns = 3 * SEC, .total_delta_ns = 10 * SEC, .usage_ratio = 0.3,
+		.nprocs = w->n, .proc_at = at, .ctx = w,
+	};
+	static const char *const names[] = { "package", "core", "dram" };
+
+	for (unsigned z = 0; z < 3; z++)
+		in.zones[z] = (struct kepler_ledger_zone_in){ .name = names[z], .path = "p",
+							      .source = KEPLER_SOURCE_RAPL };
+	return in;
+}
+
+/* Every sum of DESIGN.md, exactly, per zone. */
+static void check_sums(const struct kepler_snapshot *s)
+{
+	for (size_t z = 0; z < s->nzones; z++) {
+		uint64_t sum = 0;
+
+		assert_int_equal(s->zones[z].energy.delta_uj,
+				 s->zones[z].active.delta_uj + s->zones[z].idle.delta_uj);
+		for (size_t i = 0; i < s->nprocesses; i++)
+			sum += s->processes[i].usage.zones[z].delta_uj;
+		assert_int_equal(sum, s->zones[z].active.delta_uj);
+		for (size_t c = 0; c < s->ncontainers; c++) {
+			uint64_t cs = 0;
+
+			for (size_t i = 0; i < s->nprocesses; i++)
+				if (!strcmp(s->processes[i].container_id, s->containers[c].id))
+					cs += s->processes[i].usage.zones[z].delta_uj;
+			assert_int_equal(cs, s->containers[c].usage.zones[z].delta_uj);
+		}
+		for (size_t p = 0; p < s->npods; p++) {
+			uint64_t ps = 0;
+
+			for (size_t c = 0; c < s->ncontainers; c++)
+				if (!strcmp(s->containers[c].pod_id, s->pods[p].id))
+					ps += s->containers[c].usage.zones[z].delta_uj;
+			assert_int_equal(ps, s->pods[p].usage.zones[z].delta_uj);
+		}
+		for (size_t v = 0; v < s->nvms; v++) {
+			uint64_t vs = 0;
+
+			for (size_t i = 0; i < s->nprocesses; i++)
+				if (!strcmp(s->processes[i].vm_id, s->vms[v].id))
+					vs += s->processes[i].usage.zones[z].delta_uj;
+			assert_int_equal(vs, s->vms[v].usage.zones[z].delta_uj);
+		}
+	}
+}
+
+static void test_split(void **state)
+{
+	uint64_t w[3] = { 1, 1, 1 }, out[3], scratch[3];
+	uint64_t w2[4] = { 0, 5, 0, 5 }, out2[4], scratch2[4];
+
+	(void)state;
+	assert_int_equal(kepler_split(10, w, 3, out, scratch), 3);
+	assert_int_equal(out[0], 4);
+	assert_int_equal(out[1], 3);
+	assert_int_equal(out[2], 3);
+	kepler_split(7, w2, 4, out2, scratch2);
+	assert_int_equal(out2[0] + out2[2], 0); /* no CPU, no energy */
+	assert_int_equal(out2[1] + out2[3], 7);
+	assert_int_equal(kepler_split(5, w2, 0, out2, scratch2), 0);
+	/* 128-bit products */
+	uint64_t big[2] = { UINT64_MAX / 2, UINT64_MAX / 2 }, ob[2], sb[2];
+	kepler_split(UINT64_MAX - 1, big, 2, ob, sb);
+	assert_int_equal(ob[0] + ob[1], UINT64_MAX - 1);
+	assert_int_equal(kepler_active_uj(1000, 3, 10), 300);
+	assert_int_equal(kepler_active_uj(1000, 30, 10), 1000);
+	assert_int_equal(kepler_active_uj(1000, 3, 0), 0);
+}
+
+static void test_random_intervals_sum_exactly(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_error err;
+	uint64_t node_total = 0;
+
+	(void)state;
+	srand(42);
+	world_init(&w, NPROC);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	for (int k = 0; k < 200; k++) {
+		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
+
+		for (size_t i = 0; i < w.n; i++) {
+			w.procs[i].cpu_time_delta_ns = (uint64_t)(rand() % 4 ? rand() % 100000007 : 0);
+			w.procs[i].cpu_time_ns += w.procs[i].cpu_time_delta_ns;
+		}
+		for (unsigned z = 0; z < 3; z++)
+			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
+		in.busy_delta_ns = (uint64_t)(rand() % 1000);
+		in.total_delta_ns = 1000;
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		if (k == 0) {
+			assert_true(s->flags & KEPLER_SNAP_FIRST);
+			assert_int_equal(s->zones[0].energy.delta_uj, 0);
+			for (size_t i = 0; i < s->nprocesses; i++)
+				assert_int_equal(s->processes[i].usage.zones[0].delta_uj, 0);
+		}
+		node_total += s->zones[0].energy.delta_uj;
+		assert_int_equal(s->zones[0].energy.total_uj, node_total);
+		check_sums(s);
+	}
+	assert_true(s->ncontainers == 4 && s->npods == 2 && s->nvms == 2);
+	kepler_ledger_free(l);
+}
+
+static void test_no_cpu_is_all_idle(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+
+	(void)state;
+	world_init(&w, 5);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, 0, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	in = input(&w, 5 * SEC, false);
+	in.zones[0].delta_uj = 1000;
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->zones[0].active.delta_uj, 0);
+	assert_int_equal(s->zones[0].idle.delta_uj, 1000);
+	check_sums(s);
+	kepler_ledger_free(l);
+}
+
+static const struct kepler_process *find(const struct kepler_snapshot *s, uint32_t pid)
+{
+	for (size_t i = 0; i < s->nprocesses; i++)
+		if (s->processes[i].pid == pid)
+			return &s->processes[i];
+	return NULL;
+}
+
+static void test_terminated_carry(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 20 * SEC, .max_terminated = 2,
+					  .min_terminated_energy_uj = 10 * J };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t t = 0;
+
+	(void)state;
+	world_init(&w, 4);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, t, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	/* CPU 1:2:3:4 of 100 J active: 10, 20, 30, 40 J; all end in this interval */
+	for (size_t i = 0; i < 4; i++) {
+		w.procs[i].cpu_time_delta_ns = (i + 1) * SEC;
+		w.procs[i].state = KEPLER_STATE_TERMINATED;
+	}
+	in = input(&w, t += 5 * SEC, false);
+	in.zones[0].delta_uj = 100 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->nprocesses, 4);
+	assert_int_equal(find(s, 103)->usage.zones[0].delta_uj, 40 * J);
+	assert_int_equal(find(s, 103)->usage.state, KEPLER_STATE_TERMINATED);
+	check_sums(s);
+	/* the informer forgets them; the two largest are carried with delta 0 */
+	w.n = 0;
+	in = input(&w, t += 5 * SEC, false);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->nprocesses, 2);
+	assert_non_null(find(s, 103));
+	assert_non_null(find(s, 102));
+	assert_int_equal(find(s, 103)->usage.zones[0].delta_uj, 0);
+	assert_int_equal(find(s, 103)->usage.zones[0].total_uj, 40 * J);
+	assert_string_equal(find(s, 103)->comm, "p3"); /* strings owned by the ledger */
+	check_sums(s);
+	/* until the ttl (20 s after they ended) */
+	for (int k = 0; k < 3; k++) {
+		in = input(&w, t += 5 * SEC, false);
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		assert_int_equal(s->nprocesses, 2);
+	}
+	in = input(&w, t += 5 * SEC, false);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->nprocesses, 0);
+	/* containers follow their processes: terminated, then carried, then gone */
+	assert_int_equal(s->ncontainers, 0);
+	kepler_ledger_free(l);
+}
+
+static void test_resume(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l, *l2;
+	struct kepler_snapshot *s, copy;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t proc_total, node_total, cont_total;
+
+	(void)state;
+	world_init(&w, 6);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, 0, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	for (size_t i = 0; i < 6; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, 5 * SEC, false);
+	in.zones[0].delta_uj = 600 * J;
+	in.zones[1].delta_uj = 60 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	proc_total = find(s, 101)->usage.zones[0].total_uj;
+	node_total = s->zones[0].energy.total_uj;
+	assert_int_equal(proc_total, 100 * J);
+	cont_total = s->containers[0].usage.zones[0].total_uj;
+	/* a new ledger (a restarted collector) resumes from that snapshot,
+	 * even with its zones in another order */
+	copy = *s;
+	copy.zones[0] = s->zones[1];
+	copy.zones[1] = s->zones[0];
+	struct kepler_energy *swapped = calloc(s->nprocesses * 3, sizeof(*swapped));
+	struct kepler_process *procs = calloc(s->nprocesses, sizeof(*procs));
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		procs[i] = s->processes[i];
+		procs[i].usage.zones = &swapped[i * 3];
+		procs[i].usage.zones[0] = s->processes[i].usage.zones[1];
+		procs[i].usage.zones[1] = s->processes[i].usage.zones[0];
+		procs[i].usage.zones[2] = s->processes[i].usage.zones[2];
+	}
+	copy.processes = procs;
+	copy.ncontainers = 0;
+	copy.nvms = copy.npods = 0;
+	assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+	kepler_ledger_resume(l2, &copy);
+	free(procs);
+	free(swapped);
+	in = input(&w, 100 * SEC, true);
+	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	assert_int_equal(s->zones[0].energy.total_uj, node_total);
+	assert_int_equal(find(s, 101)->usage.zones[0].total_uj, proc_total);
+	in = input(&w, 105 * SEC, false);
+	in.zones[0].delta_uj = 60 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	assert_int_equal(find(s, 101)->usage.zones[0].total_uj, proc_total + 10 * J);
+	assert_true(s->containers[0].usage.zones[0].total_uj > 0);
+	(void)cont_total;
+	check_sums(s);
+	kepler_ledger_free(l);
+	kepler_ledger_free(l2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_random_intervals_sum_exactly),
+		cmocka_unit_test(test_no_cpu_is_all_idle),
+		cmocka_unit_test(test_terminated_carry),
+		cmocka_unit_test(test_resume),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
