@@ -35,12 +35,16 @@ struct proc_gen {
 
 enum group_kind { GROUP_CONTAINER, GROUP_VM, GROUP_POD, GROUP_KINDS };
 
+#define RESUME_HORIZON_NS (3600ULL * 1000000000ULL)
+
 struct group_rec {
 	char *id, *name, *extra, *pod_id; /* extra: runtime (containers), hypervisor (VMs) */
 	uint64_t total[KEPLER_MAX_ZONES], delta[KEPLER_MAX_ZONES];
 	uint64_t cpu_total, cpu_delta;
 	uint64_t ended_mono_ns;
 	bool terminated, present, running, fresh, emit;
+	bool dormant; /* resumed at start, not seen yet: kept, not shown */
+	bool keep;    /* dormant and within the horizon */
 };
 
 struct group_table {
@@ -57,6 +61,13 @@ struct kepler_ledger {
 	int primary;
 	struct proc_gen gen[2];
 	int cur; /* index of the current generation in gen[] */
+	/*
+	 * Processes of the snapshot resumed at start: an informer reports a
+	 * process only once it runs again (eBPF), so they wait here, for up to
+	 * RESUME_HORIZON, to continue their totals when they show up.
+	 */
+	struct proc_gen resumed;
+	uint64_t resumed_until_ns;
 	struct group_table groups[GROUP_KINDS];
 	/* resume: node bases by zone name, until the first build */
 	unsigned nresume;
@@ -151,8 +162,7 @@ static int resumed_index(const struct kepler_ledger *l, unsigned z)
 /* Resumed totals were in the old snapshot's zone order: put them in ours. */
 static int remap_resumed(struct kepler_ledger *l)
 {
-	/* before the first build flips generations, the resumed one is current */
-	struct proc_gen *prev = &l->gen[l->cur];
+	struct proc_gen *prev = &l->resumed;
 	struct kepler_energy *pool;
 	int map[KEPLER_MAX_ZONES];
 
@@ -276,6 +286,10 @@ static int add_measured(struct kepler_ledger *l, const struct kepler_ledger_inpu
 	if (idx >= 0) {
 		old = &prev->recs[idx];
 		old->taken = true;
+	} else if (l->resumed.n && (idx = kepler_keymap_get(&l->resumed.map, key, klen)) >= 0) {
+		old = &l->resumed.recs[idx];
+		if (old->p.usage.state != KEPLER_STATE_RUNNING)
+			old = NULL;
 	}
 	r->p.pid = kp->pid;
 	r->p.start_time_ns = kp->start_time_ns;
@@ -387,6 +401,10 @@ static int build_processes(struct kepler_ledger *l, const struct kepler_ledger_i
 	size_t n = in->nprocs;
 	int r;
 
+	if (l->resumed.n && !l->resumed_until_ns)
+		l->resumed_until_ns = in->mono_ns + RESUME_HORIZON_NS;
+	if (l->resumed.n && in->mono_ns > l->resumed_until_ns)
+		gen_reset(&l->resumed);
 	l->cur = !l->cur;
 	cur = &l->gen[l->cur];
 	prev = &l->gen[!l->cur];
@@ -485,6 +503,17 @@ static void settle_groups(struct kepler_ledger *l, enum group_kind k, uint64_t n
 		struct group_rec *g = &t->recs[i];
 
 		g->fresh = false;
+		if (g->present)
+			g->dormant = false;
+		if (g->dormant) {
+			/* resumed, not seen yet: kept for its totals, not shown */
+			g->emit = now < g->ended_mono_ns + RESUME_HORIZON_NS || !g->ended_mono_ns;
+			if (!g->ended_mono_ns)
+				g->ended_mono_ns = now;
+			g->keep = g->emit;
+			g->emit = false;
+			continue;
+		}
 		if (!g->present) {
 			memset(g->delta, 0, sizeof(g->delta));
 			g->cpu_delta = 0;
@@ -500,6 +529,7 @@ static void settle_groups(struct kepler_ledger *l, enum group_kind k, uint64_t n
 			g->ended_mono_ns = now;
 		}
 		g->emit = g->present;
+		g->keep = g->emit;
 	}
 	/* carried: absent and terminated, by energy, within ttl and threshold */
 	for (;;) {
@@ -510,7 +540,7 @@ static void settle_groups(struct kepler_ledger *l, enum group_kind k, uint64_t n
 		for (size_t i = 0; i < t->n; i++) {
 			struct group_rec *g = &t->recs[i];
 
-			if (g->emit || !g->terminated ||
+			if (g->emit || g->dormant || !g->terminated ||
 			    !keep_terminated(l, now, g->ended_mono_ns, l->nzones ? g->total[z] : 0))
 				continue;
 			if (!best || g->total[z] > best->total[z])
@@ -518,7 +548,7 @@ static void settle_groups(struct kepler_ledger *l, enum group_kind k, uint64_t n
 		}
 		if (!best)
 			break;
-		best->emit = true;
+		best->emit = best->keep = true;
 		carried++;
 	}
 }
@@ -532,7 +562,7 @@ static void compact_groups(struct group_table *t)
 	for (size_t i = 0; i < t->n; i++) {
 		struct group_rec *g = &t->recs[i];
 
-		if (!g->emit) {
+		if (!g->keep) {
 			group_rec_free(g);
 			continue;
 		}
@@ -582,7 +612,7 @@ static int build_groups(struct kepler_ledger *l, const struct kepler_ledger_inpu
 		struct group_rec *g;
 
 		if (!c->emit || !c->pod_id[0])
-			continue;
+			continue; /* (dormant containers are not emitted) */
 		for (unsigned z = 0; z < l->nzones; z++)
 			e[z] = (struct kepler_energy){ .total_uj = c->total[z], .delta_uj = c->delta[z] };
 		u = (struct kepler_usage){ .state = c->terminated ? KEPLER_STATE_TERMINATED
@@ -727,8 +757,7 @@ int kepler_ledger_build(struct kepler_ledger *l, const struct kepler_ledger_inpu
 
 static void resume_processes(struct kepler_ledger *l, const struct kepler_snapshot *s)
 {
-	/* the current generation: the first build makes it the previous one */
-	struct proc_gen *prev = &l->gen[l->cur];
+	struct proc_gen *prev = &l->resumed;
 
 	gen_reset(prev);
 	if (gen_reserve(prev, s->nprocesses, (unsigned)s->nzones) < 0)
@@ -774,7 +803,7 @@ static void resume_groups(struct kepler_ledger *l, enum group_kind k, size_t n,
 			g->total[z] = u->zones[z].total_uj;
 		g->cpu_total = u->cpu_time_ns;
 		g->fresh = false;
-		g->emit = true;
+		g->dormant = g->keep = true;
 	}
 }
 
@@ -834,6 +863,10 @@ void kepler_ledger_free(struct kepler_ledger *l)
 		free(l->gen[g].pool);
 		kepler_keymap_free(&l->gen[g].map);
 	}
+	gen_reset(&l->resumed);
+	free(l->resumed.recs);
+	free(l->resumed.pool);
+	kepler_keymap_free(&l->resumed.map);
 	for (int k = 0; k < GROUP_KINDS; k++) {
 		for (size_t i = 0; i < l->groups[k].n; i++)
 			group_rec_free(&l->groups[k].recs[i]);

@@ -1,10 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * kepler-collectd: every monitor.interval, one snapshot into the store.
+ * Ticks are scheduled on absolute CLOCK_MONOTONIC times (start + k x
+ * interval), so drift never accumulates; an iteration that overruns is
+ * logged and the next tick is the next one still ahead (the snapshot's
+ * interval_ns records the real length, so no energy is lost). SIGTERM and
+ * SIGINT end the loop after a last snapshot of the partial interval.
+ */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
+#include "collector.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
-#include "informer.h"
-#include "meter.h"
+#include "kepler/version.h"
+#include "privileges.h"
 
 static const struct kepler_program program = {
 	.name = "kepler-collectd",
@@ -13,73 +26,120 @@ static const struct kepler_program program = {
 	.summary = "Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
 };
 
-/* Open the configured meter and say which it is and why. */
-static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret)
-{
-	struct kepler_meter_attempts attempts;
-	struct kepler_meter_params params;
-	struct kepler_error err = { 0 };
-	const char *prov;
-	int r;
+static volatile sig_atomic_t stop_signal;
 
-	kepler_meter_params_from_config(cfg, &params);
-	r = kepler_meter_open(&params, &attempts, ret, &err);
-	for (unsigned i = 0; i < attempts.count; i++)
-		kepler_log(r < 0 ? KEPLER_LOG_ERROR : KEPLER_LOG_INFO, "meter %s not used: %s",
-			   kepler_meter_source_name(attempts.tried[i].source),
-			   attempts.tried[i].err.msg);
-	if (r < 0) {
-		if (params.source != KEPLER_METER_AUTO)
-			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source),
-				   err.msg);
-		return r;
-	}
-	if (kepler_meter_source(*ret) == KEPLER_METER_MODEL)
-		kepler_warn("no energy meter in use: node energy is estimated by a power model "
-			    "(zones marked source=model), not measured");
-	kepler_info("energy source %s", kepler_meter_describe(*ret));
-	prov = kepler_meter_provenance(*ret);
-	if (prov)
-		kepler_info("power model: %s", prov);
-	return 0;
+static void on_stop(int sig)
+{
+	stop_signal = sig;
 }
 
-/* Open the configured informer and say which it is and why. */
-static int open_informer(const struct kepler_config *cfg, struct kepler_informer **ret)
+static void install_signals(void)
 {
-	struct kepler_informer_attempts attempts;
-	struct kepler_informer_params params;
-	struct kepler_error err = { 0 };
-	int r;
+	struct sigaction sa;
 
-	kepler_informer_params_from_config(cfg, &params);
-	r = kepler_informer_open(&params, &attempts, ret, &err);
-	for (unsigned i = 0; i < attempts.count; i++)
-		kepler_warn("informer %s not used, falling back to procfs: %s",
-			    kepler_informer_kind_name(attempts.tried[i].kind), attempts.tried[i].err.msg);
-	if (r < 0) {
-		kepler_err("informer %s: %s", kepler_informer_kind_name(params.kind), err.msg);
-		return r;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: the sleep must wake up */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until @when (monotonic ns) or a signal. */
+static void sleep_until(uint64_t when)
+{
+	struct timespec ts = { .tv_sec = (time_t)(when / 1000000000ULL),
+			       .tv_nsec = (long)(when % 1000000000ULL) };
+
+	while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Log what a tick found worth saying; repeated problems once a minute. */
+static void report(const struct kepler_tick_report *t, uint64_t tick_no, uint64_t interval_ns)
+{
+	static char last_meter_msg[512];
+	uint64_t per_minute = interval_ns ? 60000000000ULL / interval_ns : 12;
+
+	if (t->meter_error && (strcmp(last_meter_msg, t->meter_msg) || tick_no % (per_minute + 1) == 0))
+		kepler_warn("energy read: %s (that zone counts 0 this interval)", t->meter_msg);
+	snprintf(last_meter_msg, sizeof(last_meter_msg), "%s", t->meter_error ? t->meter_msg : "");
+	if (t->lost)
+		kepler_warn("eBPF process map full: %u CPU-time charges dropped this interval "
+			    "(raise dev.bpf.max-processes)", t->lost);
+	kepler_debug("snapshot %llu: %zu processes, %zu containers, %zu VMs, %zu pods, "
+		     "%u entries skipped, %.2f ms",
+		     (unsigned long long)t->seq, t->nprocesses, t->ncontainers, t->nvms, t->npods,
+		     t->skipped, (double)t->took_ns / 1e6);
+}
+
+static int run(struct kepler_collector *c, uint64_t interval)
+{
+	struct kepler_tick_report t;
+	struct kepler_error err = { 0 };
+	uint64_t next = mono_ns(), tick_no = 0, now;
+
+	for (;;) {
+		if (kepler_collector_tick(c, &t, &err) < 0) {
+			kepler_err("interval failed: %s", err.msg);
+			return 1;
+		}
+		report(&t, tick_no++, interval);
+		if (stop_signal)
+			break;
+		next += interval;
+		now = mono_ns();
+		if (now >= next) {
+			uint64_t missed = (now - next) / interval + 1;
+
+			kepler_warn("slow iteration: snapshot %llu took %.1f ms, the interval is %.1f ms; "
+				    "the next interval is %llu x longer",
+				    (unsigned long long)t.seq, (double)t.took_ns / 1e6, (double)interval / 1e6,
+				    (unsigned long long)missed + 1);
+			next += missed * interval;
+		}
+		sleep_until(next);
+		if (stop_signal) {
+			/* one last snapshot: the energy up to now is recorded */
+			if (kepler_collector_tick(c, &t, &err) < 0)
+				kepler_err("last interval failed: %s", err.msg);
+			break;
+		}
 	}
-	kepler_info("informer %s", kepler_informer_describe(*ret));
+	kepler_info("stopping on %s after snapshot %llu", strsignal(stop_signal),
+		    (unsigned long long)t.seq);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct kepler_informer *informer = NULL;
-	struct kepler_meter *meter = NULL;
+	struct kepler_collector *c = NULL;
 	struct kepler_config cfg;
+	char interval[32];
 	int rc = 1;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
 	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
-	if (open_meter(&cfg, &meter) < 0 || open_informer(&cfg, &informer) < 0)
+	install_signals();
+	kepler_privileges_check();
+	if (kepler_collector_open(&cfg, &c) < 0)
 		goto out;
-	kepler_err("the interval loop is not implemented yet");
+	kepler_privileges_drop();
+	kepler_format_duration(cfg.monitor_interval_ns, interval, sizeof(interval));
+	kepler_info("kepler-collectd %s started: %s; one snapshot every %s into %s; no network port",
+		    KEPLER_VERSION, kepler_collector_describe(c), interval, cfg.store_path);
+	rc = run(c, cfg.monitor_interval_ns);
 out:
-	kepler_informer_close(informer);
-	kepler_meter_close(meter);
+	kepler_collector_close(c);
 	kepler_config_done(&cfg);
 	return rc;
 }

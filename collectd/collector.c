@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The collector's parts and one interval's work. The informer is refreshed
+ * first and the meter read right after, so that energy and CPU time cover
+ * the same instant to within the refresh's duration (well under a
+ * millisecond with eBPF); the model meter needs the CPU use of the same
+ * interval anyway.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "informer.h"
+#include "kepler/log.h"
+#include "kepler/store.h"
+#include "ledger.h"
+#include "meter.h"
+#include "procfs.h"
+
+struct kepler_collector {
+	struct kepler_store *store;
+	struct kepler_meter *meter;
+	struct kepler_informer *informer;
+	struct kepler_ledger *ledger;
+	uint64_t last_mono_ns;
+	bool first;
+	char describe[512];
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Open the configured meter and say which it is and why. */
+static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret)
+{
+	struct kepler_meter_attempts attempts;
+	struct kepler_meter_params params;
+	struct kepler_error err = { 0 };
+	const char *prov;
+	int r;
+
+	kepler_meter_params_from_config(cfg, &params);
+	r = kepler_meter_open(&params, &attempts, ret, &err);
+	for (unsigned i = 0; i < attempts.count; i++)
+		kepler_log(r < 0 ? KEPLER_LOG_ERROR : KEPLER_LOG_INFO, "meter %s not used: %s",
+			   kepler_meter_source_name(attempts.tried[i].source),
+			   attempts.tried[i].err.msg);
+	if (r < 0) {
+		if (params.source != KEPLER_METER_AUTO)
+			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source),
+				   err.msg);
+		return r;
+	}
+	if (kepler_meter_source(*ret) == KEPLER_METER_MODEL)
+		kepler_warn("no energy meter in use: node energy is estimated by a power model "
+			    "(zones marked source=model), not measured");
+	kepler_info("energy source %s", kepler_meter_describe(*ret));
+	prov = kepler_meter_provenance(*ret);
+	if (prov)
+		kepler_info("power model: %s", prov);
+	return 0;
+}
+
+/* Open the configured informer and say which it is and why. */
+static int open_informer(const struct kepler_config *cfg, struct kepler_informer **ret)
+{
+	struct kepler_informer_attempts attempts;
+	struct kepler_informer_params params;
+	struct kepler_error err = { 0 };
+	int r;
+
+	kepler_informer_params_from_config(cfg, &params);
+	r = kepler_informer_open(&params, &attempts, ret, &err);
+	for (unsigned i = 0; i < attempts.count; i++)
+		kepler_warn("informer %s not used, falling back to procfs: %s",
+			    kepler_informer_kind_name(attempts.tried[i].kind), attempts.tried[i].err.msg);
+	if (r < 0) {
+		kepler_err("informer %s: %s", kepler_informer_kind_name(params.kind), err.msg);
+		return r;
+	}
+	kepler_info("informer %s", kepler_informer_describe(*ret));
+	return 0;
+}
+
+static void read_first_line(const char *path, char *buf, size_t size)
+{
+	size_t len;
+
+	buf[0] = '\0';
+	if (kepler_read_file(path, buf, size, &len) < 0 && len == 0)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void cpu_model(const char *procfs, char *buf, size_t size)
+{
+	char path[4200], text[8192], *p;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/cpuinfo", procfs);
+	if (kepler_read_file(path, text, sizeof(text), &len) < 0 && len == 0)
+		return;
+	p = strstr(text, "model name");
+	if (p && (p = strchr(p, ':'))) {
+		p += 1 + strspn(p + 1, " \t");
+		snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+}
+
+/* Node identity for meta, and whether the store's newest data is this boot's. */
+static void node_meta(const struct kepler_config *cfg, struct kepler_store_meta *m)
+{
+	char path[4200];
+
+	memset(m, 0, sizeof(*m));
+	gethostname(m->hostname, sizeof(m->hostname) - 1);
+	read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", cfg->host_procfs);
+	read_first_line(path, m->boot_id, sizeof(m->boot_id));
+	cpu_model(cfg->host_procfs, m->cpu_model, sizeof(m->cpu_model));
+	m->collector_pid = (uint32_t)getpid();
+	m->collector_start_ns = clock_ns(CLOCK_REALTIME);
+}
+
+/* Continue the newest snapshot's totals when it is from this boot. */
+static void resume(struct kepler_collector *c, const struct kepler_store_meta *now)
+{
+	struct kepler_store_meta old;
+	struct kepler_snapshot *s = NULL;
+	struct kepler_error err = { 0 };
+
+	if (kepler_store_get_meta(c->store, &old, &err) < 0 || !old.last_seq)
+		return;
+	if (!now->boot_id[0] || strcmp(old.boot_id, now->boot_id)) {
+		kepler_info("the store's snapshots are from another boot: totals start from 0");
+		return;
+	}
+	if (kepler_store_read(c->store, 0, &s, &err) < 0) {
+		kepler_warn("cannot read the newest snapshot to resume totals: %s", err.msg);
+		return;
+	}
+	kepler_ledger_resume(c->ledger, s);
+	kepler_info("resuming the totals of snapshot %llu (same boot): %zu processes",
+		    (unsigned long long)s->seq, s->nprocesses);
+	kepler_snapshot_free(s);
+}
+
+static int open_store(const struct kepler_config *cfg, struct kepler_collector *c,
+		      struct kepler_store_meta *meta)
+{
+	struct kepler_store_options o = {
+		.path = cfg->store_path, .group = cfg->store_group, .map_size = cfg->store_map_size,
+		.retention_snapshots = (uint64_t)cfg->store_retention_snapshots,
+		.retention_series_ns = cfg->store_retention_series_ns,
+	};
+	struct kepler_error err = { 0 };
+	int r;
+
+	r = kepler_store_open_writer(&o, &c->store, &err);
+	if (r < 0) {
+		kepler_err("%s", err.msg);
+		return r;
+	}
+	if (kepler_store_warning(c->store))
+		kepler_warn("%s", kepler_store_warning(c->store));
+	node_meta(cfg, meta);
+	r = kepler_store_set_meta(c->store, meta, &err);
+	if (r < 0)
+		kepler_err("%s", err.msg);
+	return r;
+}
+
+int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collector **ret)
+{
+	struct kepler_ledger_params lp = {
+		.terminated_ttl_ns = cfg->monitor_terminated_ttl_ns,
+		.max_terminated = cfg->monitor_max_terminated,
+		.min_terminated_energy_uj = (uint64_t)cfg->monitor_min_terminated_energy_j * 1000000ULL,
+	};
+	struct kepler_collector *c = calloc(1, sizeof(*c));
+	struct kepler_store_meta meta;
+	struct kepler_error err = { 0 };
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	c->first = true;
+	r = open_meter(cfg, &c->meter);
+	if (r == 0)
+		r = open_informer(cfg, &c->informer);
+	if (r == 0)
+		r = open_store(cfg, c, &meta);
+	if (r == 0) {
+		r = kepler_ledger_new(&lp, &c->ledger, &err);
+		if (r < 0)
+			kepler_err("%s", err.msg);
+	}
+	if (r < 0) {
+		kepler_collector_close(c);
+		return r;
+	}
+	resume(c, &meta);
+	*ret = c;
+	return 0;
+}
+
+static const struct kepler_proc *informer_at(const void *ctx, size_t i)
+{
+	return kepler_informer_proc(ctx, i);
+}
+
+/* The ledger's input from the informer's and the meter's latest reads. */
+static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_ledger_input *in)
+{
+	const struct kepler_node_cpu *node = kepler_informer_node(c->informer);
+	const struct kepler_informer_stats *st = kepler_informer_stats(c->informer);
+
+	memset(in, 0, sizeof(*in));
+	in->wall_ns = clock_ns(CLOCK_REALTIME);
+	in->mono_ns = mono;
+	in->interval_ns = c->first ? 0 : mono - c->last_mono_ns;
+	in->first = c->first;
+	in->nzones = kepler_meter_zone_count(c->meter);
+	for (unsigned z = 0; z < in->nzones; z++) {
+		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
+
+		in->zones[z] = (struct kepler_ledger_zone_in){
+			.name = mz->name, .path = mz->path, .source = mz->source, .delta_uj = mz->delta_uj,
+		};
+	}
+	in->busy_delta_ns = node->busy_delta_ns;
+	in->total_delta_ns = node->total_delta_ns;
+	in->usage_ratio = node->usage_ratio;
+	in->hw_counters = kepler_informer_hw_counters(c->informer);
+	in->skipped = st->skipped;
+	in->lost = st->lost;
+	in->nprocs = kepler_informer_count(c->informer);
+	in->proc_at = informer_at;
+	in->ctx = c->informer;
+}
+
+int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report *ret,
+			  struct kepler_error *err)
+{
+	const struct kepler_node_cpu *node;
+	struct kepler_meter_sample sample;
+	struct kepler_ledger_input in;
+	struct kepler_snapshot *snap;
+	struct kepler_error merr = { 0 };
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = kepler_informer_refresh(c->informer, err);
+	if (r < 0)
+		return r;
+	node = kepler_informer_node(c->informer);
+	sample = (struct kepler_meter_sample){ .mono_ns = clock_ns(CLOCK_MONOTONIC),
+					       .cpu_usage_ratio = node->usage_ratio,
+					       .cpu_count = node->cpu_count };
+	ret->meter_error = kepler_meter_read(c->meter, &sample, &merr);
+	if (ret->meter_error)
+		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
+	make_input(c, sample.mono_ns, &in);
+	r = kepler_ledger_build(c->ledger, &in, &snap, err);
+	if (r < 0)
+		return r;
+	r = kepler_store_commit(c->store, snap, err);
+	if (r < 0)
+		return r;
+	c->first = false;
+	c->last_mono_ns = sample.mono_ns;
+	ret->seq = snap->seq;
+	ret->nprocesses = snap->nprocesses;
+	ret->ncontainers = snap->ncontainers;
+	ret->nvms = snap->nvms;
+	ret->npods = snap->npods;
+	ret->skipped = snap->skipped_entries;
+	ret->lost = snap->lost_entries;
+	ret->took_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	return 0;
+}
+
+const char *kepler_collector_describe(struct kepler_collector *c)
+{
+	size_t o = (size_t)snprintf(c->describe, sizeof(c->describe), "informer %s; zones",
+				    kepler_informer_kind_name(kepler_informer_kind(c->informer)));
+
+	for (unsigned z = 0; z < kepler_meter_zone_count(c->meter) && o < sizeof(c->describe); z++) {
+		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
+
+		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o, "%s %s (%s)",
+				      z ? "," : "", mz->name, kepler_source_name(mz->source));
+	}
+	return c->describe;
+}
+
+void kepler_collector_close(struct kepler_collector *c)
+{
+	if (!c)
+		return;
+	kepler_ledger_free(c->ledger);
+	kepler_store_close(c->store);
+	kepler_informer_close(c->informer);
+	kepler_meter_close(c->meter);
+	free(c);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/collector.h: the collector's parts put together: the store
+ * writer, the meter, the informer and the ledger, and one interval's work
+ * (read as close to one instant as possible, attribute, commit). The loop
+ * and the process concerns (signals, privileges) are in main.c.
+ */
+#ifndef KEPLER_COLLECTD_COLLECTOR_H
+#define KEPLER_COLLECTD_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kepler/config.h"
+#include "kepler/error.h"
+
+struct kepler_collector;
+
+/* What one interval did, for the logs. */
+struct kepler_tick_report {
+	uint64_t seq;
+	uint64_t took_ns;         /* CPU-side duration of the tick (monotonic) */
+	size_t nprocesses, ncontainers, nvms, npods;
+	uint32_t skipped, lost;
+	int meter_error;          /* 0, or the negative errno of a failed zone read */
+	char meter_msg[512];
+};
+
+/*
+ * Open the store, the meter and the informer of @cfg, and resume the
+ * totals of the newest snapshot when it comes from the same boot. Logs
+ * what it chose (this is a main's helper, so it may). Errors are logged
+ * and returned.
+ */
+int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collector **ret);
+
+/* One interval: refresh, read, attribute, commit. @mono_ns is now. */
+int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report *ret,
+			  struct kepler_error *err);
+
+/* "informer ebpf; zones package (rapl), core (rapl)", valid until close. */
+const char *kepler_collector_describe(struct kepler_collector *c);
+
+void kepler_collector_close(struct kepler_collector *c);
+
+#endif /* KEPLER_COLLECTD_COLLECTOR_H */
