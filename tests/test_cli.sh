@@ -50,33 +50,46 @@ check "dev key as flag" 2 "development setting" \
 check "exporter flag on collector" 2 "it is one of kepler-exporter" \
 	"$build/collectd/kepler-collectd" --web.listen-address=:1
 
+# The collector runs until stopped: brief runs end with SIGTERM after 2 s
+# and must exit 0 (a last snapshot, then a clean stop).
+brief() { timeout --preserve-status -s TERM 2 "$@"; }
+chmod 0711 "$tmp"
+mkdir -p "$tmp/pub" && chmod 0777 "$tmp/pub"
+collectd=("$build/collectd/kepler-collectd" --store.path "$tmp/pub/store" --monitor.interval 500ms)
+
 # Energy sources: an explicit source that is absent fails clearly; auto
 # falls back to the model and says why. (An empty sysfs, so that the result
 # is the same on machines with RAPL.)
 mkdir -p "$tmp/sysfs"
 check "meter.source rapl without powercap" 1 \
 	"meter.source rapl: no RAPL: $tmp/sysfs/class/powercap does not exist" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --meter.source rapl
-check "meter.source auto falls back: why" 1 "meter rapl not used: no RAPL" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs"
-check "meter.source auto falls back: model" 1 "energy source model: package [model:builtin#package]" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs"
+	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --meter.source rapl
+check "meter.source auto falls back: why" 0 "meter rapl not used: no RAPL" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/sysfs"
+check "meter.source auto falls back: model" 0 "energy source model: package [model:builtin#package]" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/sysfs"
 "$(dirname "$0")/../tools/fake-sysfs.sh" "$tmp/rapl" --sockets 2
-check "meter.source auto with RAPL" 1 "energy source rapl: package (2 parts) [aggregated-package]" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/rapl"
+check "meter.source auto with RAPL" 0 "energy source rapl: package (2 parts) [aggregated-package]" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/rapl"
 check "bad model file" 1 "cannot open model file $tmp/nope.yaml" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp/nope.yaml"
+	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp/nope.yaml"
+check "start-up line" 0 "started: informer procfs; zones package (rapl); one snapshot every 500ms into $tmp/pub/store; no network port" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/rapl" --informer procfs --rapl.zones package
+check "clean stop" 0 "stopping on Terminated after snapshot" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/rapl"
 
 # Informers: procfs on request; auto falls back from ebpf without privileges.
-check "informer procfs" 1 "informer procfs (" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --informer procfs
+check "informer procfs" 0 "informer procfs (" \
+	brief "${collectd[@]}" --host.sysfs "$tmp/sysfs" --informer procfs
 check "informer from a missing procfs" 1 "informer procfs: cannot open /nonexistent" \
-	"$build/collectd/kepler-collectd" --host.sysfs "$tmp/sysfs" --informer procfs --host.procfs /nonexistent
+	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --informer procfs --host.procfs /nonexistent
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	check "informer auto unprivileged: why" 1 "informer ebpf not used, falling back to procfs: loading the eBPF program needs root" \
-		setpriv --reuid 65534 --regid 65534 --clear-groups "$build/collectd/kepler-collectd" --host.sysfs /nonexistent
+	rm -rf "$tmp/pub/store"
+	nobody=(setpriv --reuid 65534 --regid 65534 --clear-groups)
+	check "informer auto unprivileged: why" 0 "informer ebpf not used, falling back to procfs: loading the eBPF program needs root" \
+		brief "${nobody[@]}" "${collectd[@]}" --host.sysfs /nonexistent --store.group ""
 	check "informer ebpf unprivileged" 1 "informer ebpf: loading the eBPF program needs root or CAP_BPF and CAP_PERFMON" \
-		setpriv --reuid 65534 --regid 65534 --clear-groups "$build/collectd/kepler-collectd" --host.sysfs /nonexistent --informer ebpf
+		"${nobody[@]}" "${collectd[@]}" --host.sysfs /nonexistent --informer ebpf
 else
 	echo "skip: unprivileged informer checks need root and setpriv"
 fi
