@@ -18,22 +18,80 @@ uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns
 	return (uint64_t)((u128)delta_uj * busy_ns / total_ns);
 }
 
-/* Order of indexes by fractional part (amount x w mod W), in @ctx. */
-static int by_fraction(const void *a, const void *b, void *ctx)
+static void swap(uint64_t *a, uint64_t *b)
 {
-	const uint64_t *frac_base = ctx;
-	uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
+	uint64_t t = *a;
 
-	/* larger fraction first, then lower index */
-	if (frac_base[i] != frac_base[j])
-		return frac_base[i] < frac_base[j] ? 1 : -1;
-	return i < j ? -1 : (i > j);
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * The k-th largest (k from 1) of v[0..n), by quickselect (median of three,
+ * Lomuto partition by "greater than"); reorders v. Expected O(n).
+ */
+static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1, want = k - 1;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, store = lo;
+
+		/* median of v[lo], v[mid], v[hi] into v[hi] as the pivot */
+		if (v[mid] > v[lo])
+			swap(&v[mid], &v[lo]);
+		if (v[hi] > v[lo])
+			swap(&v[hi], &v[lo]);
+		if (v[mid] > v[hi])
+			swap(&v[mid], &v[hi]);
+		for (size_t i = lo; i < hi; i++)
+			if (v[i] > v[hi])
+				swap(&v[i], &v[store++]);
+		swap(&v[store], &v[hi]);
+		if (store == want)
+			return v[store];
+		if (store < want)
+			lo = store + 1;
+		else
+			hi = store - 1;
+	}
+	return v[lo];
+}
+
+/*
+ * Give @left extra units, one each, to the largest fractions (ties: lower
+ * index first), without sorting: find the left-th largest fraction, give
+ * to every larger one, then to equal ones in index order.
+ */
+static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64_t *ret,
+			   uint64_t *tmp)
+{
+	size_t m = 0, above = 0;
+	uint64_t cut;
+
+	for (size_t i = 0; i < n; i++)
+		if (frac[i])
+			tmp[m++] = frac[i];
+	if (m == 0) /* cannot happen when the shares' sum is short: defensive */
+		return;
+	cut = kth_largest(tmp, m, left < m ? (size_t)left : m);
+	for (size_t i = 0; i < n; i++)
+		if (frac[i] > cut) {
+			ret[i]++;
+			above++;
+		}
+	left -= above;
+	for (size_t i = 0; i < n && left; i++)
+		if (frac[i] == cut) {
+			ret[i]++;
+			left--;
+		}
 }
 
 uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret,
 		      uint64_t *scratch)
 {
-	uint64_t total = 0, given = 0, left, *order;
+	uint64_t total = 0, given = 0;
 	uint64_t *frac = scratch;
 
 	for (size_t i = 0; i < n; i++)
@@ -45,24 +103,7 @@ uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64
 		frac[i] = total ? (uint64_t)(p % total) : 0;
 		given += ret[i];
 	}
-	if (!total || given == amount)
-		return total;
-	left = amount - given; /* < n */
-	order = malloc(n * sizeof(*order));
-	if (!order) {
-		/* no memory for the fair order: give the rest from the front */
-		for (size_t i = 0; i < n && left; i++)
-			if (weights[i]) {
-				ret[i]++;
-				left--;
-			}
-		return total;
-	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	qsort_r(order, n, sizeof(*order), by_fraction, frac);
-	for (size_t k = 0; k < n && left; k++, left--)
-		ret[order[k]]++;
-	free(order);
+	if (total && given != amount)
+		give_remainder(amount - given, frac, n, ret, scratch + n); /* < n units */
 	return total;
 }

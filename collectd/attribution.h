@@ -20,7 +20,8 @@ uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns
  * each gets floor(amount x w / W) and the remainder goes one unit each to
  * the largest fractional parts (ties: lower index first), so that the sum
  * of @ret equals @amount exactly whenever W > 0. With W = 0 every share is
- * 0 (the caller decides where the amount goes). @scratch needs @n entries.
+ * 0 (the caller decides where the amount goes). @scratch needs 2 x @n
+ * entries. Linear time (no sort).
  * Returns W.
  */
 uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret,

@@ -417,7 +417,7 @@ static int build_processes(struct kepler_ledger *l, const struct kepler_ledger_i
 	free(l->shares);
 	free(l->scratch);
 	l->shares = calloc((size_t)(l->nzones ? l->nzones : 1) * (n + 1), sizeof(uint64_t));
-	l->scratch = calloc(n + 1, sizeof(uint64_t));
+	l->scratch = calloc(2 * n + 1, sizeof(uint64_t));
 	if (!l->shares || !l->scratch)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {

@@ -97,8 +97,8 @@ static void check_sums(const struct kepler_snapshot *s)
 
 static void test_split(void **state)
 {
-	uint64_t w[3] = { 1, 1, 1 }, out[3], scratch[3];
-	uint64_t w2[4] = { 0, 5, 0, 5 }, out2[4], scratch2[4];
+	uint64_t w[3] = { 1, 1, 1 }, out[3], scratch[6];
+	uint64_t w2[4] = { 0, 5, 0, 5 }, out2[4], scratch2[8];
 
 	(void)state;
 	assert_int_equal(kepler_split(10, w, 3, out, scratch), 3);
@@ -110,12 +110,60 @@ static void test_split(void **state)
 	assert_int_equal(out2[1] + out2[3], 7);
 	assert_int_equal(kepler_split(5, w2, 0, out2, scratch2), 0);
 	/* 128-bit products */
-	uint64_t big[2] = { UINT64_MAX / 2, UINT64_MAX / 2 }, ob[2], sb[2];
+	uint64_t big[2] = { UINT64_MAX / 2, UINT64_MAX / 2 }, ob[2], sb[4];
 	kepler_split(UINT64_MAX - 1, big, 2, ob, sb);
 	assert_int_equal(ob[0] + ob[1], UINT64_MAX - 1);
 	assert_int_equal(kepler_active_uj(1000, 3, 10), 300);
 	assert_int_equal(kepler_active_uj(1000, 30, 10), 1000);
 	assert_int_equal(kepler_active_uj(1000, 3, 0), 0);
+}
+
+/* The largest-remainder rule the slow way: sort by fraction, then index. */
+static void split_reference(uint64_t amount, const uint64_t *w, size_t n, uint64_t *ret)
+{
+	uint64_t total = 0, given = 0, frac[64];
+	bool got[64] = { false };
+
+	for (size_t i = 0; i < n; i++)
+		total += w[i];
+	for (size_t i = 0; i < n; i++) {
+		ret[i] = (uint64_t)((unsigned __int128)amount * w[i] / total);
+		frac[i] = (uint64_t)((unsigned __int128)amount * w[i] % total);
+		given += ret[i];
+	}
+	for (uint64_t left = amount - given; left; left--) {
+		size_t best = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (!got[i] && (best == n || frac[i] > frac[best]))
+				best = i;
+		got[best] = true;
+		ret[best]++;
+	}
+}
+
+static void test_split_matches_largest_remainder(void **state)
+{
+	uint64_t w[64], out[64], ref[64], scratch[128];
+	unsigned seed = 7;
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = 1 + (size_t)(rand_r(&seed) % 64);
+		uint64_t amount = (uint64_t)(rand_r(&seed) % 1000), total = 0;
+		int range = 1 + rand_r(&seed) % (round % 2 ? 4 : 100000); /* many ties, or few */
+
+		for (size_t i = 0; i < n; i++)
+			total += w[i] = (uint64_t)(rand_r(&seed) % range);
+		if (!total)
+			w[0] = total = 1;
+		kepler_split(amount, w, n, out, scratch);
+		split_reference(amount, w, n, ref);
+		for (size_t i = 0; i < n; i++)
+			if (out[i] != ref[i])
+				fail_msg("round %d: share %zu of %zu is %llu, want %llu", round, i, n,
+					 (unsigned long long)out[i], (unsigned long long)ref[i]);
+	}
 }
 
 static void test_random_intervals_sum_exactly(void **state)
@@ -317,6 +365,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
 		cmocka_unit_test(test_no_cpu_is_all_idle),
 		cmocka_unit_test(test_terminated_carry),
