@@ -130,6 +130,7 @@ static void node_meta(const struct kepler_config *cfg, struct kepler_store_meta 
 	cpu_model(cfg->host_procfs, m->cpu_model, sizeof(m->cpu_model));
 	m->collector_pid = (uint32_t)getpid();
 	m->collector_start_ns = clock_ns(CLOCK_REALTIME);
+	m->collector_interval_ns = cfg->monitor_interval_ns;
 }
 
 /* Continue the newest snapshot's totals when it is from this boot. */

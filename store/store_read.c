@@ -89,6 +89,7 @@ int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m,
 	if (!kepler_store_meta_get_u64(s, txn, "collector.pid", &v))
 		m->collector_pid = (uint32_t)v;
 	kepler_store_meta_get_u64(s, txn, "collector.start_ns", &m->collector_start_ns);
+	kepler_store_meta_get_u64(s, txn, "collector.interval_ns", &m->collector_interval_ns);
 	kepler_store_meta_get_u64(s, txn, "last_write_ns", &m->last_write_ns);
 	kepler_store_meta_get_u64(s, txn, "last_seq", &m->last_seq);
 	mdb_txn_abort(txn);

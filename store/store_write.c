@@ -262,6 +262,8 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 		rc = -meta_put_u64(s, txn, "collector.pid", m->collector_pid);
 	if (!rc)
 		rc = -meta_put_u64(s, txn, "collector.start_ns", m->collector_start_ns);
+	if (!rc)
+		rc = -meta_put_u64(s, txn, "collector.interval_ns", m->collector_interval_ns);
 	if (rc) {
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing meta", err);

@@ -41,6 +41,7 @@ struct kepler_store_meta {
 	char cpu_model[256];
 	uint32_t collector_pid;
 	uint64_t collector_start_ns; /* wall clock */
+	uint64_t collector_interval_ns; /* monitor.interval; 0 if not recorded */
 	uint64_t last_write_ns;      /* wall clock of the last commit */
 	uint64_t last_seq;
 };

@@ -1,8 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * kepler-exporter: serves the store's newest snapshot as Prometheus
+ * metrics. The main thread follows the store (inotify, through
+ * kepler_store_wait) and renders each new snapshot once; libmicrohttpd's
+ * threads answer scrapes from that rendering. Read-only on the store,
+ * unprivileged.
+ */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/store.h"
+#include "server.h"
+#include "webconfig.h"
 
 static const struct kepler_program program = {
 	.name = "kepler-exporter",
@@ -11,13 +27,199 @@ static const struct kepler_program program = {
 	.summary = "Serves the store's newest snapshot as Prometheus metrics (Kepler-compatible names) on /metrics, with /healthz and a landing page. Runs unprivileged, read-only on the store.",
 };
 
+#define SEC 1000000000ULL
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+struct follower {
+	const struct kepler_config *cfg;
+	struct kepler_exporter_state *st;
+	struct kepler_prom_options opts;
+	struct kepler_store *store;
+	uint64_t seq;          /* last rendered (or failed) */
+	int last_open_error;   /* logged once per kind */
+};
+
+static void set_problem(struct kepler_exporter_state *st, const char *msg)
+{
+	pthread_mutex_lock(&st->lock);
+	snprintf(st->problem, sizeof(st->problem), "%s", msg);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Try to attach to the store; false while it is absent. Exits on errors a retry cannot fix. */
+static bool attach(struct follower *f)
+{
+	struct kepler_error err = { 0 };
+	int r = kepler_store_open_reader(f->cfg->store_path, &f->store, &err);
+
+	if (r == 0) {
+		if (f->last_open_error)
+			kepler_info("store %s is there now", f->cfg->store_path);
+		f->last_open_error = 0;
+		set_problem(f->st, "");
+		return true;
+	}
+	if (r == -EACCES || r == -EPROTONOSUPPORT || r == -ENOTDIR) {
+		kepler_err("%s", err.msg);
+		stop_signal = -1;
+		return false;
+	}
+	if (r != f->last_open_error)
+		kepler_warn("waiting for the store: %s (is kepler-collectd running?)", err.msg);
+	f->last_open_error = r;
+	set_problem(f->st, err.msg);
+	return false;
+}
+
+static uint64_t staleness_of(const struct kepler_config *cfg, const struct kepler_store_meta *m,
+			     const struct kepler_snapshot *snap)
+{
+	if (cfg->exporter_staleness_ns)
+		return cfg->exporter_staleness_ns;
+	if (m->collector_interval_ns)
+		return 3 * m->collector_interval_ns;
+	return snap->interval_ns ? 3 * snap->interval_ns : 15 * SEC;
+}
+
+/* Render the newest snapshot and make it current. */
+static void render_newest(struct follower *f, uint64_t seq)
+{
+	struct kepler_error err = { 0 };
+	struct kepler_snapshot *snap = NULL;
+	struct kepler_store_meta meta = { 0 };
+	struct kepler_exposition *e;
+	char msg[sizeof(err.msg) + 64];
+
+	f->seq = seq;
+	kepler_store_get_meta(f->store, &meta, &err);
+	if (kepler_store_read(f->store, 0, &snap, &err) < 0) {
+		snprintf(msg, sizeof(msg), "cannot read snapshot %llu: %s", (unsigned long long)seq, err.msg);
+		kepler_err("%s; still serving the previous one", msg);
+		set_problem(f->st, msg);
+		return;
+	}
+	f->seq = snap->seq;
+	f->opts.node_name = meta.hostname;
+	if (kepler_exposition_new(snap, &f->opts, &e, &err) < 0) {
+		kepler_err("%s", err.msg);
+		set_problem(f->st, err.msg);
+	} else {
+		pthread_mutex_lock(&f->st->lock);
+		f->st->staleness_ns = staleness_of(f->cfg, &meta, snap);
+		f->st->problem[0] = '\0';
+		pthread_mutex_unlock(&f->st->lock);
+		kepler_exporter_publish(f->st, e);
+		kepler_debug("serving snapshot %llu (%zu bytes)", (unsigned long long)snap->seq,
+			     e->text.len);
+	}
+	kepler_snapshot_free(snap);
+}
+
+static void follow(struct follower *f)
+{
+	while (!stop_signal) {
+		struct kepler_error err = { 0 };
+		uint64_t seq;
+		int r;
+
+		if (!f->store && !attach(f)) {
+			if (!stop_signal)
+				sleep(1);
+			continue;
+		}
+		r = kepler_store_wait(f->store, f->seq, SEC, &seq, &err);
+		if (r == -ETIMEDOUT || r == -EINTR)
+			continue;
+		if (r < 0) {
+			kepler_warn("lost the store: %s; reopening", err.msg);
+			set_problem(f->st, err.msg);
+			kepler_store_close(f->store);
+			f->store = NULL;
+			continue;
+		}
+		render_newest(f, seq);
+	}
+}
+
+static void log_start(const struct kepler_config *cfg, const struct kepler_web_config *web,
+		      unsigned port)
+{
+	char levels[128] = "", zones[256] = "all";
+
+	for (size_t i = 0; i < cfg->metrics_level.count; i++)
+		snprintf(levels + strlen(levels), sizeof(levels) - strlen(levels), "%s%s", i ? "," : "",
+			 cfg->metrics_level.items[i]);
+	if (cfg->rapl_zones.count)
+		zones[0] = '\0';
+	for (size_t i = 0; i < cfg->rapl_zones.count; i++)
+		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
+			 cfg->rapl_zones.items[i]);
+	kepler_info("started: %s://%s/metrics (port %u)%s; store %s; levels %s; zones %s",
+		    kepler_web_config_tls(web) ? "https" : "http", cfg->web_listen_address, port,
+		    web->nusers ? ", basic auth" : "", cfg->store_path, levels, zones);
+}
+
 int main(int argc, char **argv)
 {
+	struct kepler_exporter_state st = { .lock = PTHREAD_MUTEX_INITIALIZER, .staleness_ns = 15 * SEC };
+	struct kepler_error err = { 0 };
+	struct kepler_web_config web;
+	struct kepler_server *server = NULL;
+	struct kepler_exposition *e;
 	struct kepler_config cfg;
+	struct follower f = { 0 };
+	int rc = 1;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
 	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
-	kepler_err("not implemented yet");
+	if (kepler_web_config_load(cfg.web_config_file, &web, &err) < 0) {
+		kepler_err("%s", err.msg);
+		kepler_config_done(&cfg);
+		return 2;
+	}
+	if (geteuid() == 0)
+		kepler_warn("running as root: kepler-exporter needs no privileges; run it as an "
+			    "unprivileged user in the store's group");
+	install_signals();
+	f.cfg = &cfg;
+	f.st = &st;
+	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
+	f.opts.zones = &cfg.rapl_zones;
+	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0 ||
+	    kepler_server_start(cfg.web_listen_address, &web, &st, &server, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
+	kepler_exporter_publish(&st, e);
+	log_start(&cfg, &web, kepler_server_port(server));
+	follow(&f);
+	if (stop_signal > 0) {
+		kepler_info("stopping on %s", strsignal(stop_signal));
+		rc = 0;
+	}
+out:
+	kepler_server_stop(server);
+	kepler_store_close(f.store);
+	kepler_exporter_publish(&st, NULL);
+	kepler_web_config_done(&web);
 	kepler_config_done(&cfg);
-	return 1;
+	return rc;
 }

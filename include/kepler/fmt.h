@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kepler/fmt.h: formatters shared by the readers. Pure functions: a
+ * snapshot in, text appended to a struct kepler_buf out; no sockets, no
+ * terminals, no store.
+ */
+#ifndef KEPLER_FMT_H
+#define KEPLER_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kepler/buf.h"
+#include "kepler/config.h"
+#include "kepler/error.h"
+#include "kepler/snapshot.h"
+
+/* Workload levels, as bits (Kepler's metricsLevel). */
+enum kepler_level {
+	KEPLER_LEVEL_NODE = 1u << 0,
+	KEPLER_LEVEL_PROCESS = 1u << 1,
+	KEPLER_LEVEL_CONTAINER = 1u << 2,
+	KEPLER_LEVEL_VM = 1u << 3,
+	KEPLER_LEVEL_POD = 1u << 4,
+	KEPLER_LEVEL_ALL = 0x1f,
+};
+
+/* The bits of a list of level names (node, process, container, vm, pod). */
+unsigned kepler_levels_from_list(const struct kepler_strlist *names);
+
+struct kepler_prom_options {
+	unsigned levels;               /* enum kepler_level bits */
+	const struct kepler_strlist *zones; /* zone names to export (case-insensitive); NULL or empty: all */
+	const char *node_name;         /* the node_name label; NULL: "" */
+};
+
+/*
+ * The Prometheus text exposition (format 0.0.4) of @snap: Kepler's metric
+ * families for the chosen levels and zones, the energy source of each
+ * zone, the snapshot's seq, time and interval, and kepler_build_info.
+ * Joules are exact decimals of the integer microjoules; watts are each
+ * interval's delta over its length (0 for the first snapshot and for
+ * carried-forward terminated entries). Label values are escaped and
+ * invalid UTF-8 is replaced by U+FFFD; a process whose label set would
+ * repeat another's (a reused pid within the terminated TTL) is exported
+ * once, the running or newest one. Returns 0 or -ENOMEM.
+ */
+int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
+		    struct kepler_buf *out);
+
+/* Only kepler_build_info (for an exporter that has no snapshot yet). */
+void kepler_fmt_prom_build_info(struct kepler_buf *out);
+
+/* The per-scrape family: how old the snapshot is, in seconds. */
+void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds);
+
+/* Append @s as a Prometheus label value (escaped, valid UTF-8), without quotes. */
+void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s);
+
+#endif /* KEPLER_FMT_H */

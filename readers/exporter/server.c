@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The exporter's HTTP server: see server.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kepler/log.h"
+#include "kepler/version.h"
+#include "server.h"
+
+/* libmicrohttpd changed the handler's return type in 0.9.71 */
+#if MHD_VERSION >= 0x00097002
+#define MHD_RESULT enum MHD_Result
+#else
+#define MHD_RESULT int
+#endif
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define REALM "kepler-exporter"
+
+struct kepler_server {
+	struct MHD_Daemon *daemon;
+	struct kepler_web_config *web;
+	struct kepler_exporter_state *st;
+	int fd;
+	unsigned port;
+};
+
+void kepler_exporter_publish(struct kepler_exporter_state *st, struct kepler_exposition *e)
+{
+	struct kepler_exposition *old;
+
+	pthread_mutex_lock(&st->lock);
+	old = st->current;
+	st->current = e;
+	pthread_mutex_unlock(&st->lock);
+	kepler_exposition_unref(old);
+}
+
+static struct kepler_exposition *acquire(struct kepler_exporter_state *st, char *problem,
+					 size_t size, uint64_t *staleness_ns)
+{
+	struct kepler_exposition *e;
+
+	pthread_mutex_lock(&st->lock);
+	e = st->current;
+	kepler_exposition_ref(e);
+	if (problem)
+		snprintf(problem, size, "%s", st->problem);
+	if (staleness_ns)
+		*staleness_ns = st->staleness_ns;
+	pthread_mutex_unlock(&st->lock);
+	return e;
+}
+
+static double age_of(const struct kepler_exposition *e)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)e->wall_ns) / 1e9;
+}
+
+static MHD_RESULT send_text(struct MHD_Connection *c, unsigned status, const char *type,
+			    const char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								 MHD_RESPMEM_MUST_COPY);
+	MHD_RESULT ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Does Accept-Encoding allow gzip (and not with q=0)? */
+static bool accepts_gzip(struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+
+	while (h && *h) {
+		size_t n;
+
+		h += strspn(h, " \t,");
+		n = strcspn(h, ",");
+		if (n >= 4 && !strncasecmp(h, "gzip", 4) && (n == 4 || h[4] == ';' || h[4] == ' ')) {
+			const char *q = memchr(h, ';', n);
+
+			if (!q)
+				return true;
+			q += 1 + strspn(q + 1, " ");
+			return !(q[0] == 'q' && q[1] == '=' && strtod(q + 2, NULL) == 0.0);
+		}
+		h += n;
+	}
+	return false;
+}
+
+struct reply {
+	struct kepler_exposition *e;
+	struct kepler_buf tail;
+};
+
+static void reply_free(void *cls)
+{
+	struct reply *rp = cls;
+
+	kepler_exposition_unref(rp->e);
+	kepler_buf_free(&rp->tail);
+	free(rp);
+}
+
+static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *c)
+{
+	struct reply *rp = calloc(1, sizeof(*rp));
+	struct kepler_buf age = KEPLER_BUF_INIT;
+	struct MHD_IoVec iov[2];
+	struct MHD_Response *r;
+	bool gz = false;
+	MHD_RESULT ret;
+
+	if (!rp)
+		return MHD_NO;
+	rp->e = acquire(s->st, NULL, 0, NULL);
+	if (rp->e->seq)
+		kepler_fmt_prom_age(&age, rp->e->node_name, age_of(rp->e));
+	if (accepts_gzip(c) && kepler_exposition_gzip(rp->e) == 0) {
+		gz = true;
+		kepler_exposition_gzip_tail(rp->e, age.data ? age.data : "", age.len, &rp->tail);
+		kepler_buf_free(&age);
+		iov[0].iov_base = rp->e->gz.data;
+		iov[0].iov_len = rp->e->gz.len;
+	} else {
+		rp->tail = age;
+		iov[0].iov_base = rp->e->text.data;
+		iov[0].iov_len = rp->e->text.len;
+	}
+	iov[1].iov_base = rp->tail.data;
+	iov[1].iov_len = rp->tail.len;
+	if (rp->tail.error) {
+		reply_free(rp);
+		return MHD_NO;
+	}
+	r = MHD_create_response_from_iovec(iov, rp->tail.len ? 2 : 1, reply_free, rp);
+	if (!r) {
+		reply_free(rp);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c)
+{
+	char problem[512], msg[1024];
+	uint64_t staleness_ns;
+	struct kepler_exposition *e = acquire(s->st, problem, sizeof(problem), &staleness_ns);
+	unsigned status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	double age = e->seq ? age_of(e) : 0;
+
+	if (problem[0] && !e->seq)
+		snprintf(msg, sizeof(msg), "unavailable: %s\n", problem);
+	else if (!e->seq)
+		snprintf(msg, sizeof(msg), "unavailable: no snapshot in the store yet\n");
+	else if (age * 1e9 > (double)staleness_ns)
+		snprintf(msg, sizeof(msg), "stale: the newest snapshot (seq %llu) is %.1f s old, more "
+			 "than %.1f s: is kepler-collectd running?%s%s\n", (unsigned long long)e->seq,
+			 age, (double)staleness_ns / 1e9, problem[0] ? " " : "", problem);
+	else if (problem[0])
+		snprintf(msg, sizeof(msg), "unavailable: %s (serving snapshot %llu)\n", problem,
+			 (unsigned long long)e->seq);
+	else {
+		status = MHD_HTTP_OK;
+		snprintf(msg, sizeof(msg), "ok: snapshot %llu is %.1f s old (stale after %.1f s)\n",
+			 (unsigned long long)e->seq, age, (double)staleness_ns / 1e9);
+	}
+	kepler_exposition_unref(e);
+	return send_text(c, status, "text/plain; charset=utf-8", msg);
+}
+
+static MHD_RESULT serve_index(struct MHD_Connection *c)
+{
+	static const char page[] =
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kepler-exporter</title></head>\n"
+		"<body><h1>kepler-exporter " KEPLER_VERSION "</h1>\n"
+		"<p>Energy of this node and of its processes, containers, VMs and pods, from the "
+		"kepler-c store.</p>\n<ul>\n<li><a href=\"metrics\">/metrics</a>: Prometheus metrics</li>\n"
+		"<li><a href=\"healthz\">/healthz</a>: 200 while the collector's snapshots are fresh</li>\n"
+		"</ul></body></html>\n";
+
+	return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
+}
+
+static bool authorized(struct kepler_server *s, struct MHD_Connection *c)
+{
+	char *pass = NULL, *user;
+	bool ok;
+
+	if (!s->web || s->web->nusers == 0)
+		return true;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = user && pass && kepler_web_config_check(s->web, user, pass);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+static MHD_RESULT deny(struct MHD_Connection *c)
+{
+	static const char msg[] = "401 Unauthorized\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg,
+								 MHD_RESPMEM_PERSISTENT);
+	MHD_RESULT ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_basic_auth_fail_response(c, REALM, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url,
+			     const char *method, const char *version, const char *upload,
+			     size_t *upload_size, void **req_cls)
+{
+	struct kepler_server *s = cls;
+
+	(void)version;
+	(void)upload;
+	if (*upload_size) { /* a GET with a body: ignore the body */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+				 "405 Method Not Allowed: GET or HEAD only\n");
+	if (!authorized(s, c))
+		return deny(c);
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(s, c);
+	if (!strcmp(url, "/healthz"))
+		return serve_health(s, c);
+	if (!strcmp(url, "/"))
+		return serve_index(c);
+	return send_text(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+			 "404 Not Found: see / for what is served\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	kepler_debug("libmicrohttpd: %s", msg);
+}
+
+/* "HOST:PORT", ":PORT", "[V6]:PORT" -> host (NULL: any) and port. */
+static int split_address(const char *addr, char *host, size_t hsize, char *port, size_t psize)
+{
+	const char *colon;
+
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		snprintf(host, hsize, "%.*s", (int)(end - addr - 1), addr + 1);
+		colon = end + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon)
+			return -EINVAL;
+		snprintf(host, hsize, "%.*s", (int)(colon - addr), addr);
+	}
+	snprintf(port, psize, "%s", colon + 1);
+	if (!port[0] || strspn(port, "0123456789") != strlen(port) || atoi(port) > 65535)
+		return -EINVAL;
+	return 0;
+}
+
+static int bind_one(const struct addrinfo *ai)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol), one = 1, zero = 0;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6) /* ":PORT" serves IPv4 too */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* ":PORT": every address, IPv6 and IPv4 on one dual-stack socket where IPv6 exists. */
+static int listen_any(const char *port)
+{
+	struct addrinfo ai6 = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM };
+	struct addrinfo ai4 = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT,
+				   .sin6_port = htons((uint16_t)atoi(port)) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
+				  .sin_port = htons((uint16_t)atoi(port)) };
+	int fd;
+
+	ai6.ai_addr = (struct sockaddr *)&a6;
+	ai6.ai_addrlen = sizeof(a6);
+	ai4.ai_addr = (struct sockaddr *)&a4;
+	ai4.ai_addrlen = sizeof(a4);
+	fd = bind_one(&ai6);
+	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
+		fd = bind_one(&ai4);
+	return fd;
+}
+
+static int open_listener(const char *addr, struct kepler_error *err)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+	char host[256], port[16];
+	int fd = -EADDRNOTAVAIL, rc;
+
+	if (split_address(addr, host, sizeof(host), port, sizeof(port)) < 0)
+		return kepler_error_set(err, -EINVAL, "invalid listen address '%s': expected HOST:PORT, "
+					":PORT or [IPV6]:PORT with a port of 0 to 65535", addr);
+	if (!host[0]) {
+		fd = listen_any(port);
+	} else {
+		rc = getaddrinfo(host, port, &hints, &res);
+		if (rc != 0)
+			return kepler_error_set(err, -EINVAL, "cannot resolve listen address '%s': %s",
+						addr, gai_strerror(rc));
+		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+			fd = bind_one(ai);
+		freeaddrinfo(res);
+	}
+	if (fd < 0)
+		return kepler_error_set(err, fd, "cannot listen on %s: %s", addr, strerror(-fd));
+	return fd;
+}
+
+static unsigned bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
+			struct kepler_exporter_state *st, struct kepler_server **ret,
+			struct kepler_error *err)
+{
+	/* ITC: so that MHD_quiesce_daemon() works with internal threads */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	bool tls = web && kepler_web_config_tls(web);
+	struct kepler_server *s;
+
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		return kepler_error_set(err, -ENOTSUP, "this libmicrohttpd has no TLS support");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	s->web = web;
+	s->st = st;
+	s->fd = open_listener(listen_addr, err);
+	if (s->fd < 0) {
+		int r = s->fd;
+
+		free(s);
+		return r;
+	}
+	s->port = bound_port(s->fd);
+	if (tls)
+		flags |= MHD_USE_TLS;
+	s->daemon = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, s->fd,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, tls ? web->cert_pem : NULL,
+		MHD_OPTION_HTTPS_MEM_KEY, tls ? web->key_pem : NULL,
+		MHD_OPTION_END);
+	if (!s->daemon) {
+		close(s->fd);
+		free(s);
+		return kepler_error_set(err, -EIO, "cannot start the HTTP server on %s%s", listen_addr,
+					tls ? " (is the key the certificate's, unencrypted PEM?)" : "");
+	}
+	*ret = s;
+	return 0;
+}
+
+unsigned kepler_server_port(const struct kepler_server *s)
+{
+	return s->port;
+}
+
+void kepler_server_stop(struct kepler_server *s)
+{
+	if (!s)
+		return;
+	/* take the listening socket back first: MHD would close it, and it is ours */
+	if (MHD_quiesce_daemon(s->daemon) == s->fd)
+		close(s->fd);
+	MHD_stop_daemon(s->daemon);
+	free(s);
+}

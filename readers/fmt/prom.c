@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The Prometheus text exposition of a snapshot, with Kepler's metric names,
+ * types, help texts and labels (labels in alphabetical order, as Kepler's
+ * client_golang writes them). See docs/metrics.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/utsname.h>
+
+#include "kepler/fmt.h"
+#include "kepler/version.h"
+
+typedef unsigned __int128 u128;
+
+struct prom {
+	const struct kepler_snapshot *s;
+	struct kepler_buf *out;
+	const char *node;        /* node_name, raw */
+	bool zone_on[KEPLER_MAX_ZONES];
+	unsigned levels;
+};
+
+unsigned kepler_levels_from_list(const struct kepler_strlist *names)
+{
+	static const char *const known[] = { "node", "process", "container", "vm", "pod" };
+	unsigned bits = 0;
+
+	for (size_t i = 0; names && i < names->count; i++)
+		for (unsigned k = 0; k < 5; k++)
+			if (!strcasecmp(names->items[i], known[k]))
+				bits |= 1u << k;
+	return bits;
+}
+
+/* Length of the valid UTF-8 sequence at @p, or 0 (overlong, surrogate, > U+10FFFF, cut). */
+static size_t utf8_len(const unsigned char *p)
+{
+#define CONT(b) (((b) & 0xC0) == 0x80)
+	unsigned c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		return CONT(p[1]) ? 2 : 0;
+	if (c >= 0xE0 && c <= 0xEF) {
+		if (!CONT(p[1]) || !CONT(p[2]) || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xF0 && c <= 0xF4) {
+		if (!CONT(p[1]) || !CONT(p[2]) || !CONT(p[3]) || (c == 0xF0 && p[1] < 0x90) ||
+		    (c == 0xF4 && p[1] > 0x8F))
+			return 0;
+		return 4;
+	}
+	return 0;
+#undef CONT
+}
+
+void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t plain = 0;
+
+	/* fast path: nothing to escape or check */
+	while (p[plain] && p[plain] < 0x80 && p[plain] != '\\' && p[plain] != '"' && p[plain] != '\n')
+		plain++;
+	kepler_buf_add(out, p, plain);
+	for (p += plain; *p;) {
+		size_t n;
+
+		if (*p == '\\' || *p == '"') {
+			kepler_buf_addc(out, '\\');
+			kepler_buf_addc(out, (char)*p++);
+		} else if (*p == '\n') {
+			kepler_buf_add(out, "\\n", 2);
+			p++;
+		} else if ((n = utf8_len(p)) > 0) {
+			kepler_buf_add(out, p, n);
+			p += n;
+		} else {
+			kepler_buf_add(out, "\xEF\xBF\xBD", 3); /* U+FFFD for each bad byte */
+			p++;
+		}
+	}
+}
+
+static void label(struct kepler_buf *out, const char *key, const char *value, bool first)
+{
+	if (!first)
+		kepler_buf_addc(out, ',');
+	kepler_buf_adds(out, key);
+	kepler_buf_add(out, "=\"", 2);
+	kepler_fmt_prom_label_value(out, value ? value : "");
+	kepler_buf_addc(out, '"');
+}
+
+static void family(struct kepler_buf *out, const char *name, const char *type, const char *help)
+{
+	kepler_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Values: exact decimals of integers. */
+static void joules(struct kepler_buf *out, uint64_t uj)
+{
+	kepler_buf_fixed(out, uj, 6);
+}
+
+/* Watts of @delta_uj over @interval_ns, to the picowatt (truncated). */
+static void watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns)
+{
+	u128 pw = interval_ns ? (u128)delta_uj * 1000000000000000ULL / interval_ns : 0;
+
+	kepler_buf_fixed(out, pw, 12);
+}
+
+static void seconds(struct kepler_buf *out, uint64_t ns)
+{
+	kepler_buf_fixed(out, ns, 9);
+}
+
+static void end_value(struct kepler_buf *out)
+{
+	kepler_buf_addc(out, '\n');
+}
+
+/* ---- node ---- */
+
+static void node_zone_labels(struct prom *pr, const struct kepler_zone *z)
+{
+	kepler_buf_addc(pr->out, '{');
+	label(pr->out, "node_name", pr->node, true);
+	label(pr->out, "path", z->path, false);
+	label(pr->out, "zone", z->name, false);
+	kepler_buf_add(pr->out, "} ", 2);
+}
+
+enum node_part { NODE_TOTAL, NODE_ACTIVE, NODE_IDLE };
+
+static const struct kepler_energy *node_energy(const struct kepler_zone *z, enum node_part part)
+{
+	return part == NODE_ACTIVE ? &z->active : part == NODE_IDLE ? &z->idle : &z->energy;
+}
+
+static void node_families(struct prom *pr)
+{
+	static const struct {
+		const char *joules, *watts, *jhelp, *whelp;
+	} names[] = {
+		{ "kepler_node_cpu_joules_total", "kepler_node_cpu_watts",
+		  "Energy consumption of cpu at node level in joules",
+		  "Power consumption of cpu at node level in watts" },
+		{ "kepler_node_cpu_active_joules_total", "kepler_node_cpu_active_watts",
+		  "Energy consumption of cpu in active state at node level in joules",
+		  "Power consumption of cpu in active state at node level in watts" },
+		{ "kepler_node_cpu_idle_joules_total", "kepler_node_cpu_idle_watts",
+		  "Energy consumption of cpu in idle state at node level in joules",
+		  "Power consumption of cpu in idle state at node level in watts" },
+	};
+	const struct kepler_snapshot *s = pr->s;
+
+	for (int part = NODE_TOTAL; part <= NODE_IDLE; part++) {
+		family(pr->out, names[part].joules, "counter", names[part].jhelp);
+		for (size_t z = 0; z < s->nzones; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			kepler_buf_adds(pr->out, names[part].joules);
+			node_zone_labels(pr, &s->zones[z]);
+			joules(pr->out, node_energy(&s->zones[z], (enum node_part)part)->total_uj);
+			end_value(pr->out);
+		}
+		family(pr->out, names[part].watts, "gauge", names[part].whelp);
+		for (size_t z = 0; z < s->nzones; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			kepler_buf_adds(pr->out, names[part].watts);
+			node_zone_labels(pr, &s->zones[z]);
+			watts(pr->out, node_energy(&s->zones[z], (enum node_part)part)->delta_uj,
+			      s->interval_ns);
+			end_value(pr->out);
+		}
+	}
+	family(pr->out, "kepler_node_cpu_usage_ratio", "gauge",
+	       "CPU usage ratio of a node (value between 0.0 and 1.0)");
+	kepler_buf_adds(pr->out, "kepler_node_cpu_usage_ratio{");
+	label(pr->out, "node_name", pr->node, true);
+	kepler_buf_printf(pr->out, "} %.6f\n", s->cpu_usage_ratio);
+}
+
+/* Always exported: where each zone's numbers come from, and the snapshot itself. */
+static void source_and_snapshot(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	family(pr->out, "kepler_node_zone_source_info", "gauge",
+	       "Energy source of each zone: rapl, hwmon, nvml, model (an estimate, not a measurement) or fake");
+	for (size_t z = 0; z < s->nzones; z++) {
+		if (!pr->zone_on[z])
+			continue;
+		kepler_buf_adds(pr->out, "kepler_node_zone_source_info{");
+		label(pr->out, "node_name", pr->node, true);
+		label(pr->out, "path", s->zones[z].path, false);
+		label(pr->out, "source", kepler_source_name(s->zones[z].source), false);
+		label(pr->out, "zone", s->zones[z].name, false);
+		kepler_buf_add(pr->out, "} 1\n", 4);
+	}
+	static const struct {
+		const char *name, *help;
+	} gauges[] = {
+		{ "kepler_snapshot_seq", "Sequence number of the snapshot these metrics come from" },
+		{ "kepler_snapshot_timestamp_seconds", "Wall-clock time at the end of the snapshot's interval" },
+		{ "kepler_snapshot_interval_seconds", "Length of the snapshot's interval (0 for the first after a collector start)" },
+		{ "kepler_snapshot_skipped_entries", "/proc entries the collector could not read in the snapshot's interval" },
+		{ "kepler_snapshot_lost_processes", "Processes the eBPF informer lost to a full map in the snapshot's interval" },
+	};
+	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++) {
+		family(pr->out, gauges[i].name, "gauge", gauges[i].help);
+		kepler_buf_adds(pr->out, gauges[i].name);
+		kepler_buf_addc(pr->out, '{');
+		label(pr->out, "node_name", pr->node, true);
+		kepler_buf_add(pr->out, "} ", 2);
+		switch (i) {
+		case 0: kepler_buf_u64(pr->out, s->seq); break;
+		case 1: seconds(pr->out, s->wall_ns); break;
+		case 2: seconds(pr->out, s->interval_ns); break;
+		case 3: kepler_buf_u64(pr->out, s->skipped_entries); break;
+		default: kepler_buf_u64(pr->out, s->lost_entries); break;
+		}
+		end_value(pr->out);
+	}
+}
+
+void kepler_fmt_prom_build_info(struct kepler_buf *out)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		strcpy(u.machine, "");
+	family(out, "kepler_build_info", "gauge",
+	       "A metric with a constant '1' value labeled with version information");
+	kepler_buf_adds(out, "kepler_build_info{");
+	label(out, "arch", u.machine, true);
+	label(out, "revision", KEPLER_REVISION, false);
+	label(out, "version", KEPLER_VERSION, false);
+	kepler_buf_add(out, "} 1\n", 4);
+}
+
+void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds)
+{
+	family(out, "kepler_snapshot_age_seconds", "gauge",
+	       "Age of the newest snapshot at this scrape; grows when the collector stops");
+	kepler_buf_adds(out, "kepler_snapshot_age_seconds{");
+	label(out, "node_name", node_name, true);
+	kepler_buf_printf(out, "} %.3f\n", age_seconds < 0 ? 0.0 : age_seconds);
+}
+
+/* ---- processes ---- */
+
+/* Label text of each process, rendered once: A = comm..pid, B = type, vm_id. */
+struct proc_labels {
+	struct kepler_buf text;
+	size_t *a, *b; /* offsets: a[i]..b[i] is A, b[i]..a[i+1] is B */
+	bool *dup_energy, *dup_seconds;
+};
+
+static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		const struct kepler_process *p = &s->processes[i];
+		char pid[16];
+
+		pl->a[i] = pl->text.len;
+		label(&pl->text, "comm", p->comm, true);
+		label(&pl->text, "container_id", p->container_id, false);
+		label(&pl->text, "exe", p->exe, false);
+		label(&pl->text, "node_name", pr->node, false);
+		snprintf(pid, sizeof(pid), "%u", p->pid);
+		label(&pl->text, "pid", pid, false);
+		pl->b[i] = pl->text.len;
+		label(&pl->text, "type", kepler_process_type_name(p->type), false);
+		label(&pl->text, "vm_id", p->vm_id, false);
+	}
+	pl->a[s->nprocesses] = pl->text.len;
+}
+
+/* pid, then running first, then newest first */
+static int by_pid(const void *x, const void *y, void *ctx)
+{
+	const struct kepler_process *procs = ctx;
+	const struct kepler_process *a = &procs[*(const size_t *)x];
+	const struct kepler_process *b = &procs[*(const size_t *)y];
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->usage.state != b->usage.state)
+		return a->usage.state == KEPLER_STATE_RUNNING ? -1 : 1;
+	if (a->start_time_ns != b->start_time_ns)
+		return a->start_time_ns > b->start_time_ns ? -1 : 1;
+	return 0;
+}
+
+static bool same_labels(const struct kepler_process *a, const struct kepler_process *b)
+{
+	return a->type == b->type && !strcmp(a->comm, b->comm) && !strcmp(a->exe, b->exe) &&
+	       !strcmp(a->container_id, b->container_id) && !strcmp(a->vm_id, b->vm_id);
+}
+
+/*
+ * A reused pid within the terminated TTL could give two processes the same
+ * label set; keep the first of each in (running, newest) order.
+ */
+static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *pl)
+{
+	size_t n = s->nprocesses, *order = malloc((n ? n : 1) * sizeof(*order));
+
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), by_pid, (void *)s->processes);
+	for (size_t r = 0; r < n;) {
+		size_t end = r + 1;
+
+		while (end < n && s->processes[order[end]].pid == s->processes[order[r]].pid)
+			end++;
+		for (size_t i = r + 1; i < end; i++)
+			for (size_t j = r; j < i; j++) {
+				const struct kepler_process *a = &s->processes[order[i]];
+				const struct kepler_process *b = &s->processes[order[j]];
+
+				if (!same_labels(a, b))
+					continue;
+				pl->dup_seconds[order[i]] = true;
+				if (a->usage.state == b->usage.state)
+					pl->dup_energy[order[i]] = true;
+			}
+		r = end;
+	}
+	free(order);
+	return 0;
+}
+
+static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, const char *name,
+		      bool with_state, const char *zone)
+{
+	const struct kepler_process *p = &pr->s->processes[i];
+
+	kepler_buf_adds(pr->out, name);
+	kepler_buf_addc(pr->out, '{');
+	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
+	if (with_state)
+		label(pr->out, "state", kepler_state_name(p->usage.state), false);
+	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
+	if (zone)
+		label(pr->out, "zone", zone, false);
+	kepler_buf_add(pr->out, "} ", 2);
+}
+
+static void process_families(struct prom *pr, struct proc_labels *pl)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	family(pr->out, "kepler_process_cpu_joules_total", "counter",
+	       "Energy consumption of cpu at process level in joules");
+	for (size_t i = 0; i < s->nprocesses; i++)
+		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, s->zones[z].name);
+			joules(pr->out, s->processes[i].usage.zones[z].total_uj);
+			end_value(pr->out);
+		}
+	family(pr->out, "kepler_process_cpu_watts", "gauge",
+	       "Power consumption of cpu at process level in watts");
+	for (size_t i = 0; i < s->nprocesses; i++)
+		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, s->zones[z].name);
+			watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
+			end_value(pr->out);
+		}
+	family(pr->out, "kepler_process_cpu_seconds_total", "counter",
+	       "Total user and system time of cpu at process level in seconds");
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		if (pl->dup_seconds[i])
+			continue;
+		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, NULL);
+		seconds(pr->out, s->processes[i].usage.cpu_time_ns);
+		end_value(pr->out);
+	}
+}
+
+static int processes(struct prom *pr)
+{
+	size_t n = pr->s->nprocesses;
+	struct proc_labels pl = { .text = KEPLER_BUF_INIT };
+	int r = -1;
+
+	pl.a = malloc((n + 1) * sizeof(size_t));
+	pl.b = malloc((n + 1) * sizeof(size_t));
+	pl.dup_energy = calloc(n + 1, sizeof(bool));
+	pl.dup_seconds = calloc(n + 1, sizeof(bool));
+	if (!pl.a || !pl.b || !pl.dup_energy || !pl.dup_seconds)
+		goto out;
+	render_proc_labels(pr, &pl);
+	if (pl.text.error || find_duplicates(pr->s, &pl) < 0)
+		goto out;
+	process_families(pr, &pl);
+	r = 0;
+out:
+	kepler_buf_free(&pl.text);
+	free(pl.a);
+	free(pl.b);
+	free(pl.dup_energy);
+	free(pl.dup_seconds);
+	return r;
+}
+
+/* ---- containers, VMs, pods ---- */
+
+enum group_kind { GROUP_CONTAINER, GROUP_VM, GROUP_POD };
+
+struct group_family {
+	const char *joules, *watts, *seconds; /* seconds: NULL when Kepler has none */
+	const char *level;
+};
+
+static const struct group_family group_families[] = {
+	{ "kepler_container_cpu_joules_total", "kepler_container_cpu_watts",
+	  "kepler_container_cpu_seconds_total", "container" },
+	{ "kepler_vm_cpu_joules_total", "kepler_vm_cpu_watts", NULL, "vm" },
+	{ "kepler_pod_cpu_joules_total", "kepler_pod_cpu_watts", NULL, "pod" },
+};
+
+static size_t group_count(const struct kepler_snapshot *s, enum group_kind k)
+{
+	return k == GROUP_CONTAINER ? s->ncontainers : k == GROUP_VM ? s->nvms : s->npods;
+}
+
+static const struct kepler_usage *group_usage(const struct kepler_snapshot *s, enum group_kind k,
+					      size_t i)
+{
+	return k == GROUP_CONTAINER ? &s->containers[i].usage
+	       : k == GROUP_VM	    ? &s->vms[i].usage
+				    : &s->pods[i].usage;
+}
+
+/* The labels before zone, in alphabetical order, after '{'. */
+static void group_labels(struct prom *pr, enum group_kind k, size_t i)
+{
+	const struct kepler_snapshot *s = pr->s;
+	struct kepler_buf *o = pr->out;
+	const char *state = kepler_state_name(group_usage(s, k, i)->state);
+
+	if (k == GROUP_CONTAINER) {
+		const struct kepler_container *c = &s->containers[i];
+
+		label(o, "container_id", c->id, true);
+		label(o, "container_name", c->name, false);
+		label(o, "node_name", pr->node, false);
+		label(o, "pod_id", c->pod_id, false);
+		label(o, "runtime", c->runtime, false);
+		label(o, "state", state, false);
+	} else if (k == GROUP_VM) {
+		const struct kepler_vm *v = &s->vms[i];
+
+		label(o, "hypervisor", v->hypervisor, true);
+		label(o, "node_name", pr->node, false);
+		label(o, "state", state, false);
+		label(o, "vm_id", v->id, false);
+		label(o, "vm_name", v->name, false);
+	} else {
+		const struct kepler_pod *p = &s->pods[i];
+
+		label(o, "node_name", pr->node, true);
+		label(o, "pod_id", p->id, false);
+		label(o, "pod_name", p->name, false);
+		label(o, "pod_namespace", p->ns, false);
+		label(o, "state", state, false);
+	}
+}
+
+static void group_energy(struct prom *pr, enum group_kind k, bool as_watts)
+{
+	const struct group_family *f = &group_families[k];
+	const struct kepler_snapshot *s = pr->s;
+	const char *name = as_watts ? f->watts : f->joules;
+
+	kepler_buf_printf(pr->out, "# HELP %s %s consumption of cpu at %s level in %s\n# TYPE %s %s\n",
+			  name, as_watts ? "Power" : "Energy", f->level, as_watts ? "watts" : "joules",
+			  name, as_watts ? "gauge" : "counter");
+	for (size_t i = 0; i < group_count(s, k); i++) {
+		const struct kepler_usage *u = group_usage(s, k, i);
+
+		for (size_t z = 0; z < s->nzones; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			kepler_buf_adds(pr->out, name);
+			kepler_buf_addc(pr->out, '{');
+			group_labels(pr, k, i);
+			label(pr->out, "zone", s->zones[z].name, false);
+			kepler_buf_add(pr->out, "} ", 2);
+			if (as_watts)
+				watts(pr->out, u->zones[z].delta_uj, s->interval_ns);
+			else
+				joules(pr->out, u->zones[z].total_uj);
+			end_value(pr->out);
+		}
+	}
+}
+
+static void group_seconds(struct prom *pr, enum group_kind k)
+{
+	const struct group_family *f = &group_families[k];
+	const struct kepler_snapshot *s = pr->s;
+
+	if (!f->seconds)
+		return;
+	kepler_buf_printf(pr->out, "# HELP %s Total user and system time of cpu at %s level in seconds\n"
+			  "# TYPE %s counter\n", f->seconds, f->level, f->seconds);
+	for (size_t i = 0; i < group_count(s, k); i++) {
+		kepler_buf_adds(pr->out, f->seconds);
+		kepler_buf_addc(pr->out, '{');
+		group_labels(pr, k, i);
+		kepler_buf_add(pr->out, "} ", 2);
+		seconds(pr->out, group_usage(s, k, i)->cpu_time_ns);
+		end_value(pr->out);
+	}
+}
+
+static bool zone_wanted(const struct kepler_strlist *zones, const char *name)
+{
+	if (!zones || zones->count == 0)
+		return true;
+	for (size_t i = 0; i < zones->count; i++)
+		if (!strcasecmp(zones->items[i], name))
+			return true;
+	return false;
+}
+
+int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
+		    struct kepler_buf *out)
+{
+	static const unsigned group_level[] = { KEPLER_LEVEL_CONTAINER, KEPLER_LEVEL_VM, KEPLER_LEVEL_POD };
+	struct prom pr = {
+		.s = snap, .out = out, .levels = opts->levels,
+		.node = opts->node_name ? opts->node_name : "",
+	};
+
+	for (size_t z = 0; z < snap->nzones; z++)
+		pr.zone_on[z] = zone_wanted(opts->zones, snap->zones[z].name);
+	if (pr.levels & KEPLER_LEVEL_NODE)
+		node_families(&pr);
+	if ((pr.levels & KEPLER_LEVEL_PROCESS) && processes(&pr) < 0 && !out->error)
+		out->error = -ENOMEM;
+	for (int k = GROUP_CONTAINER; k <= GROUP_POD; k++) {
+		if (!(pr.levels & group_level[k]))
+			continue;
+		group_energy(&pr, (enum group_kind)k, false);
+		group_energy(&pr, (enum group_kind)k, true);
+		group_seconds(&pr, (enum group_kind)k);
+	}
+	source_and_snapshot(&pr);
+	kepler_fmt_prom_build_info(out);
+	return out->error;
+}
