@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The Prometheus formatter: exact numbers, escaping, levels, zones, duplicates, a golden text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kepler/fmt.h"
+#include "kepler/version.h"
+#include "snapshot_fixture.h"
+
+static const char *fixed(unsigned __int128 v, unsigned digits)
+{
+	static struct kepler_buf b;
+
+	kepler_buf_reset(&b);
+	kepler_buf_fixed(&b, v, digits);
+	return kepler_buf_cstr(&b);
+}
+
+static void test_fixed(void **state)
+{
+	(void)state;
+	assert_string_equal(fixed(1500000, 6), "1.5");
+	assert_string_equal(fixed(7, 6), "0.000007");
+	assert_string_equal(fixed(0, 6), "0");
+	assert_string_equal(fixed(42000000, 6), "42");
+	assert_string_equal(fixed(123456789, 0), "123456789");
+	assert_string_equal(fixed(UINT64_MAX, 6), "18446744073709.551615");
+	assert_string_equal(fixed(1, 12), "0.000000000001");
+}
+
+static const char *escaped(const char *s)
+{
+	static struct kepler_buf b;
+
+	kepler_buf_reset(&b);
+	kepler_fmt_prom_label_value(&b, s);
+	return kepler_buf_cstr(&b);
+}
+
+static void test_label_escaping(void **state)
+{
+	(void)state;
+	assert_string_equal(escaped("plain"), "plain");
+	assert_string_equal(escaped("a\"b"), "a\\\"b");
+	assert_string_equal(escaped("a\\b"), "a\\\\b");
+	assert_string_equal(escaped("a\nb"), "a\\nb");
+	assert_string_equal(escaped("\xe2\x98\x83"), "\xe2\x98\x83");         /* snowman: kept */
+	assert_string_equal(escaped("x\xff" "y"), "x\xef\xbf\xbdy");          /* stray byte */
+	assert_string_equal(escaped("\xc0\x80"), "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong NUL */
+	assert_string_equal(escaped("\xed\xa0\x80"),                          /* surrogate */
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(escaped("\xe2\x98"), "\xef\xbf\xbd\xef\xbf\xbd"); /* cut short */
+	assert_string_equal(escaped("\xf4\x90\x80\x80"),                      /* > U+10FFFF */
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+/* A small snapshot built by hand: one zone, two processes, one container, one pod, one VM. */
+struct tiny {
+	struct kepler_snapshot s;
+	struct kepler_energy e[5];
+	struct kepler_process p[2];
+	struct kepler_container c;
+	struct kepler_vm v;
+	struct kepler_pod pod;
+};
+
+static void tiny_build(struct tiny *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->s.seq = 7;
+	t->s.wall_ns = 1700000000500000000ULL;
+	t->s.interval_ns = 2000000000ULL;
+	t->s.cpu_usage_ratio = 0.25;
+	t->s.nzones = 1;
+	t->s.zones[0] = (struct kepler_zone){ "package", "/sys/class/powercap/intel-rapl:0",
+					      KEPLER_SOURCE_RAPL, { 10000000, 4000000 },
+					      { 3000000, 1000000 }, { 7000000, 3000000 } };
+	t->e[0] = (struct kepler_energy){ 2500000, 750000 };
+	t->e[1] = (struct kepler_energy){ 500000, 250000 };
+	t->e[2] = (struct kepler_energy){ 500000, 250000 };
+	t->e[3] = (struct kepler_energy){ 2500000, 750000 };
+	t->e[4] = (struct kepler_energy){ 500000, 250000 };
+	t->p[0] = (struct kepler_process){ .pid = 42, .start_time_ns = 1, .comm = "web \"srv\"",
+					   .exe = "/usr/bin/web", .type = KEPLER_PROC_REGULAR,
+					   .container_id = "", .vm_id = "",
+					   .usage = { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[0] } };
+	t->p[1] = (struct kepler_process){ .pid = 43, .start_time_ns = 2, .comm = "ctr",
+					   .exe = "/bin/ctr", .type = KEPLER_PROC_CONTAINER,
+					   .container_id = "abc", .vm_id = "",
+					   .usage = { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[1] } };
+	t->c = (struct kepler_container){ "abc", "app", "containerd", "uid-1",
+					  { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[2] } };
+	t->v = (struct kepler_vm){ "vm-1", "guest", "kvm",
+				   { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3] } };
+	t->pod = (struct kepler_pod){ "uid-1", "web-0", "default",
+				      { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4] } };
+	t->s.nprocesses = 2;
+	t->s.processes = t->p;
+	t->s.ncontainers = 1;
+	t->s.containers = &t->c;
+	t->s.nvms = 1;
+	t->s.vms = &t->v;
+	t->s.npods = 1;
+	t->s.pods = &t->pod;
+}
+
+static const char *render(const struct kepler_snapshot *s, unsigned levels, const struct kepler_strlist *zones)
+{
+	static struct kepler_buf b;
+	struct kepler_prom_options o = { .levels = levels, .zones = zones, .node_name = "n1" };
+
+	kepler_buf_reset(&b);
+	assert_int_equal(kepler_fmt_prom(s, &o, &b), 0);
+	return kepler_buf_cstr(&b);
+}
+
+static const char golden_head[] =
+	"# HELP kepler_node_cpu_joules_total Energy consumption of cpu at node level in joules\n"
+	"# TYPE kepler_node_cpu_joules_total counter\n"
+	"kepler_node_cpu_joules_total{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 10\n"
+	"# HELP kepler_node_cpu_watts Power consumption of cpu at node level in watts\n"
+	"# TYPE kepler_node_cpu_watts gauge\n"
+	"kepler_node_cpu_watts{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 2\n"
+	"# HELP kepler_node_cpu_active_joules_total Energy consumption of cpu in active state at node level in joules\n"
+	"# TYPE kepler_node_cpu_active_joules_total counter\n"
+	"kepler_node_cpu_active_joules_total{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 3\n"
+	"# HELP kepler_node_cpu_active_watts Power consumption of cpu in active state at node level in watts\n"
+	"# TYPE kepler_node_cpu_active_watts gauge\n"
+	"kepler_node_cpu_active_watts{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 0.5\n"
+	"# HELP kepler_node_cpu_idle_joules_total Energy consumption of cpu in idle state at node level in joules\n"
+	"# TYPE kepler_node_cpu_idle_joules_total counter\n"
+	"kepler_node_cpu_idle_joules_total{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 7\n"
+	"# HELP kepler_node_cpu_idle_watts Power consumption of cpu in idle state at node level in watts\n"
+	"# TYPE kepler_node_cpu_idle_watts gauge\n"
+	"kepler_node_cpu_idle_watts{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 1.5\n"
+	"# HELP kepler_node_cpu_usage_ratio CPU usage ratio of a node (value between 0.0 and 1.0)\n"
+	"# TYPE kepler_node_cpu_usage_ratio gauge\n"
+	"kepler_node_cpu_usage_ratio{node_name=\"n1\"} 0.250000\n"
+	"# HELP kepler_process_cpu_joules_total Energy consumption of cpu at process level in joules\n"
+	"# TYPE kepler_process_cpu_joules_total counter\n"
+	"kepler_process_cpu_joules_total{comm=\"web \\\"srv\\\"\",container_id=\"\",exe=\"/usr/bin/web\",node_name=\"n1\",pid=\"42\",state=\"running\",type=\"regular\",vm_id=\"\",zone=\"package\"} 2.5\n"
+	"kepler_process_cpu_joules_total{comm=\"ctr\",container_id=\"abc\",exe=\"/bin/ctr\",node_name=\"n1\",pid=\"43\",state=\"terminated\",type=\"container\",vm_id=\"\",zone=\"package\"} 0.5\n"
+	"# HELP kepler_process_cpu_watts Power consumption of cpu at process level in watts\n"
+	"# TYPE kepler_process_cpu_watts gauge\n"
+	"kepler_process_cpu_watts{comm=\"web \\\"srv\\\"\",container_id=\"\",exe=\"/usr/bin/web\",node_name=\"n1\",pid=\"42\",state=\"running\",type=\"regular\",vm_id=\"\",zone=\"package\"} 0.375\n"
+	"kepler_process_cpu_watts{comm=\"ctr\",container_id=\"abc\",exe=\"/bin/ctr\",node_name=\"n1\",pid=\"43\",state=\"terminated\",type=\"container\",vm_id=\"\",zone=\"package\"} 0.125\n"
+	"# HELP kepler_process_cpu_seconds_total Total user and system time of cpu at process level in seconds\n"
+	"# TYPE kepler_process_cpu_seconds_total counter\n"
+	"kepler_process_cpu_seconds_total{comm=\"web \\\"srv\\\"\",container_id=\"\",exe=\"/usr/bin/web\",node_name=\"n1\",pid=\"42\",type=\"regular\",vm_id=\"\"} 1.5\n"
+	"kepler_process_cpu_seconds_total{comm=\"ctr\",container_id=\"abc\",exe=\"/bin/ctr\",node_name=\"n1\",pid=\"43\",type=\"container\",vm_id=\"\"} 0.2\n"
+	"# HELP kepler_container_cpu_joules_total Energy consumption of cpu at container level in joules\n"
+	"# TYPE kepler_container_cpu_joules_total counter\n"
+	"kepler_container_cpu_joules_total{container_id=\"abc\",container_name=\"app\",node_name=\"n1\",pod_id=\"uid-1\",runtime=\"containerd\",state=\"terminated\",zone=\"package\"} 0.5\n"
+	"# HELP kepler_container_cpu_watts Power consumption of cpu at container level in watts\n"
+	"# TYPE kepler_container_cpu_watts gauge\n"
+	"kepler_container_cpu_watts{container_id=\"abc\",container_name=\"app\",node_name=\"n1\",pod_id=\"uid-1\",runtime=\"containerd\",state=\"terminated\",zone=\"package\"} 0.125\n"
+	"# HELP kepler_container_cpu_seconds_total Total user and system time of cpu at container level in seconds\n"
+	"# TYPE kepler_container_cpu_seconds_total counter\n"
+	"kepler_container_cpu_seconds_total{container_id=\"abc\",container_name=\"app\",node_name=\"n1\",pod_id=\"uid-1\",runtime=\"containerd\",state=\"terminated\"} 0.2\n"
+	"# HELP kepler_vm_cpu_joules_total Energy consumption of cpu at vm level in joules\n"
+	"# TYPE kepler_vm_cpu_joules_total counter\n"
+	"kepler_vm_cpu_joules_total{hypervisor=\"kvm\",node_name=\"n1\",state=\"running\",vm_id=\"vm-1\",vm_name=\"guest\",zone=\"package\"} 2.5\n"
+	"# HELP kepler_vm_cpu_watts Power consumption of cpu at vm level in watts\n"
+	"# TYPE kepler_vm_cpu_watts gauge\n"
+	"kepler_vm_cpu_watts{hypervisor=\"kvm\",node_name=\"n1\",state=\"running\",vm_id=\"vm-1\",vm_name=\"guest\",zone=\"package\"} 0.375\n"
+	"# HELP kepler_pod_cpu_joules_total Energy consumption of cpu at pod level in joules\n"
+	"# TYPE kepler_pod_cpu_joules_total counter\n"
+	"kepler_pod_cpu_joules_total{node_name=\"n1\",pod_id=\"uid-1\",pod_name=\"web-0\",pod_namespace=\"default\",state=\"terminated\",zone=\"package\"} 0.5\n"
+	"# HELP kepler_pod_cpu_watts Power consumption of cpu at pod level in watts\n"
+	"# TYPE kepler_pod_cpu_watts gauge\n"
+	"kepler_pod_cpu_watts{node_name=\"n1\",pod_id=\"uid-1\",pod_name=\"web-0\",pod_namespace=\"default\",state=\"terminated\",zone=\"package\"} 0.125\n"
+	"# HELP kepler_node_zone_source_info Energy source of each zone: rapl, hwmon, nvml, model (an estimate, not a measurement) or fake\n"
+	"# TYPE kepler_node_zone_source_info gauge\n"
+	"kepler_node_zone_source_info{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",source=\"rapl\",zone=\"package\"} 1\n"
+	"# HELP kepler_snapshot_seq Sequence number of the snapshot these metrics come from\n"
+	"# TYPE kepler_snapshot_seq gauge\n"
+	"kepler_snapshot_seq{node_name=\"n1\"} 7\n"
+	"# HELP kepler_snapshot_timestamp_seconds Wall-clock time at the end of the snapshot's interval\n"
+	"# TYPE kepler_snapshot_timestamp_seconds gauge\n"
+	"kepler_snapshot_timestamp_seconds{node_name=\"n1\"} 1700000000.5\n";
+
+static void test_golden(void **state)
+{
+	struct tiny t;
+	const char *out;
+
+	(void)state;
+	tiny_build(&t);
+	out = render(&t.s, KEPLER_LEVEL_ALL, NULL);
+	assert_memory_equal(out, golden_head, sizeof(golden_head) - 1);
+	assert_non_null(strstr(out, "kepler_snapshot_interval_seconds{node_name=\"n1\"} 2\n"));
+	assert_non_null(strstr(out, "# TYPE kepler_build_info gauge\nkepler_build_info{arch=\""));
+	assert_non_null(strstr(out, ",version=\"" KEPLER_VERSION "\"} 1\n"));
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_levels_and_zones(void **state)
+{
+	struct fixture f;
+	char *items[] = { "DRAM" };
+	struct kepler_strlist dram = { items, 1 };
+	const char *out;
+
+	(void)state;
+	fixture_build(&f, 20, 1);
+	out = render(&f.snap, KEPLER_LEVEL_NODE, NULL);
+	assert_null(strstr(out, "kepler_process_"));
+	assert_null(strstr(out, "kepler_container_"));
+	assert_non_null(strstr(out, "kepler_node_cpu_joules_total{"));
+	assert_non_null(strstr(out, "kepler_build_info{"));
+	out = render(&f.snap, KEPLER_LEVEL_PROCESS | KEPLER_LEVEL_POD, &dram);
+	assert_null(strstr(out, "kepler_node_cpu_joules_total"));
+	assert_null(strstr(out, "kepler_vm_"));
+	assert_null(strstr(out, "zone=\"package\""));
+	assert_int_equal(count(out, "kepler_process_cpu_joules_total{"), 20);
+	assert_int_equal(count(out, "kepler_pod_cpu_watts{"), 1);
+	/* HELP and TYPE once per family */
+	assert_int_equal(count(out, "# TYPE kepler_process_cpu_joules_total "), 1);
+	fixture_free(&f);
+}
+
+static void test_reused_pid_is_one_series(void **state)
+{
+	struct tiny t;
+	struct kepler_process p[4];
+	const char *out;
+
+	(void)state;
+	tiny_build(&t);
+	/* pid 42 three times: running (newest), terminated, terminated (oldest) */
+	p[0] = t.p[0];
+	p[1] = t.p[0];
+	p[1].start_time_ns = 0;
+	p[1].usage.state = KEPLER_STATE_TERMINATED;
+	p[2] = p[1];
+	p[2].start_time_ns = 0;
+	p[3] = t.p[1];
+	t.s.processes = p;
+	t.s.nprocesses = 4;
+	out = render(&t.s, KEPLER_LEVEL_PROCESS, NULL);
+	/* joules: one running + one terminated for pid 42, one for pid 43 */
+	assert_int_equal(count(out, "kepler_process_cpu_joules_total{comm=\"web"), 2);
+	assert_int_equal(count(out, "kepler_process_cpu_seconds_total{comm=\"web"), 1);
+	assert_int_equal(count(out, "kepler_process_cpu_seconds_total{"), 2);
+	/* the one kept for seconds is the running one */
+	assert_non_null(strstr(out, "pid=\"42\",type=\"regular\",vm_id=\"\"} 1.5\n"));
+}
+
+/* Σ process watts == node active watts, to the picowatt per process. */
+static void test_watts_sum(void **state)
+{
+	enum { N = 500 };
+	static struct kepler_process p[N];
+	static struct kepler_energy e[N];
+	struct kepler_snapshot s = { .seq = 1, .interval_ns = 4999999937ULL, .nzones = 1 };
+	uint64_t active = 0;
+	double sum = 0, node = 0;
+	unsigned seed = 3;
+	const char *out, *q;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		e[i] = (struct kepler_energy){ 0, (uint64_t)rand_r(&seed) % 100000 };
+		active += e[i].delta_uj;
+		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1, .comm = "w", .exe = "",
+						.container_id = "", .vm_id = "",
+						.usage = { .zones = &e[i] } };
+	}
+	s.zones[0] = (struct kepler_zone){ "package", "", KEPLER_SOURCE_FAKE, { 0, active },
+					   { 0, active }, { 0, 0 } };
+	s.processes = p;
+	s.nprocesses = N;
+	out = render(&s, KEPLER_LEVEL_ALL, NULL);
+	for (q = out; (q = strstr(q, "\nkepler_process_cpu_watts{")); q++)
+		sum += strtod(strstr(q, "} ") + 2, NULL);
+	node = strtod(strstr(strstr(out, "\nkepler_node_cpu_active_watts{"), "} ") + 2, NULL);
+	assert_true(node > 0);
+	assert_true(sum <= node && node - sum < N * 1e-12 + 1e-9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixed),
+		cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_levels_and_zones),
+		cmocka_unit_test(test_reused_pid_is_one_series),
+		cmocka_unit_test(test_watts_sum),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
