@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * store_probe: a minimal store client for integration tests.
- *   store_probe write DIR N [GROUP]   commit N fixture snapshots
+ *   store_probe write DIR N [GROUP [NPROCS]]   commit N fixture snapshots (of NPROCS
+ *                                    processes, default 10; hostile names)
  *   store_probe read DIR              read and check the newest; print its seq
  * Exit status 0 on success, 1 with the store's message on stderr otherwise.
  */
@@ -12,10 +13,10 @@
 #include "kepler/store.h"
 #include "snapshot_fixture.h"
 
-static int do_write(const char *dir, int n, const char *group)
+static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 {
 	struct kepler_store_options o = {
-		.path = dir, .group = group, .map_size = 64ULL << 20,
+		.path = dir, .group = group, .map_size = 64ULL << 20, .max_map_size = 4ULL << 30,
 		.retention_snapshots = 100, .retention_series_ns = 3600ULL * 1000000000ULL,
 	};
 	struct kepler_store *w;
@@ -30,7 +31,7 @@ static int do_write(const char *dir, int n, const char *group)
 	for (int i = 0; i < n; i++) {
 		struct fixture f;
 
-		fixture_build(&f, 10, (uint64_t)i);
+		fixture_build(&f, nprocs, (uint64_t)i);
 		if (kepler_store_commit(w, &f.snap, &err) < 0) {
 			fprintf(stderr, "store_probe: %s\n", err.msg);
 			return 1;
@@ -60,9 +61,10 @@ static int do_read(const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "write") == 0)
-		return do_write(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : "");
+		return do_write(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : "",
+				argc > 5 ? (size_t)atol(argv[5]) : 10);
 	if (argc == 3 && strcmp(argv[1], "read") == 0)
 		return do_read(argv[2]);
-	fprintf(stderr, "usage: store_probe write DIR N [GROUP] | read DIR\n");
+	fprintf(stderr, "usage: store_probe write DIR N [GROUP [NPROCS]] | read DIR\n");
 	return 2;
 }

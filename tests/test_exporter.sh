@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# kepler-exporter over real HTTP on loopback: exposition checked by promtool
+# on a store full of hostile names, gzip, /healthz (no store, fresh, stale),
+# methods and paths, TLS and basic auth from a web config file, bad web
+# configs, an address in use, idle connections, an unprivileged run.
+# Usage: test_exporter.sh BUILD_DIR
+set -uo pipefail
+build=$1
+exporter=$build/readers/exporter/kepler-exporter
+collectd=$build/collectd/kepler-collectd
+probe=$build/tests/store_probe
+for tool in promtool curl openssl htpasswd; do
+	command -v $tool >/dev/null || { echo "SKIP: $tool missing (tools/setup.sh installs it)"; exit 77; }
+done
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# start_exporter NAME ARGS...: sets $port and $epid once it listens
+start_exporter() {
+	local name=$1 log=$tmp/$1.log
+	shift
+	"$exporter" --web.listen-address 127.0.0.1:0 "$@" >"$log" 2>&1 &
+	epid=$!
+	pids+=($epid)
+	for _ in $(seq 100); do
+		port=$(sed -n 's/.*started: .*(port \([0-9]*\)).*/\1/p' "$log")
+		[ -n "$port" ] && return 0
+		kill -0 $epid 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "$name did not start: $(cat "$log")"
+	port=0
+	return 1
+}
+
+# --- no store yet: metrics has build info only, healthz 503 with the reason
+start_exporter nostore --store.path "$tmp/later"
+code=$(curl -s -o "$tmp/h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 503 ] && grep -q "no store" "$tmp/h" && ok "no store: /healthz 503: $(cat "$tmp/h")" ||
+	fail "no store: /healthz $code: $(cat "$tmp/h")"
+curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m0"
+grep -q '^kepler_build_info{' "$tmp/m0" && promtool check metrics <"$tmp/m0" &&
+	ok "no store: /metrics has build info and passes promtool" || fail "no store: /metrics: $(cat "$tmp/m0")"
+# the store appears: the exporter attaches by itself
+"$probe" write "$tmp/later" 2 >/dev/null 2>&1
+for _ in $(seq 50); do
+	grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <(curl -s "http://127.0.0.1:$port/metrics") && break
+	sleep 0.1
+done
+grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <(curl -s "http://127.0.0.1:$port/metrics") &&
+	ok "attached to the store once it appeared" || fail "never served the new store"
+kill $epid; wait $epid 2>/dev/null
+[ $? -eq 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit status not 0"
+
+# --- hostile names: promtool, escaping, gzip, methods, paths
+"$probe" write "$tmp/hostile" 3 "" 200 >/dev/null 2>&1 || fail "store_probe write"
+start_exporter hostile --store.path "$tmp/hostile"
+for _ in $(seq 50); do
+	curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m1"
+	grep -q '^kepler_process_cpu_joules_total' "$tmp/m1" && break
+	sleep 0.1
+done
+if promtool check metrics <"$tmp/m1" >"$tmp/promtool.out" 2>&1; then
+	ok "promtool check metrics passes on $(grep -c '^kepler_' "$tmp/m1") hostile series"
+else
+	fail "promtool: $(head -5 "$tmp/promtool.out")"
+fi
+grep -q 'comm="with \\"quotes\\"-11"' "$tmp/m1" && grep -q 'comm="new\\nline-2"' "$tmp/m1" &&
+	grep -q 'comm="back\\\\slash-3"' "$tmp/m1" && grep -q $'comm="bad utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd-4"' "$tmp/m1" &&
+	ok "quotes, newlines, backslashes escaped; invalid UTF-8 replaced" || fail "escaping"
+dups=$(grep -v '^#' "$tmp/m1" | sed 's/} .*/}/' | sort | uniq -d | head -3)
+[ -z "$dups" ] && ok "no duplicate series" || fail "duplicate series: $dups"
+[ "$(grep -c '^# TYPE kepler_process_cpu_joules_total ' "$tmp/m1")" = 1 ] && ok "TYPE once per family" || fail "TYPE repeated"
+curl -s -H 'Accept-Encoding: gzip' -D "$tmp/hdr" "http://127.0.0.1:$port/metrics" -o "$tmp/m1.gz"
+grep -qi '^Content-Encoding: gzip' "$tmp/hdr" && gunzip -t <"$tmp/m1.gz" &&
+	diff <(gunzip <"$tmp/m1.gz" | grep -v '^kepler_snapshot_age_seconds') <(grep -v '^kepler_snapshot_age_seconds' "$tmp/m1") >/dev/null &&
+	gunzip <"$tmp/m1.gz" | grep -q '^kepler_snapshot_age_seconds{' &&
+	ok "gzip: same body as plain ($(stat -c %s "$tmp/m1.gz") vs $(stat -c %s "$tmp/m1") bytes), age appended" ||
+	fail "gzip response"
+grep -qi '^Content-Type: text/plain; version=0.0.4' "$tmp/hdr" && ok "content type 0.0.4" || fail "content type"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/metrics")" = 405 ] && ok "POST: 405" || fail "POST not 405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")" = 404 ] && ok "unknown path: 404" || fail "no 404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -I "http://127.0.0.1:$port/metrics")" = 200 ] && ok "HEAD: 200" || fail "HEAD"
+curl -s "http://127.0.0.1:$port/" | grep -q 'href="metrics"' && ok "landing page links /metrics" || fail "landing page"
+# level and zone selection
+kill $epid; wait $epid 2>/dev/null
+start_exporter levels --store.path "$tmp/hostile" --metrics.level node,pod --rapl.zones dram
+sleep 0.5
+curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m2"
+! grep -q '^kepler_process_' "$tmp/m2" && grep -q '^kepler_pod_cpu_watts{' "$tmp/m2" &&
+	! grep -q 'zone="package"' "$tmp/m2" && grep -q 'zone="dram"' "$tmp/m2" &&
+	ok "--metrics.level node,pod --rapl.zones dram" || fail "levels/zones selection"
+kill $epid; wait $epid 2>/dev/null
+
+# --- idle connections do not stop others being served
+start_exporter idle --store.path "$tmp/hostile"
+for i in $(seq 20); do exec {fd}<>/dev/tcp/127.0.0.1/$port; idle+=($fd); done
+t0=$(date +%s%N)
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$code" = 200 ] && ok "served in ${ms} ms beside 20 idle connections" || fail "blocked by idle connections ($code)"
+for fd in "${idle[@]}"; do exec {fd}>&-; done
+# an address in use
+"$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:$port >"$tmp/inuse.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$tmp/inuse.log" &&
+	ok "address in use: exit 1: $(grep -o 'cannot listen.*' "$tmp/inuse.log")" || fail "address in use ($rc): $(cat "$tmp/inuse.log")"
+kill $epid; wait $epid 2>/dev/null
+
+# --- /healthz with a real collector: fresh, then stale after it stops
+"$collectd" --store.path "$tmp/live" --meter.source fake --monitor.interval 500ms --store.group "" \
+	--log.level warn >"$tmp/collectd.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+start_exporter health --store.path "$tmp/live"
+for _ in $(seq 50); do
+	code=$(curl -s -o "$tmp/h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+	[ "$code" = 200 ] && break
+	sleep 0.1
+done
+[ "$code" = 200 ] && ok "collector running: /healthz 200: $(cat "$tmp/h")" || fail "healthz with collector: $code $(cat "$tmp/h")"
+kill -TERM $cpid; wait $cpid 2>/dev/null
+sleep 2
+code=$(curl -s -o "$tmp/h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 503 ] && grep -q stale "$tmp/h" && ok "collector stopped: /healthz 503: $(cat "$tmp/h")" ||
+	fail "healthz after stop: $code $(cat "$tmp/h")"
+kill $epid; wait $epid 2>/dev/null
+
+# --- TLS and basic auth
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$tmp/key.pem" \
+	-out "$tmp/cert.pem" >/dev/null 2>&1 || fail "openssl could not make a certificate"
+hash=$(htpasswd -nbBC 10 alice 's3cret!' | cut -d: -f2)
+cat >"$tmp/web.yml" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+basic_auth_users:
+  alice: '$hash'
+YML
+start_exporter tls --store.path "$tmp/hostile" --web.config-file "$tmp/web.yml"
+grep -q "started: https://" "$tmp/tls.log" && ok "started with TLS and basic auth" || fail "TLS start: $(cat "$tmp/tls.log")"
+url=https://127.0.0.1:$port/metrics
+[ "$(curl -sk -o "$tmp/m3" -w '%{http_code}' -u 'alice:s3cret!' "$url")" = 200 ] && grep -q '^kepler_build_info' "$tmp/m3" &&
+	ok "https with the right password: 200 and metrics" || fail "https + right password"
+[ "$(curl -sk -o /dev/null -w '%{http_code}' "$url")" = 401 ] && ok "https without password: 401" || fail "no password not 401"
+[ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:wrong' "$url")" = 401 ] && ok "https with a wrong password: 401" || fail "wrong password not 401"
+[ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'mallory:s3cret!' "$url")" = 401 ] && ok "https with an unknown user: 401" || fail "unknown user not 401"
+curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/metrics"
+rc=$?
+[ $rc -ne 0 ] && kill -0 $epid 2>/dev/null && [ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:s3cret!' "$url")" = 200 ] &&
+	ok "plain http to the TLS port fails (curl exit $rc); the exporter goes on serving https" || fail "plain http to TLS port"
+kill $epid; wait $epid 2>/dev/null
+
+# --- bad web configs: exit 2 with file:line and the key
+check_bad() {
+	printf '%s\n' "$2" >"$tmp/bad.yml"
+	out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/bad.yml" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "$3" <<<"$out" && ok "$1: exit 2: $(grep -o 'error: .*' <<<"$out")" || fail "$1 ($rc): $out"
+}
+check_bad "unknown key" "tls_server_confg: {}" "bad.yml:1: unknown key 'tls_server_confg'"
+check_bad "unsupported TLS option" $'tls_server_config:\n  cert_file: c\n  client_auth_type: RequireAndVerifyClientCert' "bad.yml:3: tls_server_config.client_auth_type is not supported"
+check_bad "plain-text password" $'basic_auth_users:\n  bob: hunter2' "bad.yml:2: the password of user 'bob' must be a bcrypt hash"
+check_bad "malformed YAML" $'basic_auth_users: [unclosed' "bad.yml:"
+check_bad "certificate without key" $'tls_server_config:\n  cert_file: cert.pem' "needs both cert_file and key_file"
+out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/none.yml" 2>&1)
+[ $? -eq 2 ] && grep -q "cannot read .*none.yml: No such file" <<<"$out" && ok "missing web config: exit 2" || fail "missing web config: $out"
+
+# --- unprivileged, in the store's group
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	"$probe" write "$tmp/grp" 2 nogroup >/dev/null 2>&1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$exporter" --store.path "$tmp/grp" \
+		--web.listen-address 127.0.0.1:0 >"$tmp/nobody.log" 2>&1 &
+	epid=$!
+	pids+=($epid)
+	for _ in $(seq 50); do
+		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$tmp/nobody.log")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	curl -s "http://127.0.0.1:$port/metrics" | grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' &&
+		! grep -q "running as root" "$tmp/nobody.log" && ok "runs as nobody in the store's group" ||
+		fail "unprivileged run: $(cat "$tmp/nobody.log")"
+	kill $epid; wait $epid 2>/dev/null
+else
+	echo "skip: unprivileged run needs root and setpriv"
+fi
+
+[ $fails -eq 0 ] && echo "all exporter checks passed"
+exit $((fails > 0))
