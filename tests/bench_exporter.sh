@@ -3,7 +3,8 @@
 #   bench_exporter.sh BUILD_DIR load     the load test (ctest): wrk at 64
 #        connections for 30 s on a 10,000-process snapshot, with 50 idle
 #        connections held open: zero errors, RSS bounded, others served.
-#   bench_exporter.sh BUILD_DIR bench    figures for docs/performance.md:
+#   bench_exporter.sh BUILD_DIR bench|kepler|process-exporter
+#        figures for docs/performance.md (bench: both):
 #        scrape latency p50/p99 and scrapes/s for 1,000 and 10,000
 #        processes (plain and gzip), and prometheus-process-exporter
 #        reporting the same number of live processes, one group each.
@@ -45,7 +46,7 @@ exporter_on() {
 # wrk_line LABEL URL CONNS SECONDS [HEADER]: "p50 p99 req/s errors"
 wrk_run() {
 	local out
-	out=$(wrk -t2 -c"$3" -d"$4"s --timeout 10s --latency ${5:+-H "$5"} "$2" 2>&1)
+	out=$(wrk -t"$(( $3 < 2 ? 1 : 2 ))" -c"$3" -d"$4"s --timeout 10s --latency ${5:+-H "$5"} "$2" 2>&1)
 	local p50 p99 rps errs
 	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
@@ -84,8 +85,9 @@ if [ "$mode" = load ]; then
 	exit $((fails > 0))
 fi
 
-echo "kepler-exporter (cached scrapes; 1 connection for latency, 8 for throughput, 10 s each):"
-for n in 1000 10000; do
+[ "$mode" = process-exporter ] && kepler_counts="" || kepler_counts="1000 10000"
+[ -n "$kepler_counts" ] && echo "kepler-exporter (cached scrapes; 1 connection for latency, 8 for throughput, 10 s each):"
+for n in $kepler_counts; do
 	exporter_on "$n" || continue
 	url=http://127.0.0.1:$port/metrics
 	size=$(curl -s "$url" | wc -c)
@@ -99,6 +101,7 @@ for n in 1000 10000; do
 	kill $epid; wait $epid 2>/dev/null
 done
 
+[ "$mode" = kepler ] && exit $((fails > 0))
 if ! command -v prometheus-process-exporter >/dev/null; then
 	echo "prometheus-process-exporter missing: no comparison"
 	exit $((fails > 0))
@@ -112,13 +115,15 @@ echo "prometheus-process-exporter, one group per process (same live processes, s
 for n in 1000 10000; do
 	sleepers=()
 	for i in $(seq "$n"); do sleep 600 & sleepers+=($!); done
+	while [ "$(pgrep -c -x sleep)" -lt "$n" ]; do sleep 1; done
 	pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	prometheus-process-exporter -config.path "$tmp/pe.yml" -threads=false -gather-smaps=false \
 		-web.listen-address 127.0.0.1:$pport >"$tmp/pe.log" 2>&1 &
 	ppid=$!
 	pids+=($ppid)
-	sleep 3
 	url=http://127.0.0.1:$pport/metrics
+	# it reads every process before it listens
+	for _ in $(seq 240); do curl -s -o /dev/null -m 60 "$url" && break; sleep 0.5; done
 	curl -s -m 60 "$url" >/dev/null
 	size=$(curl -s -m 60 "$url" | wc -c)
 	read -r p50 p99 _ e1 < <(wrk_run lat "$url" 1 10)

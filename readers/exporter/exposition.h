@@ -25,7 +25,7 @@ struct kepler_exposition {
 	uint64_t wall_ns;         /* the snapshot's time, for its age */
 	char node_name[256];
 	struct kepler_buf text;   /* the body without the tail */
-	uint32_t crc;             /* CRC-32 of text */
+	uint32_t crc;             /* CRC-32 of text, set with gz */
 	pthread_mutex_t gz_lock;
 	bool gz_done;
 	struct kepler_buf gz;     /* gzip header + deflate blocks, sync-flushed, not final */

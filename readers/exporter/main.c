@@ -106,6 +106,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 	struct kepler_snapshot *snap = NULL;
 	struct kepler_store_meta meta = { 0 };
 	struct kepler_exposition *e;
+	struct timespec t0, t1;
 	char msg[sizeof(err.msg) + 64];
 
 	f->seq = seq;
@@ -118,6 +119,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 	}
 	f->seq = snap->seq;
 	f->opts.node_name = meta.hostname;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (kepler_exposition_new(snap, &f->opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		set_problem(f->st, err.msg);
@@ -127,8 +129,10 @@ static void render_newest(struct follower *f, uint64_t seq)
 		f->st->problem[0] = '\0';
 		pthread_mutex_unlock(&f->st->lock);
 		kepler_exporter_publish(f->st, e);
-		kepler_debug("serving snapshot %llu (%zu bytes)", (unsigned long long)snap->seq,
-			     e->text.len);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		kepler_debug("serving snapshot %llu: %zu processes, %zu bytes, rendered in %.1f ms",
+			     (unsigned long long)snap->seq, snap->nprocesses, e->text.len,
+			     (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	}
 	kepler_snapshot_free(snap);
 }
