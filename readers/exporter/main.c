@@ -207,12 +207,15 @@ int main(int argc, char **argv)
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
 	f.opts.zones = &cfg.rapl_zones;
-	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0 ||
-	    kepler_server_start(cfg.web_listen_address, &web, &st, &server, &err) < 0) {
+	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
 	}
 	kepler_exporter_publish(&st, e);
+	if (kepler_server_start(cfg.web_listen_address, &web, &st, &server, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
 	log_start(&cfg, &web, kepler_server_port(server));
 	follow(&f);
 	if (stop_signal > 0) {
