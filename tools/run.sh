@@ -21,7 +21,8 @@ stop() {
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 }
-trap stop INT TERM EXIT
+trap stop EXIT
+trap 'echo "run.sh: stopping" >&2; stop; exit 0' INT TERM
 
 build/collectd/kepler-collectd --store.path "$store" "$@" &
 pids+=($!)

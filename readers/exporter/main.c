@@ -83,7 +83,7 @@ static bool attach(struct follower *f)
 		return false;
 	}
 	if (r != f->last_open_error)
-		kepler_warn("waiting for the store: %s (is kepler-collectd running?)", err.msg);
+		kepler_warn("waiting for the store: %s", err.msg);
 	f->last_open_error = r;
 	set_problem(f->st, err.msg);
 	return false;
