@@ -15,7 +15,7 @@ PACKAGES=(
 	libcrypt-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev lmdb-utils tmux prometheus jq curl
-	openssl apache2-utils stress-ng wrk prometheus-process-exporter
+	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema
 )
 
 missing=()

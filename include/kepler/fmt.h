@@ -57,4 +57,47 @@ void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double a
 /* Append @s as a Prometheus label value (escaped, valid UTF-8), without quotes. */
 void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s);
 
+/*
+ * The index of the zone that ranks workloads (Kepler's primary zone): the
+ * first present of psys, package, core, dram, uncore; else zone 0.
+ */
+size_t kepler_primary_zone(const struct kepler_snapshot *snap);
+
+/*
+ * One snapshot as one JSON object on one line (no newline), the schema of
+ * docs/stdout.md: seq, timestamp, interval_ns, node (zones,
+ * cpu_usage_ratio) and the arrays processes, containers, vms, pods for
+ * the chosen @levels (enum kepler_level bits; node when NODE is set).
+ * Strings are escaped; invalid UTF-8 becomes U+FFFD. Returns 0 or -ENOMEM.
+ */
+int kepler_fmt_json(const struct kepler_snapshot *snap, unsigned levels, struct kepler_buf *out);
+
+/* Append @s as a JSON string, with its quotes. */
+void kepler_fmt_json_string(struct kepler_buf *out, const char *s);
+
+enum kepler_sort {
+	KEPLER_SORT_WATTS = 0, /* power in the primary zone, then energy */
+	KEPLER_SORT_ENERGY,    /* cumulative energy in the primary zone */
+	KEPLER_SORT_CPU,       /* CPU time in the interval */
+	KEPLER_SORT_PID,       /* pid (processes), id (others) */
+	KEPLER_SORT_NAME,      /* comm (processes), name or id (others) */
+};
+
+/* The sort named @name ("watts", "energy", "cpu", "pid", "name"); -EINVAL if none. */
+int kepler_sort_from_name(const char *name, enum kepler_sort *ret);
+
+struct kepler_table_options {
+	unsigned levels;      /* enum kepler_level bits */
+	enum kepler_sort sort;
+	size_t limit;         /* rows per table; 0: all */
+};
+
+/*
+ * The snapshot as plain-text tables (no terminal codes): a header line,
+ * the node's zones, then one table per chosen workload level, sorted and
+ * limited. Returns 0 or -ENOMEM.
+ */
+int kepler_fmt_table(const struct kepler_snapshot *snap, const struct kepler_table_options *opts,
+		     struct kepler_buf *out);
+
 #endif /* KEPLER_FMT_H */

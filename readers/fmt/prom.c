@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/utsname.h>
 
+#include "fmt_internal.h"
 #include "kepler/fmt.h"
 #include "kepler/version.h"
 
@@ -36,31 +37,6 @@ unsigned kepler_levels_from_list(const struct kepler_strlist *names)
 	return bits;
 }
 
-/* Length of the valid UTF-8 sequence at @p, or 0 (overlong, surrogate, > U+10FFFF, cut). */
-static size_t utf8_len(const unsigned char *p)
-{
-#define CONT(b) (((b) & 0xC0) == 0x80)
-	unsigned c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		return CONT(p[1]) ? 2 : 0;
-	if (c >= 0xE0 && c <= 0xEF) {
-		if (!CONT(p[1]) || !CONT(p[2]) || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xF0 && c <= 0xF4) {
-		if (!CONT(p[1]) || !CONT(p[2]) || !CONT(p[3]) || (c == 0xF0 && p[1] < 0x90) ||
-		    (c == 0xF4 && p[1] > 0x8F))
-			return 0;
-		return 4;
-	}
-	return 0;
-#undef CONT
-}
-
 void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -79,7 +55,7 @@ void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s)
 		} else if (*p == '\n') {
 			kepler_buf_add(out, "\\n", 2);
 			p++;
-		} else if ((n = utf8_len(p)) > 0) {
+		} else if ((n = kepler_fmt_utf8_len(p)) > 0) {
 			kepler_buf_add(out, p, n);
 			p += n;
 		} else {

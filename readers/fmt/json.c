@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A snapshot as one line of JSON (schema: docs/stdout.md). Numbers are
+ * integers as stored (µJ, ns) except the usage ratio; identity fields are
+ * named as Kepler's labels.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmt_internal.h"
+#include "kepler/fmt.h"
+
+void kepler_fmt_json_string(struct kepler_buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	kepler_buf_addc(out, '"');
+	while (*p) {
+		size_t plain = 0, n;
+
+		while (p[plain] >= 0x20 && p[plain] < 0x80 && p[plain] != '"' && p[plain] != '\\')
+			plain++;
+		kepler_buf_add(out, p, plain);
+		p += plain;
+		if (!*p)
+			break;
+		if (*p == '"' || *p == '\\') {
+			kepler_buf_addc(out, '\\');
+			kepler_buf_addc(out, (char)*p++);
+		} else if (*p < 0x20) {
+			kepler_buf_printf(out, "\\u%04x", *p++);
+		} else if ((n = kepler_fmt_utf8_len(p)) > 0) {
+			kepler_buf_add(out, p, n);
+			p += n;
+		} else {
+			kepler_buf_add(out, "\xEF\xBF\xBD", 3);
+			p++;
+		}
+	}
+	kepler_buf_addc(out, '"');
+}
+
+static void key(struct kepler_buf *out, const char *k, bool first)
+{
+	if (!first)
+		kepler_buf_addc(out, ',');
+	kepler_buf_addc(out, '"');
+	kepler_buf_adds(out, k);
+	kepler_buf_add(out, "\":", 2);
+}
+
+static void kv_str(struct kepler_buf *out, const char *k, const char *v, bool first)
+{
+	key(out, k, first);
+	kepler_fmt_json_string(out, v);
+}
+
+static void kv_u64(struct kepler_buf *out, const char *k, uint64_t v, bool first)
+{
+	key(out, k, first);
+	kepler_buf_u64(out, v);
+}
+
+/* RFC 3339 UTC with nanoseconds. */
+static void timestamp(struct kepler_buf *out, uint64_t wall_ns)
+{
+	time_t t = (time_t)(wall_ns / 1000000000ULL);
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	kepler_buf_printf(out, "\"%s.%09lluZ\"", buf, (unsigned long long)(wall_ns % 1000000000ULL));
+}
+
+static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "node", false);
+	kepler_buf_add(out, "{\"zones\":[", 10);
+	for (size_t z = 0; z < s->nzones; z++) {
+		const struct kepler_zone *zn = &s->zones[z];
+
+		kepler_buf_add(out, z ? ",{" : "{", z ? 2 : 1);
+		kv_str(out, "name", zn->name, true);
+		kv_str(out, "path", zn->path, false);
+		kv_str(out, "source", kepler_source_name(zn->source), false);
+		kv_u64(out, "energy_uj", zn->energy.total_uj, false);
+		kv_u64(out, "delta_uj", zn->energy.delta_uj, false);
+		kv_u64(out, "active_uj", zn->active.total_uj, false);
+		kv_u64(out, "active_delta_uj", zn->active.delta_uj, false);
+		kv_u64(out, "idle_uj", zn->idle.total_uj, false);
+		kv_u64(out, "idle_delta_uj", zn->idle.delta_uj, false);
+		kepler_buf_addc(out, '}');
+	}
+	kepler_buf_addc(out, ']');
+	key(out, "cpu_usage_ratio", false);
+	kepler_buf_printf(out, "%.6f", s->cpu_usage_ratio);
+	kv_u64(out, "cpu_busy_delta_ns", s->node_cpu_busy_delta_ns, false);
+	kv_u64(out, "cpu_total_delta_ns", s->node_cpu_total_delta_ns, false);
+	kepler_buf_addc(out, '}');
+}
+
+/* state, cpu times and zones of any workload, after its identity */
+static void usage(struct kepler_buf *out, const struct kepler_snapshot *s, const struct kepler_usage *u)
+{
+	kv_str(out, "state", kepler_state_name(u->state), false);
+	kv_u64(out, "cpu_time_ns", u->cpu_time_ns, false);
+	kv_u64(out, "cpu_time_delta_ns", u->cpu_time_delta_ns, false);
+	key(out, "zones", false);
+	kepler_buf_addc(out, '[');
+	for (size_t z = 0; z < s->nzones; z++) {
+		kepler_buf_add(out, z ? ",{" : "{", z ? 2 : 1);
+		kv_str(out, "name", s->zones[z].name, true);
+		kv_u64(out, "energy_uj", u->zones[z].total_uj, false);
+		kv_u64(out, "delta_uj", u->zones[z].delta_uj, false);
+		kepler_buf_addc(out, '}');
+	}
+	kepler_buf_add(out, "]}", 2);
+}
+
+static void counter(struct kepler_buf *out, const char *k, uint64_t v)
+{
+	key(out, k, false);
+	if (v == KEPLER_COUNTER_UNAVAILABLE)
+		kepler_buf_add(out, "null", 4);
+	else
+		kepler_buf_u64(out, v);
+}
+
+static void processes(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "processes", false);
+	kepler_buf_addc(out, '[');
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		const struct kepler_process *p = &s->processes[i];
+
+		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
+		kv_u64(out, "pid", p->pid, true);
+		kv_u64(out, "start_time_ns", p->start_time_ns, false);
+		kv_str(out, "comm", p->comm, false);
+		kv_str(out, "exe", p->exe, false);
+		kv_str(out, "type", kepler_process_type_name(p->type), false);
+		kv_str(out, "container_id", p->container_id, false);
+		kv_str(out, "vm_id", p->vm_id, false);
+		counter(out, "cycles", p->cycles);
+		counter(out, "instructions", p->instructions);
+		counter(out, "cache_misses", p->cache_misses);
+		usage(out, s, &p->usage);
+	}
+	kepler_buf_addc(out, ']');
+}
+
+static void containers(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "containers", false);
+	kepler_buf_addc(out, '[');
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		const struct kepler_container *c = &s->containers[i];
+
+		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
+		kv_str(out, "container_id", c->id, true);
+		kv_str(out, "container_name", c->name, false);
+		kv_str(out, "runtime", c->runtime, false);
+		kv_str(out, "pod_id", c->pod_id, false);
+		usage(out, s, &c->usage);
+	}
+	kepler_buf_addc(out, ']');
+}
+
+static void vms(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "vms", false);
+	kepler_buf_addc(out, '[');
+	for (size_t i = 0; i < s->nvms; i++) {
+		const struct kepler_vm *v = &s->vms[i];
+
+		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
+		kv_str(out, "vm_id", v->id, true);
+		kv_str(out, "vm_name", v->name, false);
+		kv_str(out, "hypervisor", v->hypervisor, false);
+		usage(out, s, &v->usage);
+	}
+	kepler_buf_addc(out, ']');
+}
+
+static void pods(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "pods", false);
+	kepler_buf_addc(out, '[');
+	for (size_t i = 0; i < s->npods; i++) {
+		const struct kepler_pod *p = &s->pods[i];
+
+		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
+		kv_str(out, "pod_id", p->id, true);
+		kv_str(out, "pod_name", p->name, false);
+		kv_str(out, "pod_namespace", p->ns, false);
+		usage(out, s, &p->usage);
+	}
+	kepler_buf_addc(out, ']');
+}
+
+int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kepler_buf *out)
+{
+	kepler_buf_addc(out, '{');
+	kv_u64(out, "seq", s->seq, true);
+	key(out, "timestamp", false);
+	timestamp(out, s->wall_ns);
+	kv_u64(out, "wall_ns", s->wall_ns, false);
+	kv_u64(out, "interval_ns", s->interval_ns, false);
+	key(out, "first", false);
+	kepler_buf_adds(out, (s->flags & KEPLER_SNAP_FIRST) ? "true" : "false");
+	kv_u64(out, "skipped_entries", s->skipped_entries, false);
+	kv_u64(out, "lost_entries", s->lost_entries, false);
+	if (levels & KEPLER_LEVEL_NODE)
+		node(out, s);
+	if (levels & KEPLER_LEVEL_PROCESS)
+		processes(out, s);
+	if (levels & KEPLER_LEVEL_CONTAINER)
+		containers(out, s);
+	if (levels & KEPLER_LEVEL_VM)
+		vms(out, s);
+	if (levels & KEPLER_LEVEL_POD)
+		pods(out, s);
+	kepler_buf_addc(out, '}');
+	return out->error;
+}
