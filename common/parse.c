@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "kepler/config.h"
 
@@ -219,4 +220,63 @@ const char *kepler_format_duration(uint64_t ns, char *buf, size_t len)
 		ns %= u->factor;
 	}
 	return buf;
+}
+
+/* "Z", "+HH:MM", "-HH:MM" (or HHMM): the offset east of UTC in seconds. */
+static int parse_offset(const char *p, long *ret_s)
+{
+	int h, m;
+
+	if (!strcmp(p, "Z") || !strcmp(p, "z")) {
+		*ret_s = 0;
+		return 0;
+	}
+	if ((p[0] != '+' && p[0] != '-') ||
+	    (sscanf(p + 1, "%2d:%2d", &h, &m) != 2 && sscanf(p + 1, "%2d%2d", &h, &m) != 2) ||
+	    h > 23 || m > 59 || (strlen(p) != 6 && strlen(p) != 5))
+		return -EINVAL;
+	*ret_s = (p[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
+	return 0;
+}
+
+int kepler_parse_time(const char *s, uint64_t now_ns, uint64_t *ret_wall_ns)
+{
+	struct tm tm;
+	const char *p;
+	uint64_t frac = 0, scale = 1, ago;
+	long offset = 0;
+	time_t t;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "now")) {
+		*ret_wall_ns = now_ns;
+		return 0;
+	}
+	if (s[0] == '-') {
+		if (kepler_parse_duration(s + 1, &ago) < 0 || ago > now_ns)
+			return -EINVAL;
+		*ret_wall_ns = now_ns - ago;
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		p = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000ULL) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+	}
+	if (parse_offset(p, &offset) < 0)
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t == (time_t)-1 || t - offset < 0)
+		return -EINVAL;
+	*ret_wall_ns = (uint64_t)(t - offset) * 1000000000ULL + frac * (1000000000ULL / scale);
+	return 0;
 }

@@ -221,6 +221,12 @@ int kepler_parse_duration(const char *s, uint64_t *ret_ns);
 int kepler_parse_size(const char *s, uint64_t *ret_bytes);
 int kepler_parse_bool(const char *s, bool *ret_value);
 int kepler_parse_int(const char *s, int64_t *ret_value);
+/*
+ * A point in time: RFC 3339 ("2026-11-22T10:00:00Z", fraction and offset
+ * optional, a space allowed for the T), "-DURATION" before @now_ns
+ * ("-15m"), or "now". Wall-clock nanoseconds since the epoch; -EINVAL.
+ */
+int kepler_parse_time(const char *s, uint64_t now_ns, uint64_t *ret_wall_ns);
 
 /* Format a duration compactly ("5s", "1m30s", "500ms") into @buf. */
 const char *kepler_format_duration(uint64_t ns, char *buf, size_t len);

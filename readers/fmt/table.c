@@ -37,8 +37,8 @@ int kepler_sort_from_name(const char *name, enum kepler_sort *ret)
 	return -EINVAL;
 }
 
-/* @s, printable, in a column of @width characters (left-aligned, cut with '~'). */
-static void cell(struct kepler_buf *out, const char *s, int width)
+/* @s, printable, in a column of @width characters (left-aligned; cut, with '~' if @mark). */
+static void cell_cut(struct kepler_buf *out, const char *s, int width, bool mark)
 {
 	const unsigned char *p = (const unsigned char *)(s && *s ? s : "-");
 	int used = 0;
@@ -46,7 +46,7 @@ static void cell(struct kepler_buf *out, const char *s, int width)
 	while (*p && used < width) {
 		size_t n = kepler_fmt_utf8_len(p);
 
-		if (used == width - 1 && p[n ? n : 1]) {
+		if (mark && used == width - 1 && p[n ? n : 1]) {
 			kepler_buf_addc(out, '~'); /* more follows */
 			used++;
 			break;
@@ -66,6 +66,17 @@ static void cell(struct kepler_buf *out, const char *s, int width)
 	for (; used < width; used++)
 		kepler_buf_addc(out, ' ');
 	kepler_buf_addc(out, ' ');
+}
+
+static void cell(struct kepler_buf *out, const char *s, int width)
+{
+	cell_cut(out, s, width, true);
+}
+
+/* Identifiers are cut silently, as short container ids are. */
+static void cell_id(struct kepler_buf *out, const char *s, int width)
+{
+	cell_cut(out, s, width, false);
 }
 
 static double watts(uint64_t delta_uj, uint64_t interval_ns)
@@ -185,20 +196,20 @@ static void id_cells(struct kepler_buf *out, const struct kepler_snapshot *s, en
 		cell(out, p->comm, 16);
 		cell(out, kepler_process_type_name(p->type), 9);
 		cell(out, state, 10);
-		cell(out, p->container_id, 12);
+		cell_id(out, p->container_id, 12);
 	} else if (lv == L_CONTAINER) {
-		cell(out, s->containers[i].id, 12);
+		cell_id(out, s->containers[i].id, 12);
 		cell(out, s->containers[i].name, 16);
 		cell(out, s->containers[i].runtime, 10);
 		cell(out, state, 10);
-		cell(out, s->containers[i].pod_id, 12);
+		cell_id(out, s->containers[i].pod_id, 12);
 	} else if (lv == L_VM) {
-		cell(out, s->vms[i].id, 12);
+		cell_id(out, s->vms[i].id, 12);
 		cell(out, s->vms[i].name, 16);
 		cell(out, s->vms[i].hypervisor, 10);
 		cell(out, state, 10);
 	} else {
-		cell(out, s->pods[i].id, 12);
+		cell_id(out, s->pods[i].id, 12);
 		cell(out, s->pods[i].name, 16);
 		cell(out, s->pods[i].ns, 16);
 		cell(out, state, 10);
