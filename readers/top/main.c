@@ -1,23 +1,315 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * kepler-top: an htop-like live view of the store. The screen is redrawn
+ * when a new snapshot appears, a key is pressed, the terminal is resized or
+ * the collector turns stale; between those it sleeps in getch() (a store
+ * check every 0.5 s, no busy loop). --once, a dumb terminal or a
+ * non-terminal print the same screen as plain text.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/store.h"
+#include "view.h"
 
 static const struct kepler_program program = {
 	.name = "kepler-top",
 	.prog = KEPLER_PROG_TOP,
 	.args = "",
-	.summary = "An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store.",
+	.summary = "An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store. Keys: Tab view, s sort, / filter, p pause, h help, q quit. --once prints one screen as text.",
 };
+
+#define SEC 1000000000ULL
+#define HISTORY_NS (600 * SEC)
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+struct app {
+	const struct kepler_config *cfg;
+	struct kepler_store *store;
+	struct top_view view;
+	uint64_t staleness_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Read the newest snapshot if it is new. True if the view changed. */
+static bool load(struct app *a)
+{
+	struct kepler_error err = { 0 };
+	struct kepler_store_meta meta = { 0 };
+	struct kepler_snapshot *snap;
+	uint64_t seq, now = now_ns();
+	bool was_stale = a->view.stale;
+
+	if (!a->store && kepler_store_open_reader(a->cfg->store_path, &a->store, &err) < 0) {
+		bool changed = strcmp(a->view.problem, err.msg) != 0;
+
+		snprintf(a->view.problem, sizeof(a->view.problem), "%s", err.msg);
+		return changed;
+	}
+	if (kepler_store_latest_seq(a->store, &seq, &err) < 0) {
+		snprintf(a->view.problem, sizeof(a->view.problem), "%s",
+			 err.code == -ENOENT ? "the store has no snapshot yet (is kepler-collectd running?)" : err.msg);
+		return !a->view.snap;
+	}
+	if (a->view.snap && a->view.snap->seq == seq) {
+		a->view.age_s = ((double)now - (double)a->view.snap->wall_ns) / 1e9;
+		a->view.stale = a->view.age_s * 1e9 > (double)a->staleness_ns;
+		return a->view.stale != was_stale;
+	}
+	if (kepler_store_read(a->store, seq, &snap, &err) < 0) {
+		snprintf(a->view.problem, sizeof(a->view.problem), "%s", err.msg);
+		return true;
+	}
+	kepler_snapshot_free(a->view.snap);
+	a->view.snap = snap;
+	a->view.problem[0] = '\0';
+	kepler_store_get_meta(a->store, &meta, &err);
+	snprintf(a->view.node_name, sizeof(a->view.node_name), "%s", meta.hostname);
+	a->staleness_ns = meta.collector_interval_ns ? 3 * meta.collector_interval_ns
+			  : snap->interval_ns ? 3 * snap->interval_ns : 15 * SEC;
+	free(a->view.series);
+	a->view.series = NULL;
+	a->view.nseries = 0;
+	kepler_store_series(a->store, now > HISTORY_NS ? now - HISTORY_NS : 0, 0, &a->view.series,
+			    &a->view.nseries, &err);
+	a->view.age_s = ((double)now - (double)snap->wall_ns) / 1e9;
+	a->view.stale = a->view.age_s * 1e9 > (double)a->staleness_ns;
+	return true;
+}
+
+/* The screen as plain text on stdout (trailing blanks trimmed). */
+static void print_screen(struct app *a, int rows, int cols)
+{
+	if (top_view_render(&a->view, rows, cols) < 0)
+		return;
+	for (size_t i = 0; i < a->view.nlines; i++) {
+		const char *l = top_view_line(&a->view, i);
+		size_t n = strlen(l);
+
+		while (n && l[n - 1] == ' ')
+			n--;
+		fwrite(l, 1, n, stdout);
+		fputc('\n', stdout);
+	}
+	fflush(stdout);
+}
+
+static void terminal_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	*rows = 40;
+	*cols = 120;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+/* --once, or no usable terminal: one screen per new snapshot (just one with --once). */
+static int run_plain(struct app *a, bool once)
+{
+	int rows, cols;
+
+	terminal_size(&rows, &cols);
+	load(a);
+	print_screen(a, rows, cols);
+	if (once)
+		return a->view.snap ? 0 : 1;
+	while (!stop_signal) {
+		sleep(1);
+		if (load(a)) {
+			fputc('\n', stdout);
+			print_screen(a, rows, cols);
+		}
+	}
+	return 0;
+}
+
+enum { PAIR_WARN = 1, PAIR_TABS, PAIR_HEADING, PAIR_STATUS };
+
+static void draw(struct app *a, bool color)
+{
+	static const int attrs[] = {
+		[TOP_LINE_TEXT] = A_NORMAL, [TOP_LINE_WARN] = A_BOLD, [TOP_LINE_TABS] = A_BOLD,
+		[TOP_LINE_HEADING] = A_REVERSE, [TOP_LINE_ROW] = A_NORMAL, [TOP_LINE_STATUS] = A_REVERSE,
+	};
+	static const short pairs[] = {
+		[TOP_LINE_WARN] = PAIR_WARN, [TOP_LINE_TABS] = PAIR_TABS,
+		[TOP_LINE_HEADING] = PAIR_HEADING, [TOP_LINE_STATUS] = PAIR_STATUS,
+	};
+
+	if (top_view_render(&a->view, LINES, COLS) < 0)
+		return;
+	erase();
+	for (size_t i = 0; i < a->view.nlines && (int)i < LINES; i++) {
+		enum top_line_kind k = a->view.kind[i];
+		int attr = attrs[k] | (color && pairs[k] ? COLOR_PAIR(pairs[k]) : 0);
+
+		attron(attr);
+		mvaddnstr((int)i, 0, top_view_line(&a->view, i), -1);
+		if (k == TOP_LINE_HEADING || k == TOP_LINE_STATUS)
+			hline(' ', COLS); /* fill the bar to the edge */
+		attroff(attr);
+	}
+	refresh();
+}
+
+static bool edit_filter(struct top_view *v, int ch)
+{
+	size_t n = strlen(v->filter);
+
+	if (ch == 27) { /* Esc: clear */
+		v->filter[0] = '\0';
+		v->editing_filter = false;
+	} else if (ch == '\n' || ch == KEY_ENTER) {
+		v->editing_filter = false;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (n)
+			v->filter[n - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof(v->filter)) {
+		v->filter[n] = (char)ch;
+		v->filter[n + 1] = '\0';
+	} else {
+		return false;
+	}
+	v->scroll = 0;
+	return true;
+}
+
+/* Handle a key; false to quit. */
+static bool key(struct app *a, int ch)
+{
+	struct top_view *v = &a->view;
+	long page = LINES > 12 ? LINES - 10 : 1;
+
+	if (v->editing_filter) {
+		edit_filter(v, ch);
+		return true;
+	}
+	if (v->help && ch != 'q') {
+		v->help = false;
+		return true;
+	}
+	switch (ch) {
+	case 'q': return false;
+	case '\t': v->tab = (enum top_tab)((v->tab + 1) % TOP_TABS); v->scroll = 0; break;
+	case KEY_BTAB: v->tab = (enum top_tab)((v->tab + TOP_TABS - 1) % TOP_TABS); v->scroll = 0; break;
+	case 's': v->sort = (enum kepler_sort)((v->sort + 1) % 5); break;
+	case 'w': v->sort = KEPLER_SORT_WATTS; break;
+	case 'e': v->sort = KEPLER_SORT_ENERGY; break;
+	case 'c': v->sort = KEPLER_SORT_CPU; break;
+	case 'i': v->sort = KEPLER_SORT_PID; break;
+	case 'n': v->sort = KEPLER_SORT_NAME; break;
+	case '/': v->editing_filter = true; break;
+	case 'p': v->paused = !v->paused; break;
+	case 'h': case '?': v->help = true; break;
+	case KEY_UP: case 'k': top_view_scroll(v, -1); break;
+	case KEY_DOWN: case 'j': top_view_scroll(v, 1); break;
+	case KEY_PPAGE: top_view_scroll(v, -page); break;
+	case KEY_NPAGE: case ' ': top_view_scroll(v, page); break;
+	case KEY_HOME: v->scroll = 0; break;
+	case KEY_END: top_view_scroll(v, (long)v->nrows); break;
+	default: break;
+	}
+	return true;
+}
+
+static int run_curses(struct app *a, SCREEN *scr)
+{
+	bool color = has_colors() && !getenv("NO_COLOR");
+
+	(void)scr;
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	timeout(500);
+	if (color) {
+		start_color();
+		use_default_colors();
+		init_pair(PAIR_WARN, COLOR_RED, -1);
+		init_pair(PAIR_TABS, COLOR_CYAN, -1);
+		init_pair(PAIR_HEADING, COLOR_BLACK, COLOR_GREEN);
+		init_pair(PAIR_STATUS, COLOR_BLACK, COLOR_CYAN);
+	}
+	load(a);
+	draw(a, color);
+	while (!stop_signal) {
+		int ch = getch();
+		bool redraw = false;
+
+		if (ch == KEY_RESIZE) {
+			redraw = true;
+		} else if (ch != ERR) {
+			if (!key(a, ch))
+				break;
+			redraw = true;
+		}
+		if (!a->view.paused && load(a))
+			redraw = true;
+		if (redraw)
+			draw(a, color);
+	}
+	endwin();
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
+	struct app a = { 0 };
+	struct sigaction sa;
+	const char *term = getenv("TERM");
+	SCREEN *scr = NULL;
+	int rc;
 
+	setlocale(LC_ALL, "");
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
 	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
-	kepler_err("not implemented yet");
+	a.cfg = &cfg;
+	a.staleness_ns = 15 * SEC;
+	a.view.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if (!cfg.top_once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
+	    strcmp(term, "dumb") != 0)
+		scr = newterm(NULL, stdout, stdin);
+	if (scr)
+		rc = run_curses(&a, scr);
+	else
+		rc = run_plain(&a, cfg.top_once || !isatty(STDOUT_FILENO));
+	if (scr)
+		delscreen(scr);
+	top_view_free(&a.view);
+	kepler_store_close(a.store);
 	kepler_config_done(&cfg);
-	return 1;
+	return rc;
 }

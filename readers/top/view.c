@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: Apache-2.0
+/* kepler-top's screen as lines of text: see view.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "view.h"
+
+static const char *const tab_names[] = { "Processes", "Containers", "Pods", "VMs" };
+static const char *const sort_names[] = { "watts", "energy", "cpu", "pid", "name" };
+
+/* Append one line of at most @cols characters: control characters as '?', bad UTF-8 as '?'. */
+static void add_line(struct top_view *v, enum top_line_kind kind, int cols, const char *fmt, ...)
+{
+	char raw[2048];
+	const unsigned char *p = (const unsigned char *)raw;
+	va_list ap;
+	int used = 0;
+
+	if (v->nlines == v->cap_lines) {
+		size_t cap = v->cap_lines ? v->cap_lines * 2 : 64;
+		size_t *at = realloc(v->line_at, cap * sizeof(*at));
+		enum top_line_kind *k = at ? realloc(v->kind, cap * sizeof(*k)) : NULL;
+
+		if (at)
+			v->line_at = at;
+		if (!at || !k) {
+			v->text.error = -ENOMEM;
+			return;
+		}
+		v->kind = k;
+		v->cap_lines = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	v->line_at[v->nlines] = v->text.len;
+	v->kind[v->nlines++] = kind;
+	while (*p && used < cols) {
+		size_t n = 1;
+
+		if (*p >= 0xC0 && *p < 0xF8) { /* a multibyte character: keep it whole */
+			while (n < 4 && (p[n] & 0xC0) == 0x80)
+				n++;
+			kepler_buf_add(&v->text, p, n);
+		} else {
+			kepler_buf_addc(&v->text, (*p < 0x20 || *p == 0x7f || *p >= 0x80) ? '?' : (char)*p);
+		}
+		p += n;
+		used++;
+	}
+	kepler_buf_addc(&v->text, '\0');
+}
+
+const char *top_view_line(const struct top_view *v, size_t i)
+{
+	return v->text.data + v->line_at[i];
+}
+
+/* A label fit for a fixed column: safe characters, cut with '~'. */
+static void column(char *dst, size_t size, const char *src, int width)
+{
+	const unsigned char *p = (const unsigned char *)(src && *src ? src : "-");
+	size_t o = 0;
+	int used = 0;
+
+	while (*p && used < width && o + 5 < size) {
+		size_t n = 1;
+
+		if (used == width - 1 && p[1]) {
+			dst[o++] = '~';
+			used++;
+			break;
+		}
+		if (*p >= 0xC0 && *p < 0xF8) {
+			while (n < 4 && (p[n] & 0xC0) == 0x80)
+				n++;
+			memcpy(dst + o, p, n);
+			o += n;
+		} else {
+			dst[o++] = (*p < 0x20 || *p >= 0x7f) ? '?' : (char)*p;
+		}
+		p += n;
+		used++;
+	}
+	for (; used < width && o + 1 < size; used++)
+		dst[o++] = ' ';
+	dst[o] = '\0';
+}
+
+/* ---- the rows of the current tab ---- */
+
+struct item {
+	const char *name, *id, *extra;
+	uint32_t pid;
+	const char *type;
+	const struct kepler_usage *u;
+};
+
+static size_t items_of(const struct kepler_snapshot *s, enum top_tab tab, struct item *out)
+{
+	size_t n = tab == TOP_PROCESSES ? s->nprocesses : tab == TOP_CONTAINERS ? s->ncontainers
+					: tab == TOP_PODS ? s->npods : s->nvms;
+
+	for (size_t i = 0; out && i < n; i++) {
+		struct item *it = &out[i];
+
+		if (tab == TOP_PROCESSES) {
+			const struct kepler_process *p = &s->processes[i];
+
+			*it = (struct item){ p->comm, p->container_id[0] ? p->container_id : p->vm_id, p->exe,
+					     p->pid, kepler_process_type_name(p->type), &p->usage };
+		} else if (tab == TOP_CONTAINERS) {
+			const struct kepler_container *c = &s->containers[i];
+
+			*it = (struct item){ c->name[0] ? c->name : c->id, c->id, c->pod_id, 0, c->runtime, &c->usage };
+		} else if (tab == TOP_PODS) {
+			const struct kepler_pod *p = &s->pods[i];
+
+			*it = (struct item){ p->name[0] ? p->name : p->id, p->id, p->ns, 0, "pod", &p->usage };
+		} else {
+			const struct kepler_vm *m = &s->vms[i];
+
+			*it = (struct item){ m->name, m->id, "", 0, m->hypervisor, &m->usage };
+		}
+	}
+	return n;
+}
+
+static bool matches(const struct item *it, const char *filter)
+{
+	return !filter[0] || strcasestr(it->name, filter) || strcasestr(it->id, filter) ||
+	       strcasestr(it->extra, filter);
+}
+
+struct sort_ctx {
+	enum kepler_sort sort;
+	size_t zone;
+};
+
+static int by_sort(const void *x, const void *y, void *arg)
+{
+	const struct item *a = x, *b = y;
+	const struct sort_ctx *c = arg;
+	uint64_t ka = 0, kb = 0;
+	int r;
+
+	switch (c->sort) {
+	case KEPLER_SORT_WATTS:
+		ka = a->u->zones[c->zone].delta_uj;
+		kb = b->u->zones[c->zone].delta_uj;
+		break;
+	case KEPLER_SORT_ENERGY:
+		ka = a->u->zones[c->zone].total_uj;
+		kb = b->u->zones[c->zone].total_uj;
+		break;
+	case KEPLER_SORT_CPU:
+		ka = a->u->cpu_time_delta_ns;
+		kb = b->u->cpu_time_delta_ns;
+		break;
+	case KEPLER_SORT_PID:
+		if (a->pid != b->pid)
+			return a->pid < b->pid ? -1 : 1;
+		return strcmp(a->id, b->id);
+	case KEPLER_SORT_NAME:
+		r = strcasecmp(a->name, b->name);
+		return r ? r : (a->pid < b->pid ? -1 : a->pid > b->pid);
+	}
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	if (a->u->zones[c->zone].total_uj != b->u->zones[c->zone].total_uj)
+		return a->u->zones[c->zone].total_uj > b->u->zones[c->zone].total_uj ? -1 : 1;
+	return a->pid != b->pid ? (a->pid < b->pid ? -1 : 1) : strcmp(a->id, b->id);
+}
+
+static double watts(uint64_t delta_uj, uint64_t interval_ns)
+{
+	return interval_ns ? (double)delta_uj * 1000.0 / (double)interval_ns : 0.0;
+}
+
+/* ---- header ---- */
+
+static void sparkline(struct top_view *v, size_t pz, int cols)
+{
+	static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	static const char ascii[] = "_.-:=+*#";
+	const char *zone = v->snap->zones[pz].name;
+	int width = cols - 40;
+	double w[512], lo = 1e300, hi = 0;
+	size_t n = 0;
+	char line[2048];
+	size_t o = 0;
+
+	if (width < 10)
+		return;
+	if (width > 512)
+		width = 512;
+	for (size_t i = v->nseries > (size_t)width ? v->nseries - (size_t)width : 0; i < v->nseries; i++) {
+		const struct kepler_series_record *r = &v->series[i];
+
+		if (!r->interval_ns)
+			continue;
+		for (uint32_t z = 0; z < r->nzones; z++)
+			if (!strcmp(r->zones[z].name, zone)) {
+				w[n] = watts(r->zones[z].energy_delta_uj, r->interval_ns);
+				lo = w[n] < lo ? w[n] : lo;
+				hi = w[n] > hi ? w[n] : hi;
+				n++;
+			}
+	}
+	if (n < 2) {
+		add_line(v, TOP_LINE_TEXT, cols, "%s W, last 10 min: (collecting)", zone);
+		return;
+	}
+	for (size_t i = 0; i < n && o + 4 < sizeof(line); i++) {
+		int level = hi > lo ? (int)((w[i] - lo) / (hi - lo) * 7.999) : 3;
+
+		if (v->ascii) {
+			line[o++] = ascii[level];
+		} else {
+			memcpy(line + o, blocks[level], 3);
+			o += 3;
+		}
+	}
+	line[o] = '\0';
+	add_line(v, TOP_LINE_TEXT, cols, "%s W, last 10 min: %s %.1f-%.1f W", zone, line, lo, hi);
+}
+
+static void header(struct top_view *v, int cols)
+{
+	const struct kepler_snapshot *s = v->snap;
+	char zones[1024] = "";
+	size_t o = 0;
+
+	add_line(v, TOP_LINE_TEXT, cols, "kepler-top  %s  snapshot %llu  every %.1f s  age %.1f s  CPU %.1f %%%s",
+		 v->node_name[0] ? v->node_name : "-", (unsigned long long)s->seq,
+		 (double)s->interval_ns / 1e9, v->age_s, s->cpu_usage_ratio * 100.0,
+		 v->paused ? "  [PAUSED]" : "");
+	if (v->stale)
+		add_line(v, TOP_LINE_WARN, cols, "STALE: no new snapshot for %.0f s: is kepler-collectd running?",
+			 v->age_s);
+	for (size_t z = 0; z < s->nzones && o < sizeof(zones) - 64; z++)
+		o += (size_t)snprintf(zones + o, sizeof(zones) - o, "%s%s %.2f W (%s%s)", z ? "  " : "",
+				      s->zones[z].name, watts(s->zones[z].energy.delta_uj, s->interval_ns),
+				      kepler_source_name(s->zones[z].source),
+				      s->zones[z].source == KEPLER_SOURCE_MODEL ? ", estimate" : "");
+	add_line(v, TOP_LINE_TEXT, cols, "%s", s->nzones ? zones : "no zones");
+	if (s->nzones)
+		sparkline(v, kepler_primary_zone(s), cols);
+}
+
+static void tabs(struct top_view *v, int cols)
+{
+	char line[512];
+	size_t o = 0;
+
+	for (int t = 0; t < TOP_TABS; t++)
+		o += (size_t)snprintf(line + o, sizeof(line) - o, t == (int)v->tab ? "[%s] " : " %s  ",
+				      tab_names[t]);
+	snprintf(line + o, sizeof(line) - o, "  sort: %s%s%s%s", sort_names[v->sort],
+		 v->filter[0] ? "  filter: " : "", v->filter, v->editing_filter ? "_" : "");
+	add_line(v, TOP_LINE_TABS, cols, "%s", line);
+}
+
+static void help(struct top_view *v, int cols)
+{
+	static const char *const text[] = {
+		"Keys",
+		"  Tab / Shift-Tab   next / previous view: processes, containers, pods, VMs",
+		"  s                 next sort key (watts, energy, cpu, pid, name)",
+		"  w e c i n         sort by watts, energy, cpu, pid/id, name",
+		"  /                 filter rows (name, id, exe); Enter keeps, Esc clears",
+		"  Up Down PgUp PgDn Home End (or k j)   scroll",
+		"  p                 pause / resume following new snapshots",
+		"  h ?               this help (any key closes it)",
+		"  q                 quit",
+		"",
+		"Watts are the last interval's energy over its length, per zone; ENERGY J is",
+		"the cumulative energy in the primary zone. Zones marked 'estimate' come from",
+		"a power model, not a meter.",
+	};
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		add_line(v, TOP_LINE_TEXT, cols, "%s", text[i]);
+}
+
+static void table(struct top_view *v, int rows_left, int cols)
+{
+	const struct kepler_snapshot *s = v->snap;
+	size_t n = items_of(s, v->tab, NULL), m = 0, pz = kepler_primary_zone(s);
+	struct item *items = calloc(n ? n : 1, sizeof(*items));
+	struct sort_ctx ctx = { v->sort, pz };
+	char head[1024], row[2048], c1[128], c2[128], c3[64];
+	size_t o;
+
+	if (!items) {
+		v->text.error = -ENOMEM;
+		return;
+	}
+	items_of(s, v->tab, items);
+	for (size_t i = 0; i < n; i++)
+		if (matches(&items[i], v->filter))
+			items[m++] = items[i];
+	if (s->nzones)
+		qsort_r(items, m, sizeof(*items), by_sort, &ctx);
+	v->nrows = m;
+	o = (size_t)snprintf(head, sizeof(head), v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s" : "%-12s %-16s %-10s %-5s %6s",
+			     v->tab == TOP_PROCESSES ? "PID" : "ID", "NAME", "TYPE", "STATE", "CPU%");
+	for (size_t z = 0; z < s->nzones && o < sizeof(head) - 32; z++)
+		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9.9s", s->zones[z].name);
+	snprintf(head + o, sizeof(head) - o, " %11s  %s", "ENERGY J", v->tab == TOP_PROCESSES ? "EXE" : "");
+	add_line(v, TOP_LINE_HEADING, cols, "%s", head);
+	rows_left--;
+	if (v->scroll + (size_t)(rows_left > 0 ? rows_left : 0) > m)
+		v->scroll = m > (size_t)rows_left ? m - (size_t)rows_left : 0;
+	v->rows_shown = 0;
+	for (size_t k = v->scroll; k < m && rows_left > 0; k++, rows_left--) {
+		const struct item *it = &items[k];
+
+		column(c2, sizeof(c2), it->name, 16);
+		column(c3, sizeof(c3), it->type, v->tab == TOP_PROCESSES ? 9 : 10);
+		if (v->tab == TOP_PROCESSES)
+			o = (size_t)snprintf(row, sizeof(row), "%8u %s %s", it->pid, c2, c3);
+		else {
+			column(c1, sizeof(c1), it->id, 12);
+			o = (size_t)snprintf(row, sizeof(row), "%s %s %s", c1, c2, c3);
+		}
+		o += (size_t)snprintf(row + o, sizeof(row) - o, " %-5s %6.1f",
+				      it->u->state == KEPLER_STATE_RUNNING ? "run" : "term",
+				      s->interval_ns ? (double)it->u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
+		for (size_t z = 0; z < s->nzones && o < sizeof(row) - 32; z++)
+			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f",
+					      watts(it->u->zones[z].delta_uj, s->interval_ns));
+		column(c1, sizeof(c1), v->tab == TOP_PROCESSES ? it->extra : "", 60);
+		snprintf(row + o, sizeof(row) - o, " %11.3f  %s", s->nzones ? (double)it->u->zones[pz].total_uj / 1e6 : 0.0,
+			 v->tab == TOP_PROCESSES ? c1 : "");
+		add_line(v, TOP_LINE_ROW, cols, "%s", row);
+		v->rows_shown++;
+	}
+	free(items);
+}
+
+int top_view_render(struct top_view *v, int rows, int cols)
+{
+	kepler_buf_reset(&v->text);
+	v->nlines = 0;
+	if (rows < 3 || cols < 20) {
+		add_line(v, TOP_LINE_WARN, cols > 0 ? cols : 1, "terminal too small");
+		return v->text.error;
+	}
+	if (!v->snap) {
+		add_line(v, TOP_LINE_TEXT, cols, "kepler-top");
+		add_line(v, TOP_LINE_WARN, cols, "%s", v->problem[0] ? v->problem : "waiting for the first snapshot");
+	} else {
+		header(v, cols);
+		add_line(v, TOP_LINE_TEXT, cols, "%s", "");
+		tabs(v, cols);
+		if (v->help)
+			help(v, cols);
+		else
+			table(v, rows - (int)v->nlines - 1, cols);
+	}
+	while ((int)v->nlines < rows - 1)
+		add_line(v, TOP_LINE_TEXT, cols, "%s", "");
+	if (v->editing_filter)
+		add_line(v, TOP_LINE_STATUS, cols, "filter: %s_   (Enter keeps, Esc clears)", v->filter);
+	else
+		add_line(v, TOP_LINE_STATUS, cols, "%zu %s  Tab view  s sort  / filter  p pause  h help  q quit",
+			 v->nrows, v->snap ? tab_names[v->tab] : "");
+	return v->text.error;
+}
+
+void top_view_scroll(struct top_view *v, long delta)
+{
+	if (delta < 0 && (size_t)-delta > v->scroll)
+		v->scroll = 0;
+	else
+		v->scroll = (size_t)((long)v->scroll + delta);
+	if (v->scroll >= v->nrows)
+		v->scroll = v->nrows ? v->nrows - 1 : 0;
+}
+
+void top_view_free(struct top_view *v)
+{
+	kepler_snapshot_free(v->snap);
+	free(v->series);
+	kepler_buf_free(&v->text);
+	free(v->line_at);
+	free(v->kind);
+	memset(v, 0, sizeof(*v));
+}
