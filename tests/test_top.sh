@@ -52,11 +52,20 @@ wait_for "[Processes]" && ok "started in a 120x40 tmux pane" || fail "no screen:
 screen | head -1 | grep -q '^kepler-top .* snapshot [0-9]' && ok "header: $(screen | head -1 | sed 's/  */ /g')" || fail "header: $(screen | head -1)"
 screen | grep -q 'fake' && ok "zones with their source" || fail "no zone line"
 row=$(first_row)
-# our burner among the first three rows (another test or the fuzzer may be as busy)
-top3=$(screen | awk '/^ +PID NAME/ {on = 1; next} on && /^ +[0-9]+ / {print $2}' | head -3)
-grep -q kepler-burner <<<"$top3" &&
-	ok "busiest first: $(sed 's/  */ /g' <<<"$row")" || fail "order: $(screen | sed -n 6,10p)"
-
+# the first row is the busiest process of the snapshot on screen (paused, so it stays)
+tmux send-keys -t "$sess" p
+wait_for "[PAUSED]"
+seq=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
+row=$(first_row)
+pid=$(awk '{print $1}' <<<"$row")
+"$build/readers/stdout/kepler-stdout" --store.path "$tmp/store" --seq "$seq" --format json --level process >"$tmp/snap.json"
+best=$(jq '[.processes[].zones[0].delta_uj] | max' "$tmp/snap.json")
+mine=$(jq --argjson p "$pid" '[.processes[] | select(.pid == $p) | .zones[0].delta_uj] | max' "$tmp/snap.json")
+[ -n "$pid" ] && [ "$mine" = "$best" ] && grep -q kepler-burner <<<"$row" &&
+	ok "busiest process first (snapshot $seq, $best uJ in package): $(sed 's/  */ /g' <<<"$row")" ||
+	fail "first row pid $pid has $mine uJ, the busiest $best: $row"
+tmux send-keys -t "$sess" p
+wait_for "sort: watts"
 tmux send-keys -t "$sess" Tab
 wait_for "[Containers]" && ok "Tab: containers view" || fail "Tab did not switch: $(screen | sed -n 5,6p)"
 tmux send-keys -t "$sess" Tab Tab Tab
@@ -109,5 +118,12 @@ tmux kill-session -t "$sess" 2>/dev/null
 TERM=dumb tmux new-session -d -s "$sess" -x 100 -y 30 "TERM=dumb NO_COLOR=1 $top --store.path '$tmp/store'"
 wait_for "kepler-top " && ! tmux capture-pane -p -e -t "$sess" | grep -q $'\033\[[0-9;]*m' &&
 	ok "TERM=dumb NO_COLOR: plain text screen" || fail "TERM=dumb: $(screen | head -3)"
+# an unprivileged user in the store's group
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	"$build/tests/store_probe" write "$tmp/grp" 2 nogroup >/dev/null 2>&1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$top" --store.path "$tmp/grp" --once >"$tmp/nobody" 2>&1 &&
+		grep -q '^kepler-top .* snapshot 2 ' "$tmp/nobody" && ok "runs as nobody in the store's group" ||
+		fail "unprivileged: $(head -3 "$tmp/nobody")"
+fi
 [ $fails -eq 0 ] && echo "all kepler-top checks passed"
 exit $((fails > 0))
