@@ -32,18 +32,12 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } perf_cycles SEC(".maps"), perf_instructions SEC(".maps"), perf_cache_misses SEC(".maps");
 
-/* The task now running on each CPU, and its on-CPU time when switched in. */
-struct kepler_switched_in {
-	__u64 task;
-	__u64 sum_exec_runtime;
-	__u64 counters[KEPLER_CPUTIME_NCOUNTERS]; /* this CPU's counters at switch-in */
-};
-
+/* The task now running on each CPU: see struct kepler_cputime_running. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct kepler_switched_in);
+	__type(value, struct kepler_cputime_running);
 } switched_in SEC(".maps");
 
 struct {
@@ -163,7 +157,7 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	__u64 sum, now[KEPLER_CPUTIME_NCOUNTERS] = {}, hw[KEPLER_CPUTIME_NCOUNTERS] = {};
-	struct kepler_switched_in *in;
+	struct kepler_cputime_running *in;
 	__u32 zero = 0;
 
 	in = bpf_map_lookup_elem(&switched_in, &zero);
@@ -182,6 +176,8 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
 	}
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;
+	in->pid = next->pid;
+	in->tgid = next->tgid;
 	if (hw_counters)
 		for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS; i++)
 			in->counters[i] = now[i];

@@ -34,6 +34,19 @@ struct kepler_cputime_value {
 	__u64 counters[3]; /* enum kepler_cputime_counter */
 };
 
+/*
+ * The task now running on each CPU (a per-CPU array of one entry), and its
+ * on-CPU time when it was switched in: user space adds the part of the
+ * current slice that no switch has charged yet, so that a task that keeps
+ * a CPU for seconds is not reported in lumps.
+ */
+struct kepler_cputime_running {
+	__u64 task;             /* task_struct address: identity for the BPF program */
+	__u64 sum_exec_runtime; /* the task's on-CPU time at switch-in */
+	__u64 counters[3];      /* this CPU's counters at switch-in */
+	__u32 pid, tgid;        /* 0 for the idle task */
+};
+
 /* The perf counters read at each switch when hw_counters is set. */
 enum kepler_cputime_counter {
 	KEPLER_CPUTIME_CYCLES = 0,

@@ -256,6 +256,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 			inf->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
 	e.idle_refreshes = e.pub.cpu_time_delta_ns ? 0 : e.idle_refreshes + 1;
 	e.source_cpu = s->cpu_ns;
+	e.source_pending = s->pending_ns;
 	e.pub.cpu_time_ns = e.offset + s->cpu_ns;
 	e.pub.state = s->exited ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
 	e.drop = s->exited;

@@ -24,6 +24,7 @@
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_value) == 64, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_running) == 48, "running layout shared with BPF");
 
 /*
  * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
@@ -46,6 +47,13 @@ struct ebpf_state {
 	uint32_t ndead;
 	uint64_t last_overflow;
 	int ncpus;
+	int running_fd;
+	struct kepler_cputime_running *running; /* [ncpus] */
+	struct pending {
+		uint32_t tgid;
+		uint64_t ns;
+	} *pending;                  /* uncharged time of the tasks on a CPU now, [ncpus] */
+	uint32_t npending;
 	int *perf_fds; /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
 };
 
@@ -90,6 +98,58 @@ static bool gone(struct kepler_informer *inf, const struct kepler_cputime_key *k
 	return ps.start_ticks != k->start_time_ns / tick;
 }
 
+/* A thread's on-CPU time now (/proc/TGID/task/PID/schedstat, ns), or 0. */
+static uint64_t sum_exec_runtime(struct kepler_informer *inf, uint32_t tgid, uint32_t pid)
+{
+	char path[64], buf[128];
+	size_t len;
+
+	snprintf(path, sizeof(path), "%u/task/%u/schedstat", tgid, pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/*
+ * The part of each running task's current slice that no switch has charged
+ * yet. Read after the map: a switch in between charges the slice to the
+ * map after we read it and to nothing here, so it is late, never counted
+ * twice.
+ */
+static void read_running(struct kepler_informer *inf)
+{
+	struct ebpf_state *st = inf->priv;
+	__u32 zero = 0;
+
+	st->npending = 0;
+	if (bpf_map_lookup_elem(st->running_fd, &zero, st->running) < 0)
+		return;
+	for (int cpu = 0; cpu < st->ncpus; cpu++) {
+		const struct kepler_cputime_running *r = &st->running[cpu];
+		uint64_t now;
+		uint32_t i;
+
+		if (!r->pid || !r->task)
+			continue;
+		now = sum_exec_runtime(inf, r->tgid, r->pid);
+		if (now <= r->sum_exec_runtime || now - r->sum_exec_runtime > 3600ULL * 1000000000ULL)
+			continue; /* not read, or another task reusing the pid */
+		for (i = 0; i < st->npending && st->pending[i].tgid != r->tgid; i++)
+			;
+		if (i == st->npending)
+			st->pending[st->npending++] = (struct pending){ r->tgid, 0 };
+		st->pending[i].ns += now - r->sum_exec_runtime;
+	}
+}
+
+static uint64_t pending_of(const struct ebpf_state *st, uint32_t tgid)
+{
+	for (uint32_t i = 0; i < st->npending; i++)
+		if (st->pending[i].tgid == tgid)
+			return st->pending[i].ns;
+	return 0;
+}
+
 static int add_samples(struct kepler_informer *inf, uint32_t n)
 {
 	struct ebpf_state *st = inf->priv;
@@ -107,13 +167,23 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->start_time_ns = k->start_time_ns / tick * tick;
 		memcpy(s->comm, v->comm, sizeof(s->comm));
 		s->comm[sizeof(s->comm) - 1] = '\0';
-		s->cpu_ns = v->cpu_ns;
 		s->cgroup_id = v->cgroup_id;
 		memcpy(s->counters, v->counters, sizeof(s->counters));
 		s->exited = v->flags & KEPLER_CPUTIME_EXITED;
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
-		if (!s->exited && e && e->source_cpu == v->cpu_ns &&
+		s->pending_ns = s->exited ? 0 : pending_of(st, k->tgid);
+		s->cpu_ns = v->cpu_ns + s->pending_ns;
+		/*
+		 * A slice reported as pending reaches the map later, maybe after
+		 * a shorter estimate: never report less than before, unless the
+		 * map itself went back (the source restarted).
+		 */
+		if (e && s->cpu_ns < e->source_cpu && v->cpu_ns + e->source_pending >= e->source_cpu) {
+			s->pending_ns += e->source_cpu - s->cpu_ns;
+			s->cpu_ns = e->source_cpu;
+		}
+		if (!s->exited && e && e->source_cpu == s->cpu_ns &&
 		    gc_due(e->idle_refreshes + 1) && gone(inf, k))
 			s->exited = true;
 		if (s->exited)
@@ -146,6 +216,7 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 			return kepler_error_set(err, -errno, "reading the eBPF process map: %s",
 						strerror(errno));
 	}
+	read_running(inf);
 	r = add_samples(inf, total);
 	if (r < 0)
 		return kepler_error_set(err, r, "out of memory");
@@ -179,6 +250,8 @@ static void ebpf_close(struct kepler_informer *inf)
 	free(st->keys);
 	free(st->values);
 	free(st->dead);
+	free(st->running);
+	free(st->pending);
 	free(st);
 	inf->priv = NULL;
 }
@@ -326,11 +399,14 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	if (r < 0)
 		return r;
 	st->map_fd = bpf_map__fd(st->skel->maps.processes);
+	st->running_fd = bpf_map__fd(st->skel->maps.switched_in);
+	st->running = calloc((size_t)st->ncpus, sizeof(*st->running));
+	st->pending = calloc((size_t)st->ncpus, sizeof(*st->pending));
 	st->stats_fd = bpf_map__fd(st->skel->maps.stats);
 	st->keys = calloc(st->max_entries, sizeof(*st->keys));
 	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
-	if (!st->keys || !st->values || !st->dead)
+	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),

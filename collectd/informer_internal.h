@@ -14,6 +14,7 @@ struct kepler_proc_sample {
 	uint64_t start_time_ns; /* rounded down to USER_HZ ticks */
 	char comm[KEPLER_COMM_MAX];
 	uint64_t cpu_ns;        /* the source's cumulative counter */
+	uint64_t pending_ns;    /* ebpf: the part of cpu_ns not in the map yet (running now) */
 	uint64_t cgroup_id;     /* cgroup v2 id, 0 if unknown */
 	uint64_t counters[3];   /* cycles, instructions, cache misses: the source's cumulative */
 	bool exited;            /* ended (ebpf: the leader exited) */
@@ -27,6 +28,7 @@ struct kepler_proc_sample {
 struct kepler_proc_entry {
 	struct kepler_proc pub;
 	uint64_t source_cpu; /* the source's counter at the last refresh */
+	uint64_t source_pending; /* ebpf: the running slice included in source_cpu */
 	uint64_t offset;     /* cpu_time_ns = offset + source counter */
 	uint64_t source_counters[3];
 	uint32_t idle_refreshes;

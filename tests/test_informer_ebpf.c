@@ -7,6 +7,8 @@
  * printed, without root or kernel BTF.
  */
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +150,70 @@ static void test_running_process(void **state)
 	assert_true(p->cpu_time_ns >= p->cpu_time_delta_ns);
 	assert_int_equal(p->cycles, KEPLER_COUNTER_UNAVAILABLE);
 	assert_int_equal(write(to_child[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	kepler_informer_close(inf);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A process that keeps a CPU without ever being switched out is charged
+ * as it runs, not in one lump at its next switch: no interval reports more
+ * CPU time than the interval's length (one thread), and the total matches.
+ */
+static void test_hog_charged_as_it_runs(void **state)
+{
+	struct kepler_informer *inf;
+	const struct kepler_proc *p;
+	uint64_t t0, t1, sum = 0, worst = 0, start_cpu = 0;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	if (!can_run_bpf()) {
+		skip();
+		return;
+	}
+	inf = open_ebpf(0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(1 % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		burn_cpu_us(3000000);
+		_exit(0);
+	}
+	usleep(100000); /* so that it has been switched once and is in the map */
+	refresh(inf);
+	p = find_pid(inf, pid);
+	if (p)
+		start_cpu = p->cpu_time_ns;
+	t0 = mono_ns();
+	for (int i = 0; i < 8; i++) {
+		usleep(150000);
+		refresh(inf);
+		t1 = mono_ns();
+		p = find_pid(inf, pid);
+		assert_non_null(p);
+		sum += p->cpu_time_delta_ns;
+		if (p->cpu_time_delta_ns > (t1 - t0) + 5000000 && p->cpu_time_delta_ns - (t1 - t0) > worst)
+			worst = p->cpu_time_delta_ns - (t1 - t0);
+		t0 = t1;
+	}
+	print_message("hog: %.1f ms over 8 refreshes, worst excess over the wall interval %.1f ms\n",
+		      (double)sum / 1e6, (double)worst / 1e6);
+	assert_int_equal(worst, 0);
+	assert_true(p->cpu_time_ns - start_cpu == sum);
+	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	kepler_informer_close(inf);
 }
@@ -315,6 +381,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_process),
+		cmocka_unit_test(test_hog_charged_as_it_runs),
 		cmocka_unit_test(test_short_process),
 		cmocka_unit_test(test_500_short_processes),
 		cmocka_unit_test(test_overflow_reported),
