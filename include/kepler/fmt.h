@@ -72,6 +72,12 @@ size_t kepler_primary_zone(const struct kepler_snapshot *snap);
  */
 int kepler_fmt_json(const struct kepler_snapshot *snap, unsigned levels, struct kepler_buf *out);
 
+/*
+ * Append @s as a CSV field (RFC 4180): quoted, with quotes doubled, when it
+ * holds a comma, quote or line break; invalid UTF-8 becomes U+FFFD.
+ */
+void kepler_fmt_csv_field(struct kepler_buf *out, const char *s);
+
 /* Append @s as a JSON string, with its quotes. */
 void kepler_fmt_json_string(struct kepler_buf *out, const char *s);
 

@@ -41,6 +41,31 @@ void kepler_fmt_json_string(struct kepler_buf *out, const char *s)
 	kepler_buf_addc(out, '"');
 }
 
+void kepler_fmt_csv_field(struct kepler_buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	bool quote = strpbrk((const char *)p, ",\"\r\n") != NULL;
+
+	if (quote)
+		kepler_buf_addc(out, '"');
+	while (*p) {
+		size_t n = kepler_fmt_utf8_len(p);
+
+		if (*p == '"') {
+			kepler_buf_add(out, "\"\"", 2);
+			p++;
+		} else if (n == 0) {
+			kepler_buf_add(out, "\xEF\xBF\xBD", 3);
+			p++;
+		} else {
+			kepler_buf_add(out, p, n);
+			p += n;
+		}
+	}
+	if (quote)
+		kepler_buf_addc(out, '"');
+}
+
 static void key(struct kepler_buf *out, const char *k, bool first)
 {
 	if (!first)
