@@ -139,9 +139,10 @@ void kepler_config_print_help(FILE *out, const struct kepler_program *prog)
 	fprintf(out, "  -h, --help%*sShow this help and exit.\n", FLAG_COLUMN - 12, "");
 	fprintf(out, "  --version%*sShow the version and exit.\n", FLAG_COLUMN - 11, "");
 	fputs("\nDevelopment settings (dev.*) exist only as YAML keys. Reference:\n"
-	      "docs/configuration.md.\nExit status: 0 success, 1 failure (the reason is logged), 2 usage or\n"
-	      "configuration error.\n",
-	      out);
+	      "docs/configuration.md.\n", out);
+	wrap(out, prog->exit_status ? prog->exit_status :
+		  "Exit status: 0 success, 1 failure (the reason is logged), 2 usage or configuration error.",
+	     0, 0);
 }
 
 void kepler_config_print_version(FILE *out, const struct kepler_program *prog)

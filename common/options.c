@@ -140,6 +140,9 @@ const struct kepler_option kepler_options[] = {
 	  "Dataset columns used as features.", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
 	{ "lambda", KEPLER_OPT_STRING, OFF(train_lambda), "0", "L",
 	  "Ridge regularisation strength (0 = ordinary least squares).", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "per-cpu", KEPLER_OPT_BOOL, OFF(train_per_cpu), "false", NULL,
+	  "Write the intercept as watts per CPU (a cpu_count coefficient) so that the model scales to VMs with "
+	  "fewer vCPUs of the same hardware; needs --features cpu_busy.", TR, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
 
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL },
 };

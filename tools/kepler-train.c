@@ -313,9 +313,14 @@ static const char *first_value(const struct dataset *d, const char *col, bool la
 	return d->rows[last ? d->nrows - 1 : 0][c];
 }
 
+/*
+ * The model file. With @per_cpu (the training node's CPU count), the model
+ * is written as watts = (intercept / per_cpu) x cpu_count + ..., equal on
+ * the training node and scaled by vCPUs elsewhere.
+ */
 static int write_model(const char *path, const char *dataset, const struct dataset *d,
 		       const char *const *feat, size_t nf, const struct fit *fits, size_t nfits,
-		       double lambda)
+		       double lambda, double per_cpu)
 {
 	FILE *f = fopen(path, "w");
 	char name[128], today[32], buf[256];
@@ -349,12 +354,18 @@ static int write_model(const char *path, const char *dataset, const struct datas
 	for (size_t z = 0; z < nfits; z++)
 		fprintf(f, "  error_%s: \"MAE %.4g W, MAPE %.3g %%, R2 %.4f on %zu held-out rows (%zu for training)\"\n",
 			fits[z].zone, fits[z].mae, fits[z].mape, fits[z].r2, fits[z].ntest, fits[z].ntrain);
-	fprintf(f, "features: [");
+	if (per_cpu > 0)
+		fprintf(f, "  per_cpu: \"intercept divided by the training node's %g CPUs into the cpu_count "
+			   "coefficient\"\n", per_cpu);
+	fprintf(f, "features: [%s", per_cpu > 0 ? "cpu_count" : "");
 	for (size_t i = 0; i < nf; i++)
-		fprintf(f, "%s%s", i ? ", " : "", feat[i]);
+		fprintf(f, "%s%s", i || per_cpu > 0 ? ", " : "", feat[i]);
 	fprintf(f, "]\nzones:\n");
 	for (size_t z = 0; z < nfits; z++) {
-		fprintf(f, "  %s:\n    intercept: %.10g\n    coefficients:\n", fits[z].zone, fits[z].beta[0]);
+		fprintf(f, "  %s:\n    intercept: %.10g\n    coefficients:\n", fits[z].zone,
+			per_cpu > 0 ? 0.0 : fits[z].beta[0]);
+		if (per_cpu > 0)
+			fprintf(f, "      cpu_count: %.10g\n", fits[z].beta[0] / per_cpu);
 		for (size_t i = 0; i < nf; i++)
 			fprintf(f, "      %s: %.10g\n", feat[i], fits[z].beta[i + 1]);
 	}
@@ -402,6 +413,41 @@ static int features(const char *list, const struct dataset *d, const char **feat
 	return 0;
 }
 
+/*
+ * --per-cpu: the one CPU count of the training rows (the intercept is split
+ * by it), or -1 with the reason logged.
+ */
+static double training_cpus(const struct dataset *d, const char *const *feat, size_t nf)
+{
+	int c = column(d, "cpu_count");
+	double n = 0;
+
+	if (nf != 1 || strcmp(feat[0], "cpu_busy")) {
+		kepler_err("--per-cpu needs --features cpu_busy: the idle part goes per CPU, the rest per busy CPU");
+		return -1;
+	}
+	if (c < 0) {
+		kepler_err("--per-cpu: the dataset has no cpu_count column");
+		return -1;
+	}
+	for (size_t r = 0; r < d->nrows; r++) {
+		const char *cell = d->rows[r][c] ? d->rows[r][c] : "";
+		char *end;
+		double v = strtod(cell, &end);
+
+		if (!*cell || *end || !(v >= 1)) {
+			kepler_err("--per-cpu: row %zu has cpu_count '%s'", r + 1, cell);
+			return -1;
+		}
+		if (n > 0 && v != n) {
+			kepler_err("--per-cpu: cpu_count changes within the dataset (%g, then %g): train on one node", n, v);
+			return -1;
+		}
+		n = v;
+	}
+	return n > 0 ? n : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
@@ -411,7 +457,7 @@ int main(int argc, char **argv)
 	int fcol[MAX_FEATURES], rc = 1;
 	size_t nf = 0, nfits = 0;
 	char *text = NULL, *end;
-	double lambda;
+	double lambda, per_cpu = 0;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
 	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
@@ -428,6 +474,8 @@ int main(int argc, char **argv)
 	}
 	if (load(cfg.args[0], &text, &d) < 0 || features(cfg.train_features, &d, feat, fcol, &nf) < 0)
 		goto out;
+	if (cfg.train_per_cpu && (per_cpu = training_cpus(&d, feat, nf)) <= 0)
+		goto out;
 	for (size_t c = 0; c < d.ncols && nfits < MAX_ZONES; c++) {
 		size_t len = strlen(d.cols[c]);
 		char src[80];
@@ -441,6 +489,9 @@ int main(int argc, char **argv)
 		printf("%s: watts = %.6g", fits[nfits].zone, fits[nfits].beta[0]);
 		for (size_t i = 0; i < nf; i++)
 			printf(" %+.6g x %s", fits[nfits].beta[i + 1], feat[i]);
+		if (per_cpu > 0)
+			printf("\n  per CPU: watts = %.6g x cpu_count %+.6g x cpu_busy", fits[nfits].beta[0] / per_cpu,
+			       fits[nfits].beta[1]);
 		printf("\n  held out (%zu rows, last %d %%): MAE %.4g W, MAPE %.3g %%, R2 %.4f; trained on %zu rows%s\n",
 		       fits[nfits].ntest, (int)(HELD_OUT * 100), fits[nfits].mae, fits[nfits].mape, fits[nfits].r2,
 		       fits[nfits].ntrain, fits[nfits].skipped ? "; model estimates skipped" : "");
@@ -450,7 +501,7 @@ int main(int argc, char **argv)
 		kepler_err("%s has no <zone>_watts column: is it a node-level kepler-dataset CSV?", cfg.args[0]);
 		goto out;
 	}
-	if (write_model(cfg.train_output, cfg.args[0], &d, feat, nf, fits, nfits, lambda) < 0)
+	if (write_model(cfg.train_output, cfg.args[0], &d, feat, nf, fits, nfits, lambda, per_cpu) < 0)
 		goto out;
 	printf("wrote %s\n", cfg.train_output);
 	rc = 0;

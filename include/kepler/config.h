@@ -126,6 +126,7 @@ struct kepler_config {
 	char *train_output;
 	char *train_features;
 	char *train_lambda;
+	bool train_per_cpu;
 
 	/* not options: what the command line carried besides them */
 	char *config_file;  /* --config FILE, NULL if none */
@@ -154,6 +155,7 @@ struct kepler_program {
 	const char *args;     /* usage after the options, e.g. "DATASET" or "" */
 	const char *summary;  /* one paragraph shown by --help */
 	size_t min_args, max_args; /* positional argument count allowed */
+	const char *exit_status; /* the --help line after "Exit status: "; NULL: the usual */
 };
 
 /* The option table, terminated by a row with key == NULL. */

@@ -22,7 +22,8 @@ static const struct kepler_program program = {
 	.name = "kepler-dataset",
 	.prog = KEPLER_PROG_DATASET,
 	.args = "",
-	.summary = "Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates.",
+	.summary = "Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates. Columns: docs/power-models.md.",
+	.exit_status = "Exit status: 0 written (an empty range gives a header only), 1 the output cannot be written, 2 usage or store error.",
 };
 
 #define SEC 1000000000ULL
@@ -421,8 +422,10 @@ int main(int argc, char **argv)
 		empty_header(&j);
 	if (body.error || j.w.header.error) {
 		kepler_err("out of memory");
+		rc = 1;
 		goto out;
 	}
+	rc = 1;
 	if (cfg.dataset_output[0] && !(out = fopen(cfg.dataset_output, "w"))) {
 		kepler_err("cannot write %s: %s", cfg.dataset_output, strerror(errno));
 		out = stdout;
@@ -433,7 +436,7 @@ int main(int argc, char **argv)
 		kepler_err("cannot write the dataset: %s", strerror(errno));
 		goto out;
 	}
-	kepler_info("%zu rows%s", j.rows, j.estimates ? "" : "");
+	kepler_info("%zu rows", j.rows);
 	if (j.estimates)
 		kepler_info("left out %zu intervals whose energy is a model estimate (--include-estimates keeps them)",
 			    j.estimates);

@@ -24,6 +24,7 @@ static const struct kepler_program program = {
 	.prog = KEPLER_PROG_STDOUT,
 	.args = "",
 	.summary = "Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed. Exit status 1 when there is no snapshot.",
+	.exit_status = "Exit status: 0 printed, 1 no snapshot (yet, or at that time), 2 usage or store error.",
 };
 
 #define SEC 1000000000ULL

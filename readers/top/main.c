@@ -102,8 +102,11 @@ static bool load(struct app *a)
 }
 
 /* The screen as plain text on stdout (trailing blanks trimmed). */
+/* The screen as plain text: no trailing blanks, the filler above the status line left out. */
 static void print_screen(struct app *a, int rows, int cols)
 {
+	bool blank = false;
+
 	if (top_view_render(&a->view, rows, cols) < 0)
 		return;
 	for (size_t i = 0; i < a->view.nlines; i++) {
@@ -112,6 +115,9 @@ static void print_screen(struct app *a, int rows, int cols)
 
 		while (n && l[n - 1] == ' ')
 			n--;
+		if (!n && blank)
+			continue;
+		blank = !n;
 		fwrite(l, 1, n, stdout);
 		fputc('\n', stdout);
 	}
@@ -138,6 +144,8 @@ static int run_plain(struct app *a, bool once)
 	terminal_size(&rows, &cols);
 	load(a);
 	print_screen(a, rows, cols);
+	if (once && !a->view.snap)
+		kepler_err("%s", a->view.problem);
 	if (once)
 		return a->view.snap ? 0 : 1;
 	while (!stop_signal) {

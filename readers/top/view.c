@@ -367,9 +367,11 @@ int top_view_render(struct top_view *v, int rows, int cols)
 		add_line(v, TOP_LINE_TEXT, cols, "%s", "");
 	if (v->editing_filter)
 		add_line(v, TOP_LINE_STATUS, cols, "filter: %s_   (Enter keeps, Esc clears)", v->filter);
+	else if (!v->snap)
+		add_line(v, TOP_LINE_STATUS, cols, "%s", "q quit");
 	else
 		add_line(v, TOP_LINE_STATUS, cols, "%zu %s  Tab view  s sort  / filter  p pause  h help  q quit",
-			 v->nrows, v->snap ? tab_names[v->tab] : "");
+			 v->nrows, tab_names[v->tab]);
 	return v->text.error;
 }
 
