@@ -14,17 +14,7 @@ mode=${2:-bench}
 exporter=$build/readers/exporter/kepler-exporter
 probe=$build/tests/store_probe
 command -v wrk >/dev/null || { echo "SKIP: wrk missing (tools/setup.sh installs it)"; exit 77; }
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 

@@ -15,18 +15,7 @@ collectd=$build/collectd/kepler-collectd
 stdout=$build/readers/stdout/kepler-stdout
 py=/usr/bin/python3
 [ -x $py ] || { echo "SKIP: /usr/bin/python3 missing"; exit 77; }
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # --- synthetic: watts = 5 + 20 x cpu_usage_ratio + 3 x cpu_count + N(0, 0.5)
 $py - "$tmp/syn.csv" <<'PY'
@@ -208,5 +197,4 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=4321 --clear-groups "$dataset" --store.path "$tmp/grp" >/dev/null 2>"$tmp/e"
 	[ $? -eq 2 ] && grep -q "permission denied" "$tmp/e" && ok "unreadable store: exit 2, says why" || fail "unreadable: $(cat "$tmp/e")"
 fi
-[ $fails -eq 0 ] && echo "all dataset and train checks passed"
-exit $((fails > 0))
+finish "dataset and train"

@@ -12,18 +12,7 @@ probe=$build/tests/store_probe
 for tool in promtool curl openssl htpasswd; do
 	command -v $tool >/dev/null || { echo "SKIP: $tool missing (tools/setup.sh installs it)"; exit 77; }
 done
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # start_exporter NAME ARGS...: sets $port and $epid once it listens
 start_exporter() {
@@ -197,5 +186,4 @@ else
 	echo "skip: unprivileged run needs root and setpriv"
 fi
 
-[ $fails -eq 0 ] && echo "all exporter checks passed"
-exit $((fails > 0))
+finish exporter

@@ -15,19 +15,9 @@ for tool in prometheus curl jq; do
 	command -v $tool >/dev/null || { echo "SKIP: $tool missing (tools/setup.sh installs it)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for the collector and test cgroups"; exit 77; }
-tmp=$(mktemp -d)
-pids=()
+. "$(dirname "$0")/lib.sh"
 cgroups=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for cg in "${cgroups[@]}"; do rmdir "$cg" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+at_exit+=('for cg in "${cgroups[@]}"; do rmdir "$cg" 2>/dev/null; done')
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # A busy loop at roughly half a CPU: bursts of shell arithmetic, then a short sleep.
@@ -130,5 +120,4 @@ if [ $have_cg -eq 1 ]; then
 	[ "$rt" = docker ] && ok "container $id1 has runtime docker" || fail "runtime '$rt'"
 fi
 grep -q " error" "$tmp/exporter.log" && fail "exporter logged errors: $(grep ' error' "$tmp/exporter.log" | head -3)"
-[ $fails -eq 0 ] && echo "all Prometheus checks passed"
-exit $((fails > 0))
+finish Prometheus

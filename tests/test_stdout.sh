@@ -12,12 +12,7 @@ out=$build/readers/stdout/kepler-stdout
 probe=$build/tests/store_probe
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
 	{ echo "SKIP: python3-jsonschema missing (tools/setup.sh installs it)"; exit 77; }
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 validate() { /usr/bin/python3 "$src/tests/validate_json.py" "$src/docs/snapshot.schema.json"; }
 
 # --- exit codes without data
@@ -95,5 +90,4 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=4321 --clear-groups "$out" --store.path "$tmp/g" >/dev/null 2>"$tmp/e"
 	[ $? -eq 2 ] && grep -q "permission denied" "$tmp/e" && ok "outside the group: exit 2, told why" || fail "outsider: $(cat "$tmp/e")"
 fi
-[ $fails -eq 0 ] && echo "all kepler-stdout checks passed"
-exit $((fails > 0))
+finish kepler-stdout

@@ -8,20 +8,9 @@ set -uo pipefail
 build=$1
 top=$build/readers/top/kepler-top
 command -v tmux >/dev/null || { echo "SKIP: tmux missing (tools/setup.sh installs it)"; exit 77; }
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
+. "$(dirname "$0")/lib.sh"
 sess=kepler-top-test-$$
-pids=()
-cleanup() {
-	tmux kill-session -t "$sess" 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+at_exit+=('tmux kill-session -t "$sess" 2>/dev/null')
 screen() { tmux capture-pane -p -t "$sess"; }
 # wait_for TEXT: until the pane shows it (5 s)
 wait_for() {
@@ -125,5 +114,4 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		grep -q '^kepler-top .* snapshot 2 ' "$tmp/nobody" && ok "runs as nobody in the store's group" ||
 		fail "unprivileged: $(head -3 "$tmp/nobody")"
 fi
-[ $fails -eq 0 ] && echo "all kepler-top checks passed"
-exit $((fails > 0))
+finish kepler-top
