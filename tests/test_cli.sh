@@ -2,7 +2,7 @@
 # Every binary: --help and --version exit 0; configuration errors exit 2 with
 # a message naming the key and file:line. Usage: test_cli.sh BUILD_DIR
 set -uo pipefail
-build=$1
+build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -23,7 +23,7 @@ check() { # description, expected status, needle, command...
 }
 
 bins=(collectd/kepler-collectd readers/exporter/kepler-exporter readers/stdout/kepler-stdout
-      readers/top/kepler-top readers/dataset/kepler-dataset)
+      readers/top/kepler-top readers/dataset/kepler-dataset tools/kepler-train)
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
 	check "$name --help" 0 "Usage: $name [OPTION]..." "$build/$b" --help
