@@ -62,6 +62,11 @@ echo '{"seq":1}' >"$tmp/j.jsonl"
 "$train" "$tmp/j.jsonl" --output "$tmp/x.yaml" >/dev/null 2>"$tmp/e"
 [ $? -ne 0 ] && grep -q "reads CSV" "$tmp/e" && ok "JSON lines input: told to use CSV" || fail "jsonl: $(cat "$tmp/e")"
 
+{ head -3 "$tmp/syn.csv"; echo; echo '2026-01-01T01:00:00Z,1,2'; } >"$tmp/short.csv"
+"$train" "$tmp/short.csv" --output "$tmp/x.yaml" >/dev/null 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "short.csv: record 5 has 3 fields, the header 12" "$tmp/e" && ok "a short record: refused, with its number (blank lines skipped)" ||
+	fail "short record: $(cat "$tmp/e")"
+
 # --- the round trip, on the same workload: idle, one busy worker, two, idle.
 # The meter is a fake RAPL tree (tools/fake-sysfs.sh) whose package counter
 # a ticker advances every 20 ms by 12 W + 28 W x the CPU busy fraction it

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tools/fuzz.sh [SECONDS]: build the libFuzzer targets with clang in
 # build-fuzz/ and fuzz, for SECONDS in all (default 60), the snapshot
-# decoder (two thirds, from a seed corpus of encoded snapshots) and the
-# collector's parsers of host input (one third): sysfs numbers, power model
-# files, /proc/stat, /proc/PID/stat, cgroup and cmdline files.
+# decoder (half, from a seed corpus of encoded snapshots), the collector's
+# parsers of host input (a quarter): sysfs numbers, power model files,
+# /proc/stat, /proc/PID/stat, cgroup and cmdline files, and kepler-train's
+# dataset CSV reader (a quarter).
 # Exit status non-zero on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,16 @@ printf '\x0277 (a) (b) R 1 77 77 -1 -1 4194304 0 0 0 0 3 4 0 0 20 0 1 0 555 0 0\
 printf '\x03cpu  100 5 50 800 20 3 2 10 0 0\ncpu0 50 2 25 400 10 1 1 5 0 0\n' >"$host/stat"
 printf '\x040::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8d6f1b0e_3c2a_4e57_9a1d_0b2c3d4e5f60.slice/cri-containerd-2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab.scope\n' >"$host/cgroup"
 printf '\x05/usr/bin/qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0-uuid\0abc\0' >"$host/cmdline"
+csv=build-fuzz/corpus/csv
+mkdir -p "$csv"
+printf 'timestamp,wall_ns,node,cpu_usage_ratio,package_source,package_watts
+2026-01-01T00:00:00Z,1,"a ""b"", c",0.5,rapl,12.5
+
+2026-01-01T00:00:01Z,2,"x
+y",,model,
+' >"$csv/seed.csv"
 rc=0
-fuzz fuzz_decode $((secs * 2 / 3)) "$corpus" 65536 || rc=$?
-fuzz fuzz_host_input $((secs - secs * 2 / 3)) "$host" 8192 || rc=$?
+fuzz fuzz_decode $((secs / 2)) "$corpus" 65536 || rc=$?
+fuzz fuzz_host_input $((secs / 4)) "$host" 8192 || rc=$?
+fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4)) "$csv" 16384 || rc=$?
 exit $rc

@@ -16,6 +16,8 @@
 #include "kepler/config.h"
 #include "kepler/log.h"
 
+#include "dataset_csv.h"
+
 static const struct kepler_program program = {
 	.name = "kepler-train",
 	.prog = KEPLER_PROG_TRAIN,
@@ -26,126 +28,10 @@ static const struct kepler_program program = {
 };
 
 #define MAX_FEATURES 3 /* what the model source can evaluate */
-#define MAX_COLS 256
 #define MAX_ZONES 16
 #define HELD_OUT 0.2
 
 static const char *const model_features[] = { "cpu_count", "cpu_busy", "cpu_usage_ratio" };
-
-struct dataset {
-	char *cols[MAX_COLS];
-	size_t ncols;
-	char ***rows; /* rows[r][c], NULL when empty */
-	size_t nrows, cap;
-};
-
-/*
- * Split one CSV record (RFC 4180) at @p into fields, unquoting in place;
- * returns the start of the next record.
- */
-static char *split_record(char *p, char **fields, size_t *n, size_t max)
-{
-	char *out = p, *next;
-
-	*n = 0;
-	for (;;) {
-		char *start = out;
-
-		if (*p == '"') {
-			for (p++; *p; p++) {
-				if (*p == '"' && p[1] == '"')
-					*out++ = *p++;
-				else if (*p == '"')
-					break;
-				else
-					*out++ = *p;
-			}
-			if (*p == '"')
-				p++;
-		}
-		while (*p && *p != ',' && *p != '\n' && *p != '\r')
-			*out++ = *p++;
-		if (*p == '\r')
-			p++;
-		if (*n < max)
-			fields[(*n)++] = start;
-		if (*p != ',')
-			break;
-		p++;
-		*out++ = '\0';
-	}
-	next = *p == '\n' ? p + 1 : p;
-	*out = '\0'; /* may overwrite the newline: @next is saved */
-	return next;
-}
-
-static int load(const char *path, char **text, struct dataset *d)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 1 << 20, len = 0, n;
-	char *buf = malloc(cap), *p, *fields[MAX_COLS];
-
-	if (!f || !buf) {
-		kepler_err("cannot read %s: %s", path, strerror(errno));
-		free(buf);
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 == cap && !(buf = realloc(p = buf, cap *= 2))) {
-			free(p);
-			fclose(f);
-			kepler_err("out of memory");
-			return -1;
-		}
-	}
-	fclose(f);
-	buf[len] = '\0';
-	*text = buf;
-	if (buf[0] == '{') {
-		kepler_err("%s looks like JSON lines: kepler-train reads CSV (kepler-dataset --format csv)", path);
-		return -1;
-	}
-	p = split_record(buf, d->cols, &d->ncols, MAX_COLS);
-	if (d->ncols < 2) {
-		kepler_err("%s: no CSV header (is it a kepler-dataset file?)", path);
-		return -1;
-	}
-	while (*p) {
-		char **row;
-
-		p = split_record(p, fields, &n, MAX_COLS);
-		if (n == 0)
-			continue;
-		if (n != d->ncols) {
-			kepler_err("%s: row %zu has %zu fields, the header %zu", path, d->nrows + 2, n, d->ncols);
-			return -1;
-		}
-		if (d->nrows == d->cap) {
-			char ***rows = realloc(d->rows, (d->cap = d->cap ? d->cap * 2 : 256) * sizeof(*rows));
-
-			if (!rows)
-				return -1;
-			d->rows = rows;
-		}
-		row = malloc(n * sizeof(*row));
-		if (!row)
-			return -1;
-		memcpy(row, fields, n * sizeof(*row));
-		d->rows[d->nrows++] = row;
-	}
-	return 0;
-}
-
-static int column(const struct dataset *d, const char *name)
-{
-	for (size_t c = 0; c < d->ncols; c++)
-		if (!strcmp(d->cols[c], name))
-			return (int)c;
-	return -1;
-}
 
 static bool number(const char *s, double *ret)
 {
@@ -203,7 +89,7 @@ struct fit {
 };
 
 /* The rows usable for @zone: every feature and the target present, measured (not an estimate). */
-static size_t usable(const struct dataset *d, const int *fcol, size_t nf, int ycol, int scol,
+static size_t usable(const struct kepler_dataset *d, const int *fcol, size_t nf, int ycol, int scol,
 		     size_t *idx, double *x, double *y, size_t *skipped)
 {
 	size_t m = 0;
@@ -224,7 +110,7 @@ static size_t usable(const struct dataset *d, const int *fcol, size_t nf, int yc
 	return m;
 }
 
-static int fit_zone(const struct dataset *d, const int *fcol, size_t nf, int ycol, int scol,
+static int fit_zone(const struct kepler_dataset *d, const int *fcol, size_t nf, int ycol, int scol,
 		    double lambda, struct fit *out)
 {
 	size_t n = d->nrows, k = nf + 1, m, ntrain;
@@ -304,9 +190,9 @@ static void yaml_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *first_value(const struct dataset *d, const char *col, bool last)
+static const char *first_value(const struct kepler_dataset *d, const char *col, bool last)
 {
-	int c = column(d, col);
+	int c = kepler_dataset_column(d, col);
 
 	if (c < 0 || !d->nrows)
 		return "";
@@ -318,7 +204,7 @@ static const char *first_value(const struct dataset *d, const char *col, bool la
  * is written as watts = (intercept / per_cpu) x cpu_count + ..., equal on
  * the training node and scaled by vCPUs elsewhere.
  */
-static int write_model(const char *path, const char *dataset, const struct dataset *d,
+static int write_model(const char *path, const char *dataset, const struct kepler_dataset *d,
 		       const char *const *feat, size_t nf, const struct fit *fits, size_t nfits,
 		       double lambda, double per_cpu)
 {
@@ -377,7 +263,7 @@ static int write_model(const char *path, const char *dataset, const struct datas
 }
 
 /* --features a,b -> names known to the model source, and their columns. */
-static int features(const char *list, const struct dataset *d, const char **feat, int *fcol, size_t *nf)
+static int features(const char *list, const struct kepler_dataset *d, const char **feat, int *fcol, size_t *nf)
 {
 	static char copy[256];
 	char *save = NULL;
@@ -399,7 +285,7 @@ static int features(const char *list, const struct dataset *d, const char **feat
 				kepler_err("feature '%s' given twice", t);
 				return -1;
 			}
-		fcol[*nf] = column(d, t);
+		fcol[*nf] = kepler_dataset_column(d, t);
 		if (fcol[*nf] < 0) {
 			kepler_err("the dataset has no column '%s' (node-level datasets have them)", t);
 			return -1;
@@ -417,9 +303,9 @@ static int features(const char *list, const struct dataset *d, const char **feat
  * --per-cpu: the one CPU count of the training rows (the intercept is split
  * by it), or -1 with the reason logged.
  */
-static double training_cpus(const struct dataset *d, const char *const *feat, size_t nf)
+static double training_cpus(const struct kepler_dataset *d, const char *const *feat, size_t nf)
 {
-	int c = column(d, "cpu_count");
+	int c = kepler_dataset_column(d, "cpu_count");
 	double n = 0;
 
 	if (nf != 1 || strcmp(feat[0], "cpu_busy")) {
@@ -451,12 +337,13 @@ static double training_cpus(const struct dataset *d, const char *const *feat, si
 int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
-	struct dataset d = { 0 };
+	struct kepler_dataset d = { 0 };
 	struct fit fits[MAX_ZONES];
 	const char *feat[MAX_FEATURES];
 	int fcol[MAX_FEATURES], rc = 1;
 	size_t nf = 0, nfits = 0;
-	char *text = NULL, *end;
+	struct kepler_error err = { 0 };
+	char *end;
 	double lambda, per_cpu = 0;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
@@ -472,7 +359,11 @@ int main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (load(cfg.args[0], &text, &d) < 0 || features(cfg.train_features, &d, feat, fcol, &nf) < 0)
+	if (kepler_dataset_load(cfg.args[0], &d, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
+	if (features(cfg.train_features, &d, feat, fcol, &nf) < 0)
 		goto out;
 	if (cfg.train_per_cpu && (per_cpu = training_cpus(&d, feat, nf)) <= 0)
 		goto out;
@@ -484,7 +375,7 @@ int main(int argc, char **argv)
 			continue;
 		snprintf(fits[nfits].zone, sizeof(fits[nfits].zone), "%.*s", (int)(len - 6), d.cols[c]);
 		snprintf(src, sizeof(src), "%s_source", fits[nfits].zone);
-		if (fit_zone(&d, fcol, nf, (int)c, column(&d, src), lambda, &fits[nfits]) < 0)
+		if (fit_zone(&d, fcol, nf, (int)c, kepler_dataset_column(&d, src), lambda, &fits[nfits]) < 0)
 			goto out;
 		printf("%s: watts = %.6g", fits[nfits].zone, fits[nfits].beta[0]);
 		for (size_t i = 0; i < nf; i++)
@@ -506,10 +397,7 @@ int main(int argc, char **argv)
 	printf("wrote %s\n", cfg.train_output);
 	rc = 0;
 out:
-	for (size_t r = 0; r < d.nrows; r++)
-		free(d.rows[r]);
-	free(d.rows);
-	free(text);
+	kepler_dataset_free(&d);
 	kepler_config_done(&cfg);
 	return rc;
 }
