@@ -40,6 +40,9 @@ tmux new-session -d -s "$sess" -x 120 -y 40 \
 wait_for "[Processes]" && ok "started in a 120x40 tmux pane" || fail "no screen: $(screen | head -5)"
 screen | head -1 | grep -q '^kepler-top .* snapshot [0-9]' && ok "header: $(screen | head -1 | sed 's/  */ /g')" || fail "header: $(screen | head -1)"
 screen | grep -q 'fake' && ok "zones with their source" || fail "no zone line"
+# the sparkline covers the series so far (the collector started seconds ago), not "10 min"
+screen | grep -Eq '^package W, last [0-9]+ s: ([▁▂▃▄▅▆▇█]|[-_.:=+*#]){2,} [0-9.]+-[0-9.]+ W$' &&
+	ok "sparkline: $(screen | grep '^package W')" || fail "sparkline: $(screen | sed -n 3p)"
 row=$(first_row)
 # the first row is the busiest process of the snapshot on screen (paused, so it stays)
 tmux send-keys -t "$sess" p

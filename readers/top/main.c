@@ -102,8 +102,11 @@ static bool load(struct app *a)
 }
 
 /* The screen as plain text on stdout (trailing blanks trimmed). */
-/* The screen as plain text: no trailing blanks, the filler above the status line left out. */
-static void print_screen(struct app *a, int rows, int cols)
+/*
+ * The screen as plain text without trailing blanks; with @compact (one
+ * screen, or not a terminal) without the filler above the status line.
+ */
+static void print_screen(struct app *a, int rows, int cols, bool compact)
 {
 	bool blank = false;
 
@@ -115,7 +118,7 @@ static void print_screen(struct app *a, int rows, int cols)
 
 		while (n && l[n - 1] == ' ')
 			n--;
-		if (!n && blank)
+		if (compact && !n && blank)
 			continue;
 		blank = !n;
 		fwrite(l, 1, n, stdout);
@@ -143,7 +146,7 @@ static int run_plain(struct app *a, bool once)
 
 	terminal_size(&rows, &cols);
 	load(a);
-	print_screen(a, rows, cols);
+	print_screen(a, rows, cols, once);
 	if (once && !a->view.snap)
 		kepler_err("%s", a->view.problem);
 	if (once)
@@ -152,7 +155,7 @@ static int run_plain(struct app *a, bool once)
 		sleep(1);
 		if (load(a)) {
 			fputc('\n', stdout);
-			print_screen(a, rows, cols);
+			print_screen(a, rows, cols, false);
 		}
 	}
 	return 0;

@@ -183,50 +183,93 @@ static double watts(uint64_t delta_uj, uint64_t interval_ns)
 
 /* ---- header ---- */
 
+/* "10 min", "2.5 min", "45 s": the span a sparkline covers. */
+static void span_text(char *buf, size_t size, double secs)
+{
+	if (secs >= 599.5)
+		snprintf(buf, size, "10 min");
+	else if (secs >= 120)
+		snprintf(buf, size, "%.1f min", secs / 60);
+	else
+		snprintf(buf, size, "%.0f s", secs);
+}
+
+/*
+ * The primary zone's power over the series (the last 10 minutes, or less
+ * since the collector started), one column per time bucket (power = the
+ * bucket's energy / its time; an empty bucket repeats its neighbour). The
+ * scale spans at least 10 % of the top, so that noise on a steady load
+ * does not look like swings.
+ */
 static void sparkline(struct top_view *v, size_t pz, int cols)
 {
 	static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 	static const char ascii[] = "_.-:=+*#";
 	const char *zone = v->snap->zones[pz].name;
-	int width = cols - 40;
-	double w[512], lo = 1e300, hi = 0;
-	size_t n = 0;
-	char line[2048];
+	size_t width = cols > 50 ? (size_t)cols - 50 : 0, n = 0, nb;
+	double e[512] = { 0 }, t[512] = { 0 }, w[512], lo = 1e300, hi = 0, span;
+	uint64_t start = UINT64_MAX, end = 0;
+	char line[2048], when[32];
 	size_t o = 0;
 
 	if (width < 10)
 		return;
 	if (width > 512)
 		width = 512;
-	for (size_t i = v->nseries > (size_t)width ? v->nseries - (size_t)width : 0; i < v->nseries; i++) {
+	for (size_t i = 0; i < v->nseries; i++) {
 		const struct kepler_series_record *r = &v->series[i];
 
-		if (!r->interval_ns)
+		if (!r->interval_ns || r->wall_ns < r->interval_ns)
 			continue;
-		for (uint32_t z = 0; z < r->nzones; z++)
-			if (!strcmp(r->zones[z].name, zone)) {
-				w[n] = watts(r->zones[z].energy_delta_uj, r->interval_ns);
-				lo = w[n] < lo ? w[n] : lo;
-				hi = w[n] > hi ? w[n] : hi;
-				n++;
-			}
+		start = r->wall_ns - r->interval_ns < start ? r->wall_ns - r->interval_ns : start;
+		end = r->wall_ns > end ? r->wall_ns : end;
+		n++;
 	}
 	if (n < 2) {
-		add_line(v, TOP_LINE_TEXT, cols, "%s W, last 10 min: (collecting)", zone);
+		add_line(v, TOP_LINE_TEXT, cols, "%s W: (collecting)", zone);
 		return;
 	}
-	for (size_t i = 0; i < n && o + 4 < sizeof(line); i++) {
-		int level = hi > lo ? (int)((w[i] - lo) / (hi - lo) * 7.999) : 3;
+	nb = n < width ? n : width;
+	for (size_t i = 0; i < v->nseries; i++) {
+		const struct kepler_series_record *r = &v->series[i];
+		size_t b;
 
-		if (v->ascii) {
+		if (!r->interval_ns || r->wall_ns < r->interval_ns)
+			continue;
+		b = (size_t)((double)(r->wall_ns - r->interval_ns - start) / (double)(end - start) * (double)nb);
+		b = b >= nb ? nb - 1 : b;
+		for (uint32_t z = 0; z < r->nzones; z++)
+			if (!strcmp(r->zones[z].name, zone)) {
+				e[b] += (double)r->zones[z].energy_delta_uj;
+				t[b] += (double)r->interval_ns;
+			}
+	}
+	for (size_t b = 0; b < nb; b++) {
+		w[b] = t[b] > 0 ? e[b] * 1000.0 / t[b] : (b ? w[b - 1] : -1);
+		if (w[b] >= 0) {
+			lo = w[b] < lo ? w[b] : lo;
+			hi = w[b] > hi ? w[b] : hi;
+		}
+	}
+	if (hi <= 0 && lo > hi)
+		lo = hi = 0;
+	span = hi - lo > 0.1 * hi ? hi - lo : 0.1 * hi;
+	for (size_t b = 0; b < nb && o + 4 < sizeof(line); b++) {
+		int level = w[b] < 0 ? 0 : span > 0 ? (int)((w[b] - (hi - span)) / span * 7.999) : 0;
+
+		level = level < 0 ? 0 : level > 7 ? 7 : level;
+		if (w[b] < 0)
+			line[o++] = ' ';
+		else if (v->ascii)
 			line[o++] = ascii[level];
-		} else {
+		else {
 			memcpy(line + o, blocks[level], 3);
 			o += 3;
 		}
 	}
 	line[o] = '\0';
-	add_line(v, TOP_LINE_TEXT, cols, "%s W, last 10 min: %s %.1f-%.1f W", zone, line, lo, hi);
+	span_text(when, sizeof(when), (double)(end - start) / 1e9);
+	add_line(v, TOP_LINE_TEXT, cols, "%s W, last %s: %s %.1f-%.1f W", zone, when, line, lo, hi);
 }
 
 static void header(struct top_view *v, int cols)
