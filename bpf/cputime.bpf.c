@@ -40,6 +40,19 @@ struct {
 	__type(value, struct kepler_cputime_running);
 } switched_in SEC(".maps");
 
+/*
+ * Each task's sum_exec_runtime when it was last charged. A switch-in this
+ * program does not see (it happens on this VM's kernel: a few per second
+ * under load) would otherwise lose the whole next slice; with this, the
+ * next switch-out that is seen charges everything since the last charge.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} charged_at SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KEPLER_CPUTIME_STAT_MAX);
@@ -94,7 +107,16 @@ static __always_inline void add_to(struct kepler_cputime_value *v, __u64 delta, 
 	}
 }
 
-static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw)
+/* @task is switched out for the last time: it has exited and its teardown is done. */
+static __always_inline _Bool final_switch(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return task->__state & KEPLER_TASK_DEAD;
+	return BPF_CORE_READ((struct task_struct___old *)task, state) & KEPLER_TASK_DEAD;
+}
+
+/* Add @delta (and @hw) to @task's process, and @extra to its flags. */
+static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u32 extra)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v, fresh = {};
@@ -103,6 +125,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	v = bpf_map_lookup_elem(&processes, &key);
 	if (v) {
 		add_to(v, delta, hw);
+		v->flags |= extra;
 		return;
 	}
 	/*
@@ -116,15 +139,16 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 		fresh.counters[1] = hw[1];
 		fresh.counters[2] = hw[2];
 	}
-	fresh.flags = flags_of(task);
+	fresh.flags = flags_of(task) | extra;
 	fresh.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm), task->group_leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &fresh, BPF_NOEXIST) != 0) {
 		/* Raced with another CPU creating it, or the map is full. */
 		v = bpf_map_lookup_elem(&processes, &key);
-		if (v)
+		if (v) {
 			add_to(v, delta, hw);
-		else
+			v->flags |= extra;
+		} else
 			count(KEPLER_CPUTIME_STAT_OVERFLOW);
 	}
 }
@@ -169,10 +193,26 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
 			hw[i] = now[i] > in->counters[i] ? now[i] - in->counters[i] : 0;
 	}
 	/* pid 0 is the idle task: its time is the node's idle, not a process. */
-	if (prev->pid != 0 && in->task == (__u64)prev) {
+	if (prev->pid != 0) {
+		/* the leader's last switch: the process is done (user space may now delete it) */
+		__u32 dead = prev->pid == prev->tgid && final_switch(prev) ?
+				     KEPLER_CPUTIME_EXITED | KEPLER_CPUTIME_DEAD : 0;
+		__u64 *last = bpf_task_storage_get(&charged_at, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		__u64 base;
+
 		sum = prev->se.sum_exec_runtime;
-		if (sum > in->sum_exec_runtime)
-			charge(prev, sum - in->sum_exec_runtime, hw);
+		if (last && *last)
+			base = *last;
+		else if (in->task == (__u64)prev)
+			base = in->sum_exec_runtime;
+		else
+			base = sum; /* first seen now, start of the slice unknown */
+		if (in->task != (__u64)prev && in->task)
+			count(KEPLER_CPUTIME_STAT_UNSEEN);
+		if (sum > base || dead)
+			charge(prev, sum > base ? sum - base : 0, hw, dead);
+		if (last)
+			*last = sum;
 	}
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;

@@ -22,6 +22,12 @@ struct kepler_cputime_key {
 enum kepler_cputime_flags {
 	KEPLER_CPUTIME_EXITED = 1u << 0,  /* the group leader has exited or is exiting */
 	KEPLER_CPUTIME_KTHREAD = 1u << 1, /* a kernel thread */
+	/*
+	 * The group leader has been switched out for the last time: no more
+	 * CPU time will come (EXITED is set a little earlier, at exit(), and
+	 * the task runs on through its teardown until this final switch).
+	 */
+	KEPLER_CPUTIME_DEAD = 1u << 2,
 };
 
 struct kepler_cputime_value {
@@ -58,7 +64,9 @@ enum kepler_cputime_counter {
 /* Index of the counters in the `stats` array map. */
 enum kepler_cputime_stat {
 	KEPLER_CPUTIME_STAT_OVERFLOW = 0, /* charges lost because the map was full */
-	KEPLER_CPUTIME_STAT_MAX = 1,
+	/* a task switched out that this CPU's record did not show switched in: its slice is lost */
+	KEPLER_CPUTIME_STAT_UNSEEN = 1,
+	KEPLER_CPUTIME_STAT_MAX = 2,
 };
 
 #endif /* KEPLER_BPF_CPUTIME_H */

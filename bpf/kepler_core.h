@@ -12,12 +12,14 @@
 
 #define KEPLER_PF_EXITING 0x00000004
 #define KEPLER_PF_KTHREAD 0x00200000
+#define KEPLER_TASK_DEAD 0x00000080 /* a task's state at its final context switch */
 
 struct sched_entity {
 	__u64 sum_exec_runtime;      /* on-CPU ns, updated by the scheduler */
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+	unsigned int __state; /* Linux 5.14 and later */
 	struct sched_entity se;
 	int pid;
 	int tgid;
@@ -26,6 +28,11 @@ struct task_struct {
 	__u64 start_boottime; /* ns since boot, suspend included: what /proc/PID/stat shows */
 	struct task_struct *group_leader;
 	char comm[16];
+} __attribute__((preserve_access_index));
+
+/* Before Linux 5.14 the state field was `long state` (the ___old suffix is CO-RE's "flavour"). */
+struct task_struct___old {
+	long state;
 } __attribute__((preserve_access_index));
 
 #endif /* KEPLER_CORE_H */

@@ -48,9 +48,13 @@ struct ebpf_state {
 	uint64_t last_overflow;
 	int ncpus;
 	int running_fd;
-	struct kepler_cputime_running *running; /* [ncpus] */
+	struct kepler_cputime_running *running; /* [ncpus], read after the map */
+	struct kepler_cputime_running *before;  /* [ncpus], read before the map */
+	uint32_t *reread;            /* tgids switched out while the map was read, [ncpus] */
+	uint32_t nreread;
 	struct pending {
 		uint32_t tgid;
+		bool mapped;         /* the process has a map entry */
 		uint64_t ns;
 	} *pending;                  /* uncharged time of the tasks on a CPU now, [ncpus] */
 	uint32_t npending;
@@ -122,12 +126,21 @@ static void read_running(struct kepler_informer *inf)
 	__u32 zero = 0;
 
 	st->npending = 0;
+	st->nreread = 0;
 	if (bpf_map_lookup_elem(st->running_fd, &zero, st->running) < 0)
 		return;
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
-		const struct kepler_cputime_running *r = &st->running[cpu];
+		const struct kepler_cputime_running *r = &st->running[cpu], *b = &st->before[cpu];
 		uint64_t now;
 		uint32_t i;
+
+		/*
+		 * The task that was on this CPU when the drain began was switched
+		 * out during it: its slice went into the map, before or after we
+		 * read its entry. Read that entry again (add_samples).
+		 */
+		if (b->pid && b->task && (b->task != r->task || b->sum_exec_runtime != r->sum_exec_runtime))
+			st->reread[st->nreread++] = b->tgid;
 
 		if (!r->pid || !r->task)
 			continue;
@@ -137,16 +150,59 @@ static void read_running(struct kepler_informer *inf)
 		for (i = 0; i < st->npending && st->pending[i].tgid != r->tgid; i++)
 			;
 		if (i == st->npending)
-			st->pending[st->npending++] = (struct pending){ r->tgid, 0 };
+			st->pending[st->npending++] = (struct pending){ r->tgid, false, 0 };
 		st->pending[i].ns += now - r->sum_exec_runtime;
 	}
 }
 
-static uint64_t pending_of(const struct ebpf_state *st, uint32_t tgid)
+/* The uncharged running time of process @tgid, which has a map entry. */
+static uint64_t pending_of(struct ebpf_state *st, uint32_t tgid)
 {
 	for (uint32_t i = 0; i < st->npending; i++)
-		if (st->pending[i].tgid == tgid)
+		if (st->pending[i].tgid == tgid) {
+			st->pending[i].mapped = true;
 			return st->pending[i].ns;
+		}
+	return 0;
+}
+
+/*
+ * A process on a CPU that no switch has charged yet (a hog that has run
+ * without a break since it started, or since the program was attached)
+ * has no map entry: report it from /proc with its running time, so that
+ * it is charged as it runs. Its first switch-out creates the entry, with
+ * at least that time.
+ */
+static int add_unmapped_running(struct kepler_informer *inf)
+{
+	struct ebpf_state *st = inf->priv;
+	uint64_t tick = kepler_ns_per_tick();
+
+	for (uint32_t i = 0; i < st->npending; i++) {
+		const struct pending *pd = &st->pending[i];
+		struct kepler_proc_sample *s;
+		struct kepler_pid_stat ps;
+		char path[32], buf[1024];
+		size_t len;
+
+		if (pd->mapped)
+			continue;
+		snprintf(path, sizeof(path), "%u/stat", pd->tgid);
+		if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
+		    kepler_procfs_parse_pid_stat(buf, len, &ps) < 0 || (uint32_t)ps.pid != pd->tgid)
+			continue; /* gone meanwhile: its switch-out charged the map */
+		s = kepler_informer_add_sample(inf);
+		if (!s)
+			return -ENOMEM;
+		s->pid = pd->tgid;
+		s->start_time_ns = ps.start_ticks * tick;
+		memcpy(s->comm, ps.comm, sizeof(s->comm));
+		s->kthread = ps.flags & KEPLER_PF_KTHREAD;
+		s->pending_ns = pd->ns;
+		s->cpu_ns = pd->ns;
+		s->has_stat = true;
+		s->stat = ps;
+	}
 	return 0;
 }
 
@@ -157,19 +213,33 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct kepler_cputime_key *k = &st->keys[i];
-		const struct kepler_cputime_value *v = &st->values[i];
+		struct kepler_cputime_value *v = &st->values[i];
 		struct kepler_proc_sample *s = kepler_informer_add_sample(inf);
 		const struct kepler_proc_entry *e;
 
 		if (!s)
 			return -ENOMEM;
+		for (uint32_t j = 0; j < st->nreread; j++)
+			if (st->reread[j] == k->tgid) {
+				struct kepler_cputime_value now;
+
+				if (bpf_map_lookup_elem(st->map_fd, k, &now) == 0)
+					*v = now;
+				break;
+			}
 		s->pid = k->tgid;
 		s->start_time_ns = k->start_time_ns / tick * tick;
 		memcpy(s->comm, v->comm, sizeof(s->comm));
 		s->comm[sizeof(s->comm) - 1] = '\0';
 		s->cgroup_id = v->cgroup_id;
 		memcpy(s->counters, v->counters, sizeof(s->counters));
-		s->exited = v->flags & KEPLER_CPUTIME_EXITED;
+		/*
+		 * Terminated once the leader's final switch has charged the last
+		 * of its time: between exit() and that switch the task still runs
+		 * (its teardown), and deleting the entry then would make the
+		 * final switch create it again and the process end twice.
+		 */
+		s->exited = (v->flags & KEPLER_CPUTIME_DEAD) != 0;
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 		s->pending_ns = s->exited ? 0 : pending_of(st, k->tgid);
@@ -196,11 +266,14 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 {
 	struct ebpf_state *st = inf->priv;
 	uint64_t token[2], overflow;
+	__u32 zero = 0;
 	uint32_t total = 0;
 	bool first = true;
 	int r;
 
 	st->ndead = 0;
+	if (bpf_map_lookup_elem(st->running_fd, &zero, st->before) < 0)
+		memset(st->before, 0, (size_t)st->ncpus * sizeof(*st->before));
 	for (;;) {
 		__u32 count = st->max_entries - total;
 
@@ -218,6 +291,8 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 	}
 	read_running(inf);
 	r = add_samples(inf, total);
+	if (r == 0)
+		r = add_unmapped_running(inf);
 	if (r < 0)
 		return kepler_error_set(err, r, "out of memory");
 	overflow = read_overflow(st);
@@ -252,6 +327,8 @@ static void ebpf_close(struct kepler_informer *inf)
 	free(st->dead);
 	free(st->running);
 	free(st->pending);
+	free(st->before);
+	free(st->reread);
 	free(st);
 	inf->priv = NULL;
 }
@@ -402,11 +479,14 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	st->running_fd = bpf_map__fd(st->skel->maps.switched_in);
 	st->running = calloc((size_t)st->ncpus, sizeof(*st->running));
 	st->pending = calloc((size_t)st->ncpus, sizeof(*st->pending));
+	st->before = calloc((size_t)st->ncpus, sizeof(*st->before));
+	st->reread = calloc((size_t)st->ncpus, sizeof(*st->reread));
 	st->stats_fd = bpf_map__fd(st->skel->maps.stats);
 	st->keys = calloc(st->max_entries, sizeof(*st->keys));
 	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
-	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending)
+	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending || !st->before ||
+	    !st->reread)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
