@@ -172,11 +172,10 @@ static void test_running_process(void **state)
 	one = p->cpu_time_delta_ns;
 	before_end = p->cpu_time_ns;
 	/*
-	 * The interval's delta is the child's CPU time in it. Time can come
-	 * late (a switch racing the refresh charges it to the next one: about
-	 * 1 run in 20 on this VM), never twice and never lost: the delta is
-	 * never more than the child used, and with the time reported at its
-	 * end the sum matches.
+	 * The interval's delta is the child's CPU time in it. Time may come
+	 * late (a switch racing the refresh can charge it to the next one),
+	 * never twice and never lost: the delta is never more than the child
+	 * used, and with the time reported at its end the sum matches.
 	 */
 	assert_int_equal(write(to_child[1], "g", 1), 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
