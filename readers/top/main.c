@@ -145,6 +145,8 @@ static int run_plain(struct app *a, bool once)
 	int rows, cols;
 
 	terminal_size(&rows, &cols);
+	if (!once && rows > 2)
+		rows--; /* each later screen is preceded by an empty line: the header stays in view */
 	load(a);
 	print_screen(a, rows, cols, once);
 	if (once && !a->view.snap)
