@@ -51,6 +51,15 @@ grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <(curl -s "http://127.0.0.1
 kill $epid; wait $epid 2>/dev/null
 [ $? -eq 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit status not 0"
 
+# --- a procfs without cpuinfo: a warning, the rest served
+mkdir -p "$tmp/noproc"
+start_exporter noproc --store.path "$tmp/later" --host.procfs "$tmp/noproc"
+curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m0b"
+grep -q "cannot read $tmp/noproc/cpuinfo.*kepler_node_cpu_info is not exported" "$tmp/noproc.log" &&
+	grep -q '^kepler_build_info{' "$tmp/m0b" && ! grep -q kepler_node_cpu_info "$tmp/m0b" &&
+	ok "no cpuinfo: warned, metrics served without kepler_node_cpu_info" || fail "no cpuinfo: $(cat "$tmp/noproc.log")"
+kill "$epid"; wait "$epid" 2>/dev/null
+
 # --- hostile names: promtool, escaping, gzip, methods, paths
 "$probe" write "$tmp/hostile" 3 "" 200 >/dev/null 2>&1 || fail "store_probe write"
 start_exporter hostile --store.path "$tmp/hostile"
@@ -64,6 +73,10 @@ if promtool check metrics <"$tmp/m1" >"$tmp/promtool.out" 2>&1; then
 else
 	fail "promtool: $(head -5 "$tmp/promtool.out")"
 fi
+n=$(grep -c '^kepler_node_cpu_info{' "$tmp/m1")
+[ "$n" = "$(grep -c '^processor' /proc/cpuinfo)" ] && ! grep '^kepler_node_cpu_info{' "$tmp/m1" | grep -q node_name &&
+	ok "kepler_node_cpu_info: $n series, one per logical CPU ($(grep -m1 '^kepler_node_cpu_info{' "$tmp/m1"))" ||
+	fail "cpu_info: $n series"
 grep -q 'comm="with \\"quotes\\"-11"' "$tmp/m1" && grep -q 'comm="new\\nline-2"' "$tmp/m1" &&
 	grep -q 'comm="back\\\\slash-3"' "$tmp/m1" && grep -q $'comm="bad utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd-4"' "$tmp/m1" &&
 	ok "quotes, newlines, backslashes escaped; invalid UTF-8 replaced" || fail "escaping"

@@ -12,6 +12,7 @@
 
 #include "kepler/buf.h"
 #include "kepler/config.h"
+#include "kepler/cpuinfo.h"
 #include "kepler/error.h"
 #include "kepler/snapshot.h"
 
@@ -32,6 +33,7 @@ struct kepler_prom_options {
 	unsigned levels;               /* enum kepler_level bits */
 	const struct kepler_strlist *zones; /* zone names to export (case-insensitive); NULL or empty: all */
 	const char *node_name;         /* the node_name label; NULL: "" */
+	const struct kepler_cpuinfo *cpus; /* kepler_node_cpu_info series; NULL: none */
 };
 
 /*
@@ -50,6 +52,13 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 
 /* Only kepler_build_info (for an exporter that has no snapshot yet). */
 void kepler_fmt_prom_build_info(struct kepler_buf *out);
+
+/*
+ * kepler_node_cpu_info: 1 per logical CPU, labelled core_id, model_name,
+ * physical_id, processor, vendor_id (Kepler's; no node_name). Nothing when
+ * @cpus is NULL or empty.
+ */
+void kepler_fmt_prom_cpu_info(struct kepler_buf *out, const struct kepler_cpuinfo *cpus);
 
 /* The per-scrape family: how old the snapshot is, in seconds. */
 void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds);

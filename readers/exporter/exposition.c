@@ -58,6 +58,7 @@ int kepler_exposition_new(const struct kepler_snapshot *snap, const struct keple
 		r = kepler_fmt_prom(snap, opts, &e->text);
 	} else {
 		kepler_buf_adds(&e->text, "# no snapshot in the store yet\n");
+		kepler_fmt_prom_cpu_info(&e->text, opts->cpus);
 		kepler_fmt_prom_build_info(&e->text);
 		r = e->text.error;
 	}

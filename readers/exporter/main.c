@@ -190,6 +190,7 @@ int main(int argc, char **argv)
 	struct kepler_exposition *e;
 	struct kepler_config cfg;
 	struct follower f = { 0 };
+	struct kepler_cpuinfo cpus = { 0 };
 	int rc = 1;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
@@ -207,6 +208,11 @@ int main(int argc, char **argv)
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
 	f.opts.zones = &cfg.rapl_zones;
+	if (kepler_cpuinfo_read(cfg.host_procfs, &cpus, &err) < 0)
+		kepler_warn("%s: kepler_node_cpu_info is not exported", err.msg);
+	else if (!cpus.n)
+		kepler_warn("no processor in %s/cpuinfo: kepler_node_cpu_info is not exported", cfg.host_procfs);
+	f.opts.cpus = &cpus;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
@@ -227,6 +233,7 @@ out:
 	kepler_store_close(f.store);
 	kepler_exporter_publish(&st, NULL);
 	kepler_web_config_done(&web);
+	kepler_cpuinfo_free(&cpus);
 	kepler_config_done(&cfg);
 	return rc;
 }

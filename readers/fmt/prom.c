@@ -225,6 +225,24 @@ void kepler_fmt_prom_build_info(struct kepler_buf *out)
 	kepler_buf_add(out, "} 1\n", 4);
 }
 
+void kepler_fmt_prom_cpu_info(struct kepler_buf *out, const struct kepler_cpuinfo *cpus)
+{
+	if (!cpus || !cpus->n)
+		return;
+	family(out, "kepler_node_cpu_info", "gauge", "CPU information from procfs");
+	for (size_t i = 0; i < cpus->n; i++) {
+		const struct kepler_cpu *c = &cpus->cpus[i];
+
+		kepler_buf_adds(out, "kepler_node_cpu_info{");
+		label(out, "core_id", c->core_id, true);
+		label(out, "model_name", c->model_name, false);
+		label(out, "physical_id", c->physical_id, false);
+		label(out, "processor", c->processor, false);
+		label(out, "vendor_id", c->vendor_id, false);
+		kepler_buf_add(out, "} 1\n", 4);
+	}
+}
+
 void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds)
 {
 	family(out, "kepler_snapshot_age_seconds", "gauge",
@@ -544,6 +562,7 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		group_seconds(&pr, (enum group_kind)k);
 	}
 	source_and_snapshot(&pr);
+	kepler_fmt_prom_cpu_info(out, opts->cpus);
 	kepler_fmt_prom_build_info(out);
 	return out->error;
 }
