@@ -5,6 +5,7 @@
  *   0 a sysfs number (energy_uj)      3 /proc/stat
  *   1 a power model file (YAML)       4 /proc/PID/cgroup
  *   2 /proc/PID/stat                  5 /proc/PID/cmdline
+ *   6 /proc/cpuinfo (the exporter's kepler_node_cpu_info)
  * Parsing may fail; it must never crash, leak or read out of bounds, and
  * what parses must be sane (finite watts, terminated strings).
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/cpuinfo.h"
 #include "meter_internal.h"
 #include "power_model.h"
 #include "procfs.h"
@@ -47,6 +49,19 @@ static void cgroup(const char *text, size_t len)
 		abort();
 }
 
+static void cpuinfo(const char *text, size_t len)
+{
+	struct kepler_cpuinfo ci;
+
+	if (kepler_cpuinfo_parse(text, len, &ci) == 0) {
+		for (size_t i = 0; i < ci.n; i++)
+			if (strlen(ci.cpus[i].model_name) >= sizeof(ci.cpus[i].model_name) ||
+			    strlen(ci.cpus[i].processor) >= sizeof(ci.cpus[i].processor))
+				abort();
+		kepler_cpuinfo_free(&ci);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data + 1;
@@ -65,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, text, len);
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		kepler_sysfs_parse_u64(copy, len, "energy_uj", &v, &err);
 		break;
@@ -85,6 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 5:
 		if (kepler_cmdline_vm(copy, len, &vm) && (!vm.id[0] || !vm.name[0]))
 			abort();
+		break;
+	case 6:
+		cpuinfo(copy, len);
 		break;
 	}
 	free(copy);
