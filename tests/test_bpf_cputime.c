@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "kepler_test.h"
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -33,18 +35,23 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static bool can_run_bpf(void)
+/* Why eBPF cannot run here, or NULL. */
+static const char *bpf_missing(void)
 {
-	if (geteuid() != 0) {
-		print_message("SKIP: eBPF test needs root (CAP_BPF, CAP_PERFMON)\n");
-		return false;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		print_message("SKIP: no kernel BTF at /sys/kernel/btf/vmlinux\n");
-		return false;
-	}
-	return true;
+	if (geteuid() != 0)
+		return "eBPF test needs root (CAP_BPF, CAP_PERFMON)";
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return "no kernel BTF at /sys/kernel/btf/vmlinux";
+	return NULL;
 }
+
+/* Skip the case, visibly, when eBPF cannot run here. */
+#define require_bpf()                                                                              \
+	do {                                                                                       \
+		const char *why_ = bpf_missing();                                                  \
+		if (why_)                                                                          \
+			kepler_skip("%s", why_);                                                  \
+	} while (0)
 
 static void burn_cpu_ms(long ms)
 {
@@ -100,10 +107,7 @@ static void test_exited_child_cpu_time(void **state)
 	int status;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	libbpf_set_print(quiet);
 	skel = cputime__open_and_load();
 	assert_non_null(skel);
@@ -144,5 +148,5 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exited_child_cpu_time),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

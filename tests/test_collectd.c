@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "kepler/store.h"
 #include "snapshot_checks.h"
 
@@ -331,7 +333,7 @@ static void test_sums_over_intervals(void **state)
 		print_message("burst: %d short processes each terminated once, %u with energy\n", BURST,
 			      got_energy);
 	} else {
-		print_message("SKIP part: burst checks need the eBPF informer (root + BTF)\n");
+		kepler_skip_part("burst checks need the eBPF informer (root + BTF)");
 	}
 }
 
@@ -531,5 +533,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fairness, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_keeps_counters, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "config_internal.h"
 #include "kepler/config.h"
 
@@ -464,5 +466,5 @@ int main(void)
 		cmocka_unit_test(test_help_lists_own_options),
 		cmocka_unit_test(test_doc_matches_table),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "kepler/fmt.h"
 #include "kepler/version.h"
 #include "snapshot_fixture.h"
@@ -343,5 +345,5 @@ int main(void)
 		cmocka_unit_test(test_cpu_info),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

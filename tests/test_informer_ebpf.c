@@ -2,9 +2,13 @@
 /*
  * The eBPF informer in the real kernel: CPU time of a running process and
  * of one that exits between two refreshes (within 5% of what the kernel's
- * rusage says), 500 short-lived processes in one interval all accounted,
- * the overflow counter when the map is too small. Skipped, with the reason
- * printed, without root or kernel BTF.
+ * rusage says), a CPU hog charged as it runs (each interval inside the
+ * window of the kernel's CPU clock of the hog around the two refreshes),
+ * 500 short-lived processes in one interval all accounted, the overflow
+ * counter when the map is too small, the counter path against perf's
+ * task-clock. Every reference is what the kernel reports for the same
+ * process, so the checks hold on a busy machine. Skipped (exit 77, the
+ * reason printed) without root or kernel BTF.
  */
 #include <errno.h>
 #include <sched.h>
@@ -16,27 +20,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "informer.h"
 
-static bool can_run_bpf(void)
+/* Why eBPF cannot run here, or NULL. */
+static const char *bpf_missing(void)
 {
-	if (geteuid() != 0) {
-		print_message("SKIP: the eBPF informer needs root (CAP_BPF, CAP_PERFMON)\n");
-		return false;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		print_message("SKIP: no kernel BTF at /sys/kernel/btf/vmlinux\n");
-		return false;
-	}
-	return true;
+	if (geteuid() != 0)
+		return "the eBPF informer needs root (CAP_BPF, CAP_PERFMON)";
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return "no kernel BTF at /sys/kernel/btf/vmlinux";
+	return NULL;
 }
+
+/* Skip the case, visibly, when eBPF cannot run here. */
+#define require_bpf()                                                                              \
+	do {                                                                                       \
+		const char *why_ = bpf_missing();                                                  \
+		if (why_)                                                                          \
+			kepler_skip("%s", why_);                                                  \
+	} while (0)
 
 static uint64_t cpu_now_ns(void)
 {
@@ -62,6 +75,27 @@ static uint64_t rusage_ns(const struct rusage *ru)
 	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ULL;
 }
 
+/*
+ * What a case opened, closed by teardown() even when an assertion failed
+ * (cmocka longjmps out of the case: without this LeakSanitizer reports the
+ * informer as a leak, hiding the real failure, and a child keeps burning).
+ */
+static struct kepler_informer *opened;
+static pid_t child_pid;
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (child_pid > 0) {
+		kill(child_pid, SIGKILL);
+		waitpid(child_pid, NULL, 0);
+		child_pid = 0;
+	}
+	kepler_informer_close(opened);
+	opened = NULL;
+	return 0;
+}
+
 static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 {
 	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF, .procfs = "/proc",
@@ -72,6 +106,7 @@ static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 
 	if (kepler_informer_open(&p, NULL, &inf, &err) < 0)
 		fail_msg("open ebpf: %s", err.msg);
+	opened = inf;
 	return inf;
 }
 
@@ -117,7 +152,7 @@ static const struct kepler_proc *terminated_proc(struct kepler_informer *inf, pi
 
 static void assert_close(const char *what, uint64_t got, uint64_t want)
 {
-	print_message("%s: eBPF %.2f ms, rusage %.2f ms\n", what, got / 1e6, want / 1e6);
+	print_message("%s: eBPF %.2f ms, kernel %.2f ms\n", what, got / 1e6, want / 1e6);
 	if (got < want * 0.95 || got > want * 1.05)
 		fail_msg("%s: %llu ns is not within 5%% of %llu ns", what, (unsigned long long)got,
 			 (unsigned long long)want);
@@ -134,15 +169,12 @@ static void test_running_process(void **state)
 	char go;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf(0);
 	assert_int_equal(kepler_informer_kind(inf), KEPLER_INFORMER_EBPF);
 	assert_int_equal(pipe(to_child), 0);
 	assert_int_equal(pipe(from_child), 0);
-	pid = fork();
+	pid = child_pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		uint64_t t[2];
@@ -179,6 +211,7 @@ static void test_running_process(void **state)
 	 */
 	assert_int_equal(write(to_child[1], "g", 1), 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	child_pid = 0;
 	p = terminated_proc(inf, pid);
 	print_message("running child: %.2f ms at the first refresh (it had used %.2f ms), %.2f ms in its "
 		      "interval, %.2f ms reported late\n", first / 1e6, child_cpu[0] / 1e6, one / 1e6,
@@ -189,37 +222,45 @@ static void test_running_process(void **state)
 	/* what it used after child_cpu[1] (a read, then exit) is well under 5 % */
 	assert_close("running child, interval and what came late", one + p->cpu_time_ns - before_end,
 		     child_cpu[1] - child_cpu[0]);
-	kepler_informer_close(inf);
+	teardown(NULL);
 }
 
-static uint64_t mono_ns(void)
+/* The kernel's CPU time of @pid now (its CPU clock: exact, not a tick behind). */
+static uint64_t kernel_cpu_ns(pid_t pid)
 {
 	struct timespec ts;
+	clockid_t clk;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
+		fail_msg("CPU clock of %d: %s", pid, strerror(errno));
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*
  * A process that keeps a CPU without ever being switched out is charged
- * as it runs, not in one lump at its next switch: no interval reports more
- * CPU time than the interval's length (one thread), and the total matches.
+ * as it runs, not in one lump at its next switch. The informer reads the
+ * hog at some moment inside each refresh, so each interval's delta lies
+ * between what the kernel says the hog used from the end of the previous
+ * refresh to the start of this one, and from the start of the previous
+ * to the end of this one (give or take SLACK: /proc's schedstat of a
+ * running task lags up to a scheduler tick). Nothing here depends on how
+ * much CPU the hog gets on a busy machine; a lump of a whole interval
+ * (150 ms) still fails. The deltas add up to the cumulative exactly.
  */
+#define SLACK_NS 10000000ULL
+
 static void test_hog_charged_as_it_runs(void **state)
 {
 	struct kepler_informer *inf;
 	const struct kepler_proc *p;
-	uint64_t t0, t1, sum = 0, worst = 0, start_cpu = 0;
+	uint64_t sum = 0, start_cpu = 0, before[2], after[2], lo, hi, worst_over = 0, worst_under = 0;
+	unsigned bad = 0;
 	pid_t pid;
-	int status;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf(0);
-	pid = fork();
+	pid = child_pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		cpu_set_t set;
@@ -231,29 +272,42 @@ static void test_hog_charged_as_it_runs(void **state)
 		_exit(0);
 	}
 	usleep(100000); /* so that it has been switched once and is in the map */
+	before[0] = kernel_cpu_ns(pid);
 	refresh(inf);
+	after[0] = kernel_cpu_ns(pid);
 	p = find_pid(inf, pid);
 	if (p)
 		start_cpu = p->cpu_time_ns;
-	t0 = mono_ns();
 	for (int i = 0; i < 8; i++) {
 		usleep(150000);
+		before[1] = kernel_cpu_ns(pid);
 		refresh(inf);
-		t1 = mono_ns();
+		after[1] = kernel_cpu_ns(pid);
 		p = find_pid(inf, pid);
 		assert_non_null(p);
 		sum += p->cpu_time_delta_ns;
-		if (p->cpu_time_delta_ns > (t1 - t0) + 5000000 && p->cpu_time_delta_ns - (t1 - t0) > worst)
-			worst = p->cpu_time_delta_ns - (t1 - t0);
-		t0 = t1;
+		lo = before[1] - after[0];
+		hi = after[1] - before[0];
+		print_message("  refresh %d: %.1f ms charged, the kernel says %.1f to %.1f ms\n", i + 1,
+			      p->cpu_time_delta_ns / 1e6, lo / 1e6, hi / 1e6);
+		if (p->cpu_time_delta_ns > hi + SLACK_NS) {
+			bad++;
+			if (p->cpu_time_delta_ns - hi > worst_over)
+				worst_over = p->cpu_time_delta_ns - hi;
+		}
+		if (p->cpu_time_delta_ns + SLACK_NS < lo) {
+			bad++;
+			if (lo - p->cpu_time_delta_ns > worst_under)
+				worst_under = lo - p->cpu_time_delta_ns;
+		}
+		before[0] = before[1];
+		after[0] = after[1];
 	}
-	print_message("hog: %.1f ms over 8 refreshes, worst excess over the wall interval %.1f ms\n",
-		      (double)sum / 1e6, (double)worst / 1e6);
-	assert_int_equal(worst, 0);
+	print_message("hog: %.1f ms over 8 refreshes; worst %.1f ms more, %.1f ms less than the kernel's "
+		      "window allows\n", sum / 1e6, worst_over / 1e6, worst_under / 1e6);
+	assert_int_equal(bad, 0);
 	assert_true(p->cpu_time_ns - start_cpu == sum);
-	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	kepler_informer_close(inf);
+	teardown(NULL);
 }
 
 /* ~50 ms of CPU, started and ended between two refreshes: terminated, with its time. */
@@ -266,10 +320,7 @@ static void test_short_process(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf(0);
 	refresh(inf);
 	pid = fork();
@@ -285,7 +336,7 @@ static void test_short_process(void **state)
 	/* reported once, then forgotten */
 	refresh(inf);
 	assert_null(find_pid(inf, pid));
-	kepler_informer_close(inf);
+	teardown(NULL);
 }
 
 #define BURST 500
@@ -298,10 +349,7 @@ static void test_500_short_processes(void **state)
 	unsigned found = 0, terminated = 0;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf(0);
 	refresh(inf);
 	for (int i = 0; i < BURST; i++) {
@@ -351,7 +399,7 @@ static void test_500_short_processes(void **state)
 	assert_int_equal(found, BURST);
 	assert_int_equal(terminated, BURST);
 	assert_close("sum of 500 short processes", got, want);
-	kepler_informer_close(inf);
+	teardown(NULL);
 }
 
 /* A map too small: the overflow is counted and reported, nothing crashes. */
@@ -361,10 +409,7 @@ static void test_overflow_reported(void **state)
 	pid_t pids[200];
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf(64);
 	refresh(inf);
 	for (int i = 0; i < 200; i++) {
@@ -389,54 +434,122 @@ static void test_overflow_reported(void **state)
 	assert_true(kepler_informer_count(inf) <= 64);
 	/* the exited ones were deleted: the map has room again */
 	refresh(inf);
-	kepler_informer_close(inf);
+	teardown(NULL);
+}
+
+/*
+ * The task-clock of @pid from now on (what perf's task-clock says the task
+ * spent on a CPU while its perf context was in: the same wall time, IRQs
+ * and steal included, that a cpu-clock read at each switch adds up), as a
+ * perf event fd; fails the case if it cannot be opened.
+ */
+static int open_task_clock(pid_t pid)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_TASK_CLOCK };
+	int fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		fail_msg("perf_event_open(task-clock of %d): %s", pid, strerror(errno));
+	return fd;
 }
 
 /*
  * The counter path (perf events read at each switch, per-process deltas),
  * driven by software cpu-clock events because this machine has no hardware
- * counters: each "counter" then counts on-CPU nanoseconds.
+ * counters: each "counter" then counts on-CPU nanoseconds, wall time while
+ * the process is on a CPU. The reference is the kernel's task-clock of the
+ * same process over the same life, not its rusage: rusage leaves out IRQ
+ * and steal time, which a cpu-clock counts, so on a busy VM the two differ
+ * by 10-20 % with nothing wrong.
  */
+/* Until @pid sleeps (state S in /proc/PID/stat): blocked, switched out. */
+static void wait_asleep(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		bool asleep = false;
+
+		if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			asleep = p[1] == ' ' && p[2] == 'S';
+		if (f)
+			fclose(f);
+		if (asleep)
+			return;
+		usleep(2000);
+	}
+	fail_msg("process %d never went to sleep", pid);
+}
+
 static void test_counters_path(void **state)
 {
 	struct kepler_informer *inf;
 	const struct kepler_proc *p;
-	struct rusage ru;
-	int status;
+	int go[2], done[2], fd;
+	uint64_t task_clock = 0, got[3] = { 0, 0, 0 }, cpu = 0;
 	pid_t pid;
+	char c;
 
 	(void)state;
-	if (!can_run_bpf()) {
-		skip();
-		return;
-	}
+	require_bpf();
 	inf = open_ebpf_opts(0, true);
 	assert_true(kepler_informer_hw_counters(inf));
 	print_message("%s\n", kepler_informer_describe(inf));
 	refresh(inf);
-	pid = fork();
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = child_pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* asleep before and after the burn, so that both windows close at a switch */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
 		burn_cpu_us(100000);
+		if (write(done[1], "d", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
 		_exit(0);
 	}
-	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
-	p = terminated_proc(inf, pid);
-	assert_close("cpu-clock as cycles", p->cycles, rusage_ns(&ru));
-	assert_close("cpu-clock as instructions", p->instructions, rusage_ns(&ru));
-	assert_close("cpu-clock as cache misses", p->cache_misses, rusage_ns(&ru));
-	kepler_informer_close(inf);
+	/* what the child ran before it blocked is charged at this refresh, before the task-clock */
+	wait_asleep(pid);
+	refresh(inf);
+	fd = open_task_clock(pid);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	wait_asleep(pid);
+	assert_int_equal(read(fd, &task_clock, sizeof(task_clock)), (ssize_t)sizeof(task_clock));
+	close(fd);
+	/* the burn ended at the child's switch-out: charged by the next refreshes */
+	for (int i = 0; i < 2; i++) {
+		usleep(10000);
+		refresh(inf);
+		p = find_pid(inf, pid);
+		assert_non_null(p);
+		got[0] += p->cycles;
+		got[1] += p->instructions;
+		got[2] += p->cache_misses;
+		cpu += p->cpu_time_delta_ns;
+	}
+	print_message("the burn: task-clock %.2f ms, CPU time (no IRQ or steal time) %.2f ms\n",
+		      task_clock / 1e6, cpu / 1e6);
+	assert_close("cpu-clock as cycles", got[0], task_clock);
+	assert_close("cpu-clock as instructions", got[1], task_clock);
+	assert_close("cpu-clock as cache misses", got[2], task_clock);
+	close(go[1]); /* the child reads EOF and exits */
+	teardown(NULL);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_running_process),
-		cmocka_unit_test(test_hog_charged_as_it_runs),
-		cmocka_unit_test(test_short_process),
-		cmocka_unit_test(test_500_short_processes),
-		cmocka_unit_test(test_overflow_reported),
-		cmocka_unit_test(test_counters_path),
+		cmocka_unit_test_teardown(test_running_process, teardown),
+		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
+		cmocka_unit_test_teardown(test_short_process, teardown),
+		cmocka_unit_test_teardown(test_500_short_processes, teardown),
+		cmocka_unit_test_teardown(test_overflow_reported, teardown),
+		cmocka_unit_test_teardown(test_counters_path, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

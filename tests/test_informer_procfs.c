@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "informer.h"
 
 #define TICK 10000000ULL /* ns per tick at USER_HZ 100 */
@@ -315,5 +317,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_proc, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "attribution.h"
 #include "ledger.h"
 #include "snapshot_checks.h"
@@ -371,5 +373,5 @@ int main(void)
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "kepler/log.h"
 
 #define TS 1795881600123456789LL /* 2026-11-28T16:00:00.123Z */
@@ -73,5 +75,5 @@ int main(void)
 		cmocka_unit_test(test_truncation_keeps_line_whole),
 		cmocka_unit_test(test_levels),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "meter.h"
 #include "power_model.h"
 
@@ -413,7 +415,7 @@ static void test_rapl_unreadable(void **state)
 	pid_t pid;
 
 	if (geteuid() != 0)
-		skip(); /* needs root to create a root-only file and become another user */
+		kepler_skip("needs root to create a root-only file and become another user");
 	make_tree(c, "");
 	snprintf(path, sizeof(path), "%s/%s", c->dir, PKG0);
 	assert_int_equal(chmod(path, 0400), 0);
@@ -705,5 +707,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fake, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "blob_format.h"
 #include "snapshot_fixture.h"
 
@@ -250,5 +252,5 @@ int main(void)
 		cmocka_unit_test(test_newer_minor_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "kepler/store.h"
 #include "snapshot_fixture.h"
 
@@ -357,5 +359,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_map_full_is_survived, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_for_new_snapshot, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

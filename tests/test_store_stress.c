@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "kepler/store.h"
 #include "snapshot_fixture.h"
 
@@ -209,5 +211,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_while_committing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readers_during_commits, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "kepler_test.h"
+
 #include "procfs.h"
 #include "workload.h"
 
@@ -215,5 +217,5 @@ int main(void)
 		cmocka_unit_test(test_pid_stat),
 		cmocka_unit_test(test_cpu_stat),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -3,6 +3,12 @@
 # and run. Idempotent: prints nothing and touches nothing when all is present;
 # runs `apt-get update` only when a package is missing and the package lists
 # cannot provide it. Must run as root (or with sudo available).
+#
+# The tests run Prometheus and process-exporter themselves, on their own
+# ports. Debian's packages would enable and start them as system services:
+# while this script installs them, a policy-rc.d forbids starting services,
+# and the ones it installed (never ones that were already there) are then
+# disabled, so the test command starts nothing system-wide.
 set -euo pipefail
 
 PACKAGES=(
@@ -44,9 +50,37 @@ for p in "${missing[@]}"; do
 done
 [ $need_update -eq 1 ] && $SUDO apt-get update -qq >&2
 
+# No service starts while we install (invoke-rc.d asks policy-rc.d; 101 =
+# action forbidden). An operator's own policy-rc.d is left alone.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e $policy ]; then
+	printf '#!/bin/sh\n# tools/setup.sh: no service starts while test packages install\nexit 101\n' |
+		$SUDO tee $policy >/dev/null
+	$SUDO chmod 0755 $policy
+	own_policy=1
+fi
+drop_policy() { [ $own_policy -eq 0 ] || $SUDO rm -f $policy; }
+trap drop_policy EXIT
+
 if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
 	# Stale lists give 404s on download: refresh once and retry.
 	$SUDO apt-get update -qq >&2
 	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The services of packages installed just now: disabled (and stopped where
+# systemd runs), so that they do not start at the next boot either.
+services=()
+for p in "${missing[@]}"; do
+	case $p in prometheus | prometheus-process-exporter) services+=("$p.service") ;; esac
+done
+if [ ${#services[@]} -gt 0 ] && command -v systemctl >/dev/null; then
+	if [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now "${services[@]}" >/dev/null 2>&1 || true
+	else
+		$SUDO systemctl disable "${services[@]}" >/dev/null 2>&1 || true
+	fi
+	echo "setup.sh: ${services[*]} installed for the tests, not enabled or started" >&2
 fi
 echo "setup.sh: done" >&2

@@ -1,21 +1,51 @@
 #!/usr/bin/env bash
 # tools/test.sh: install what is needed, build with AddressSanitizer and
 # UndefinedBehaviorSanitizer in build-asan/, run every test with ctest, then
-# fuzz the snapshot decoder for KEPLER_FUZZ_SECONDS (default 60; 0 skips).
+# fuzz the parsers of untrusted input for KEPLER_FUZZ_SECONDS (default 60;
+# 0 skips). Every step runs even when an earlier one failed (only a failed
+# set-up or build stops it: there is nothing to test), and the summary at the
+# end names each step that failed. Exit status 0 when all passed, else 1.
 # Extra arguments go to ctest (e.g. -R config, -V).
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bash tools/setup.sh
+failed=()
+# step NAME COMMAND...: run it, remember a failure, go on
+step() {
+	local name=$1 rc
+	shift
+	echo "test.sh: == $name"
+	"$@"
+	rc=$?
+	[ $rc -eq 0 ] || { failed+=("$name (status $rc)"); echo "test.sh: $name failed (status $rc)" >&2; }
+	return $rc
+}
+summary() {
+	if [ ${#failed[@]} -eq 0 ]; then
+		echo "test.sh: every step passed"
+		exit 0
+	fi
+	echo "test.sh: ${#failed[@]} step(s) failed:" >&2
+	printf '  - %s\n' "${failed[@]}" >&2
+	exit 1
+}
+
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKEPLER_SANITIZE=ON >/dev/null
-cmake --build build-asan -j"$jobs"
+configure() { cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKEPLER_SANITIZE=ON >/dev/null; }
+step setup bash tools/setup.sh || summary
+step configure configure || summary
+step build cmake --build build-asan -j"$jobs" || summary
+
 # LSan is part of ASan: leaks fail the tests; UBSan aborts on the first report.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build-asan && ctest --output-on-failure -j"$jobs" "$@")
+run_ctest() { (cd build-asan && ctest --output-on-failure -j"$jobs" "$@"); }
+step ctest run_ctest "$@"
 
 fuzz_secs=${KEPLER_FUZZ_SECONDS:-60}
 if [ "$fuzz_secs" -gt 0 ]; then
-	tools/fuzz.sh "$fuzz_secs"
+	step fuzz tools/fuzz.sh "$fuzz_secs"
+else
+	echo "test.sh: fuzzing skipped (KEPLER_FUZZ_SECONDS=0)"
 fi
+summary
