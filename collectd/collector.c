@@ -242,6 +242,7 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 	in->busy_delta_ns = node->busy_delta_ns;
 	in->total_delta_ns = node->total_delta_ns;
 	in->usage_ratio = node->usage_ratio;
+	in->cpu_count = node->cpu_count;
 	in->hw_counters = kepler_informer_hw_counters(c->informer);
 	in->skipped = st->skipped;
 	in->lost = st->lost;

@@ -710,6 +710,7 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 	s->cpu_usage_ratio = in->first ? 0 : in->usage_ratio;
 	s->node_cpu_busy_delta_ns = in->first ? 0 : in->busy_delta_ns;
 	s->node_cpu_total_delta_ns = in->first ? 0 : in->total_delta_ns;
+	s->cpu_count = in->cpu_count;
 	s->skipped_entries = in->skipped;
 	s->lost_entries = in->lost;
 	s->nzones = l->nzones;

@@ -47,6 +47,7 @@ struct kepler_ledger_input {
 	struct kepler_ledger_zone_in zones[KEPLER_MAX_ZONES];
 	uint64_t busy_delta_ns, total_delta_ns;
 	double usage_ratio;
+	unsigned cpu_count;
 	bool hw_counters;
 	uint32_t skipped, lost;
 	/* the processes of the interval: proc_at(ctx, i) for i < nprocs */

@@ -5,6 +5,7 @@
  * with a message, never a crash (fuzzed by tests/fuzz_decode.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +43,9 @@ const char *kepler_process_type_name(enum kepler_process_type t)
 
 #define CORRUPT(d, ...) kepler_error_set((d)->err, -EPROTO, "corrupt snapshot: " __VA_ARGS__)
 
+/* The smallest record of each section a reader accepts: its format 1.0 size. */
 static const uint32_t base_size[SEC_MAX] = {
-	[SEC_INFO] = sizeof(struct blob_info),
+	[SEC_INFO] = offsetof(struct blob_info, cpu_count),
 	[SEC_ZONES] = sizeof(struct blob_zone),
 	[SEC_PROCESSES] = sizeof(struct blob_process),
 	[SEC_CONTAINERS] = sizeof(struct blob_container),
@@ -155,6 +157,7 @@ static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct
 	s->node_cpu_total_delta_ns = in.node_cpu_total_delta_ns;
 	s->skipped_entries = in.skipped_entries;
 	s->lost_entries = in.lost_entries;
+	s->cpu_count = in.cpu_count; /* 0 from format 1.0 */
 	s->nprocesses = d->sec[SEC_PROCESSES].count;
 	s->ncontainers = d->sec[SEC_CONTAINERS].count;
 	s->nvms = d->sec[SEC_VMS].count;

@@ -287,6 +287,7 @@ static void put_info(struct encoder *e)
 		.node_cpu_busy_delta_ns = s->node_cpu_busy_delta_ns,
 		.node_cpu_total_delta_ns = s->node_cpu_total_delta_ns,
 		.skipped_entries = s->skipped_entries, .lost_entries = s->lost_entries,
+		.cpu_count = s->cpu_count,
 	};
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (format 1.0), private to store/.
+ * The snapshot blob on disk (format 1.1), private to store/
  *
  *   header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *
@@ -72,6 +72,9 @@ struct blob_info {
 	uint64_t node_cpu_total_delta_ns;
 	uint32_t skipped_entries;
 	uint32_t lost_entries;
+	/* format 1.1 */
+	uint32_t cpu_count;
+	uint32_t pad;
 };
 
 struct blob_energy {
@@ -117,7 +120,8 @@ struct blob_named {
 
 _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
-_Static_assert(sizeof(struct blob_info) == 72, "info record layout");
+_Static_assert(sizeof(struct blob_info) == 80, "info record layout");
+_Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(sizeof(struct blob_zone) == 72, "zone record layout");
 _Static_assert(sizeof(struct blob_process) == 96, "process record layout");
 _Static_assert(sizeof(struct blob_container) == 56, "container record layout");

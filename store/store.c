@@ -176,6 +176,24 @@ const char *kepler_store_warning(const struct kepler_store *s)
 	return s->warning[0] ? s->warning : NULL;
 }
 
+/*
+ * An existing store directory anyone may write to: anyone can replace the
+ * files the collector writes and the readers trust. It is the operator's
+ * directory, so it is left as it is and said (a new one is made 0750).
+ */
+static void warn_world_writable(struct kepler_store *s)
+{
+	size_t used = strlen(s->warning);
+	struct stat st;
+
+	if (stat(s->path, &st) < 0 || !(st.st_mode & S_IWOTH))
+		return;
+	snprintf(s->warning + used, sizeof(s->warning) - used,
+		 "%sthe store directory '%s' is world-writable (mode %04o): any user can replace "
+		 "its files; make it 0750 (chmod 0750 '%s')", used ? "; " : "", s->path,
+		 (unsigned)(st.st_mode & 07777), s->path);
+}
+
 /* Modes and group: data 0640, lock 0660 (readers write their slot there). */
 static void apply_permissions(struct kepler_store *s)
 {
@@ -202,6 +220,7 @@ static void apply_permissions(struct kepler_store *s)
 	}
 	if (g && chown(s->path, (uid_t)-1, g->gr_gid) == 0)
 		chmod(s->path, 0750);
+	warn_world_writable(s);
 }
 
 /* Read last_seq and check the format recorded by an earlier writer. */

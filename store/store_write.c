@@ -54,6 +54,7 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
 	ret->instructions = sum_counter(snap, offsetof(struct kepler_process, instructions));
 	ret->cache_misses = sum_counter(snap, offsetof(struct kepler_process, cache_misses));
 	ret->flags = snap->flags;
+	ret->cpu_count = snap->cpu_count;
 	ret->nzones = (uint32_t)(snap->nzones < KEPLER_MAX_ZONES ? snap->nzones : KEPLER_MAX_ZONES);
 	for (size_t i = 0; i < ret->nzones; i++) {
 		const struct kepler_zone *z = &snap->zones[i];

@@ -25,7 +25,7 @@ exporter_on() {
 	epid=$!
 	pids+=($epid)
 	for _ in $(seq 100); do
-		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$tmp/e$1.log")
+		port=$(sed -n 's|.*started: http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$tmp/e$1.log")
 		[ -n "$port" ] && curl -s "http://127.0.0.1:$port/metrics" | grep -q '^kepler_snapshot_seq' && return 0
 		sleep 0.1
 	done

@@ -38,6 +38,7 @@ struct ctx {
 	char dir[64], sysfs[96], store[96];
 	pthread_t ticker;
 	volatile int stop_ticker;
+	uint64_t ticker_max_gap_ns; /* the longest the ticker went without writing */
 	pid_t collector;
 };
 
@@ -72,6 +73,7 @@ static void *tick_energy(void *arg)
 	static const uint64_t watts[] = { 40, 30, 5, 5 };
 	static const uint64_t base[4] = { 240422366267ULL, 239422366267ULL, 20000000000ULL, 20000000001ULL };
 	struct timespec t0, t;
+	uint64_t last_ns = 0;
 	char path[4][256];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -84,6 +86,9 @@ static void *tick_energy(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		us = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000ULL + (uint64_t)(t.tv_nsec / 1000) -
 		     (uint64_t)(t0.tv_nsec / 1000);
+		if (last_ns && us * 1000 - last_ns > c->ticker_max_gap_ns)
+			c->ticker_max_gap_ns = us * 1000 - last_ns;
+		last_ns = us * 1000;
 		for (int i = 0; i < 4; i++) /* W x us = uJ; wraps at the max range */
 			write_atomic(path[i], (base[i] + watts[i] * us) % 262143328850ULL);
 		usleep(20000);
@@ -244,10 +249,11 @@ static void test_sums_over_intervals(void **state)
 	struct ctx *c = *state;
 	struct kepler_store *r;
 	pid_t burst[BURST];
-	uint64_t last_total[16] = { 0 }, burst_seq, pkg_uj = 0, pkg_ns = 0;
+	uint64_t last_total[16] = { 0 }, burst_seq, pkg_uj = 0, pkg_ns = 0, last_mono = 0, gap_us;
 	unsigned seen_terminated[BURST] = { 0 }, late_cpu[BURST] = { 0 }, got_energy = 0;
-	bool was_terminated[BURST] = { false }, had_energy[BURST] = { false };
-	double watts;
+	bool was_terminated[BURST] = { false }, had_energy[BURST] = { false }, owed[BURST] = { false };
+	unsigned owed_n = 0;
+	double watts, slack;
 
 	start_collector(c, "rapl", NULL);
 	r = reader(c);
@@ -265,6 +271,13 @@ static void test_sums_over_intervals(void **state)
 		waitpid(burst[i], NULL, 0);
 	wait_seq(r, 36);
 	stop_collector(c, SIGTERM, 0);
+	/*
+	 * The meter is only as late as the ticker that writes it: a starved
+	 * ticker makes an interval read less energy, and the next one more,
+	 * by at most 70 W for its longest gap. Bounds below use that gap (as
+	 * measured), never an assumption about how busy the machine is.
+	 */
+	gap_us = c->ticker_max_gap_ns / 1000;
 	for (uint64_t seq = 1; seq <= 36; seq++) {
 		struct kepler_snapshot *s = read_seq(r, seq);
 		const char *why = snapshot_sums(s);
@@ -280,15 +293,18 @@ static void test_sums_over_intervals(void **state)
 			assert_int_equal(s->zones[0].energy.delta_uj, 0);
 		} else {
 			assert_false(s->flags & KEPLER_SNAP_FIRST);
-			assert_true(s->interval_ns > 100 * MS && s->interval_ns < 1000 * MS);
-			/* 70 W on the package, give or take late writes of a starved ticker */
-			if (s->zones[0].energy.delta_uj >= 70 * (s->interval_ns / 1000 + 1000000))
+			/* the interval is the time between the two readings, however long the scheduler made it */
+			assert_true(s->interval_ns > 0);
+			assert_int_equal(s->interval_ns, s->mono_ns - last_mono);
+			/* 70 W on the package, give or take a late ticker (and 1 s for the collector's own lag) */
+			if (s->zones[0].energy.delta_uj >= 70 * (s->interval_ns / 1000 + gap_us + 1000000))
 				fail_msg("snapshot %llu: %llu uJ in %llu ns", (unsigned long long)seq,
 					 (unsigned long long)s->zones[0].energy.delta_uj,
 					 (unsigned long long)s->interval_ns);
 			pkg_uj += s->zones[0].energy.delta_uj;
 			pkg_ns += s->interval_ns;
 		}
+		last_mono = s->mono_ns;
 		for (size_t z = 0; z < s->nzones; z++) {
 			assert_int_equal(s->zones[z].energy.total_uj, last_total[z] + s->zones[z].energy.delta_uj);
 			last_total[z] = s->zones[z].energy.total_uj;
@@ -306,6 +322,8 @@ static void test_sums_over_intervals(void **state)
 				continue;
 			assert_true(seq > burst_seq);
 			had_energy[i] |= p->usage.zones[0].delta_uj > 0;
+			/* CPU time in an interval whose package had active energy to share */
+			owed[i] |= p->usage.cpu_time_delta_ns > 0 && s->zones[0].active.delta_uj > 0;
 			if (was_terminated[i] && !term)
 				fail_msg("burst process %d running again in snapshot %llu", burst[i],
 					 (unsigned long long)seq);
@@ -319,8 +337,11 @@ static void test_sums_over_intervals(void **state)
 	}
 	kepler_store_close(r);
 	watts = (double)pkg_uj * 1000.0 / (double)pkg_ns;
-	print_message("package: %.2f W over %.1f s (the fake tree runs at 70 W)\n", watts, (double)pkg_ns / 1e9);
-	assert_true(watts > 63.0 && watts < 77.0);
+	/* 10 %, or more where the ticker was late by more than 5 % of the run at either end */
+	slack = 7.0 + 70.0 * 2.0 * (double)c->ticker_max_gap_ns / (double)pkg_ns;
+	print_message("package: %.2f W over %.1f s (the fake tree runs at 70 W; ticker late by up to %.1f ms, "
+		      "so 70 +- %.1f W)\n", watts, (double)pkg_ns / 1e9, c->ticker_max_gap_ns / 1e6, slack);
+	assert_true(watts > 70.0 - slack && watts < 70.0 + slack);
 	/* with procfs, processes shorter than an interval are not seen at all */
 	if (geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0) {
 		for (int i = 0; i < BURST; i++) {
@@ -328,34 +349,75 @@ static void test_sums_over_intervals(void **state)
 				fail_msg("burst process %d ended %u times, with CPU after its end %u times",
 					 burst[i], seen_terminated[i], late_cpu[i]);
 			got_energy += had_energy[i];
+			owed_n += owed[i];
+			if (owed[i] && !had_energy[i])
+				fail_msg("burst process %d ran in an interval with active energy and got none",
+					 burst[i]);
 		}
-		assert_true(got_energy >= BURST * 9 / 10);
-		print_message("burst: %d short processes each terminated once, %u with energy\n", BURST,
-			      got_energy);
+		/* a starved ticker can leave an interval without energy: only those go without */
+		print_message("burst: %d short processes each terminated once; %u ran while there was "
+			      "active energy, %u got energy\n", BURST, owed_n, got_energy);
 	} else {
 		kepler_skip_part("burst checks need the eBPF informer (root + BTF)");
 	}
 }
 
-/* A worker's CPU time from /proc/PID/stat, in ticks. */
-static uint64_t cpu_ticks(pid_t pid)
+/* The kernel's CPU time of @pid, in ns (its CPU clock). */
+static uint64_t cpu_ns(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	FILE *f;
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
+		fail_msg("CPU clock of %d: %s", pid, strerror(errno));
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Until /proc says @pid is stopped (state T). */
+static void wait_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		bool stopped = false;
+
+		if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			stopped = p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
 		if (f)
 			fclose(f);
-		return 0;
+		if (stopped)
+			return;
+		usleep(2000);
 	}
-	fclose(f);
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return ut + st;
+	fail_msg("process %d never stopped", pid);
+}
+
+/*
+ * Stop the workers (SIGSTOP), read their kernel CPU time into @cpu, and
+ * return the first snapshot whose readings were all taken while they were
+ * stopped: the newest seen after the stop is L, L+1 may have been read
+ * before it, L+2 was read after L+1's commit. Then let them go on. The
+ * CPU time between two such snapshots is exactly what the kernel says
+ * the workers used between the two stops, whatever the scheduler did.
+ */
+static uint64_t freeze_point(struct kepler_store *r, const pid_t w[2], uint64_t cpu[2])
+{
+	struct kepler_error err = { 0 };
+	uint64_t latest = 0, seq;
+
+	for (int i = 0; i < 2; i++)
+		kill(w[i], SIGSTOP);
+	for (int i = 0; i < 2; i++) {
+		wait_stopped(w[i]);
+		cpu[i] = cpu_ns(w[i]);
+	}
+	assert_int_equal(kepler_store_latest_seq(r, &latest, &err), 0);
+	seq = wait_seq(r, latest + 2);
+	for (int i = 0; i < 2; i++)
+		kill(w[i], SIGCONT);
+	return seq;
 }
 
 static pid_t spawn_worker(int load)
@@ -414,18 +476,22 @@ static bool have_stress_ng(void)
 }
 
 /*
- * Two workers with known CPU shares on one CPU: the energy they get is in
- * the ratio of the CPU time /proc says they used (within 5 %). Workers are
- * stress-ng's (--cpu-load 30 and 60, --taskset 0) when it is installed
- * (tools/setup.sh installs it), else our own busy loops pinned to CPU 0
- * with the same duty cycles.
+ * Two workers with known CPU shares on one CPU: stress-ng's (--cpu-load 30
+ * and 60, --taskset 0) when it is installed (tools/setup.sh installs it),
+ * else our own busy loops pinned to CPU 0 with the same duty cycles. The
+ * window is bounded by two freeze points (workers stopped while the
+ * collector reads), so the kernel's CPU time of each worker over it is
+ * exact. Checked: the CPU time the collector gave each worker over the
+ * window is the kernel's (within 2 %, or 30 ms for procfs's ticks), and
+ * the energy they got is in the ratio of that CPU time (within 5 %: the
+ * energy per CPU-second differs a little between intervals).
  */
 static void test_fairness(void **state)
 {
 	struct ctx *c = *state;
 	struct kepler_store *r;
 	pid_t w[2], parents[2] = { 0, 0 };
-	uint64_t ticks0[2], ticks1[2], energy[2] = { 0, 0 }, from, to;
+	uint64_t k0[2], k1[2], energy[2] = { 0, 0 }, charged[2] = { 0, 0 }, from, to;
 	double e_ratio, t_ratio;
 	bool stress = have_stress_ng();
 
@@ -440,20 +506,20 @@ static void test_fairness(void **state)
 	}
 	start_collector(c, "fake", NULL);
 	r = reader(c);
-	from = wait_seq(r, 3);
-	ticks0[0] = cpu_ticks(w[0]);
-	ticks0[1] = cpu_ticks(w[1]);
-	to = wait_seq(r, from + 20);
-	ticks1[0] = cpu_ticks(w[0]);
-	ticks1[1] = cpu_ticks(w[1]);
+	wait_seq(r, 3);
+	from = freeze_point(r, w, k0);
+	wait_seq(r, from + 20);
+	to = freeze_point(r, w, k1);
 	for (uint64_t seq = from + 1; seq <= to; seq++) {
 		struct kepler_snapshot *s = read_seq(r, seq);
 
 		for (int i = 0; i < 2; i++) {
 			const struct kepler_process *p = find_pid(s, w[i]);
 
-			if (p)
+			if (p) {
 				energy[i] += p->usage.zones[0].delta_uj;
+				charged[i] += p->usage.cpu_time_delta_ns;
+			}
 		}
 		assert_null(snapshot_sums(s));
 		kepler_snapshot_free(s);
@@ -470,12 +536,21 @@ static void test_fairness(void **state)
 		}
 	}
 	e_ratio = (double)energy[1] / (double)energy[0];
-	t_ratio = (double)(ticks1[1] - ticks0[1]) / (double)(ticks1[0] - ticks0[0]);
-	print_message("fairness over 20 intervals (%s): energy ratio %.3f, CPU-time ratio %.3f "
-		      "(%llu / %llu ticks)\n", stress ? "stress-ng --cpu-load 60 vs 30" : "own workers",
-		      e_ratio, t_ratio, (unsigned long long)(ticks1[1] - ticks0[1]),
-		      (unsigned long long)(ticks1[0] - ticks0[0]));
+	t_ratio = (double)(k1[1] - k0[1]) / (double)(k1[0] - k0[0]);
+	print_message("fairness over snapshots %llu-%llu (%s): energy ratio %.3f, CPU-time ratio %.3f; "
+		      "charged %.1f / %.1f ms, the kernel says %.1f / %.1f ms\n",
+		      (unsigned long long)from + 1, (unsigned long long)to,
+		      stress ? "stress-ng --cpu-load 60 vs 30" : "own workers", e_ratio, t_ratio,
+		      charged[1] / 1e6, charged[0] / 1e6, (k1[1] - k0[1]) / 1e6, (k1[0] - k0[0]) / 1e6);
 	assert_true(energy[0] > 0 && energy[1] > 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t want = k1[i] - k0[i];
+		uint64_t diff = charged[i] > want ? charged[i] - want : want - charged[i];
+
+		if (diff > want / 50 && diff > 30 * MS)
+			fail_msg("worker %d: charged %llu ns of CPU, the kernel says %llu ns", w[i],
+				 (unsigned long long)charged[i], (unsigned long long)want);
+	}
 	if (e_ratio < t_ratio * 0.95 || e_ratio > t_ratio * 1.05)
 		fail_msg("energy ratio %.3f not within 5%% of CPU-time ratio %.3f", e_ratio, t_ratio);
 }

@@ -175,6 +175,15 @@ PY
 [ "$("$dataset" --store.path "$tmp/model" --include-estimates 2>/dev/null | wc -l)" -gt 10 ] &&
 	ok "--include-estimates keeps them" || fail "--include-estimates"
 "$train" "$tmp/est.csv" --output "$tmp/x.yaml" >/dev/null 2>&1 && fail "trained on an empty dataset" || ok "kepler-train refuses a dataset without usable rows"
+"$dataset" --store.path "$tmp/model" --include-estimates >"$tmp/allest.csv" 2>/dev/null
+"$train" "$tmp/allest.csv" --output "$tmp/x.yaml" >/dev/null 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "every row is an estimate" "$tmp/e" && ok "only estimates: kepler-train says why: $(grep -o 'usable rows.*' "$tmp/e" | head -1)" ||
+	fail "only estimates: $(cat "$tmp/e")"
+# cpu_count is the count the collector used (the CPUs in /proc/stat), in every row, however busy the machine
+ncpu=$(grep -c '^cpu[0-9]' /proc/stat)
+counts=$(python3 -c 'import csv,sys; print(" ".join(sorted({r["cpu_count"] for r in csv.DictReader(open(sys.argv[1]))})))' "$tmp/allest.csv")
+[ "$counts" = "$ncpu" ] && ok "cpu_count is $ncpu in every row (the collector's count)" ||
+	fail "cpu_count column: '$counts', /proc/stat has $ncpu CPUs"
 
 # --- process and container levels, JSON lines
 "$dataset" --store.path "$tmp/rapl" --level process --format jsonl 2>/dev/null >"$tmp/p.jsonl"

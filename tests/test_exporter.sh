@@ -22,7 +22,7 @@ start_exporter() {
 	epid=$!
 	pids+=($epid)
 	for _ in $(seq 100); do
-		port=$(sed -n 's/.*started: .*(port \([0-9]*\)).*/\1/p' "$log")
+		port=$(sed -n 's|.*started: https\{0,1\}://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$log")
 		[ -n "$port" ] && return 0
 		kill -0 $epid 2>/dev/null || break
 		sleep 0.1
@@ -118,6 +118,18 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$tmp/inuse.log" &&
 	ok "address in use: exit 1: $(grep -o 'cannot listen.*' "$tmp/inuse.log")" || fail "address in use ($rc): $(cat "$tmp/inuse.log")"
 kill $epid; wait $epid 2>/dev/null
+# a malformed listen address is a usage error: exit 2, before anything starts
+for bad in 127.0.0.1 :99999 '[::1]28282' 'host:port'; do
+	"$exporter" --store.path "$tmp/hostile" --web.listen-address "$bad" >"$tmp/badaddr.log" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] && grep -qF "invalid listen address '$bad'" "$tmp/badaddr.log" && ok "listen address '$bad': exit 2" ||
+		fail "listen address '$bad' ($rc): $(cat "$tmp/badaddr.log")"
+done
+# the default, every address: the start-up line has a URL one can open
+start_exporter anyaddr --store.path "$tmp/hostile" --web.listen-address :0
+grep -Eq "started: http://localhost:[0-9]+/metrics \(every address of this host\)" "$tmp/anyaddr.log" &&
+	ok "listening on every address: $(grep -o 'started: [^;]*' "$tmp/anyaddr.log")" || fail "start-up line: $(cat "$tmp/anyaddr.log")"
+kill $epid; wait $epid 2>/dev/null
 
 # --- /healthz with a real collector: fresh, then stale after it stops
 "$collectd" --store.path "$tmp/live" --meter.source fake --monitor.interval 500ms --store.group "" \
@@ -186,7 +198,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	epid=$!
 	pids+=($epid)
 	for _ in $(seq 50); do
-		port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$tmp/nobody.log")
+		port=$(sed -n 's|.*started: http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$tmp/nobody.log")
 		[ -n "$port" ] && break
 		sleep 0.1
 	done

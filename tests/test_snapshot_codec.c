@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.0"));
+	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.1"));
 	free(blob);
 	fixture_free(&f);
 }

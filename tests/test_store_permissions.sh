@@ -19,6 +19,12 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$probe" write "$store" 3 nogroup || fail "writer could not create the store"
 [ "$(stat -c %a:%G "$store/data.mdb")" = "640:nogroup" ] || fail "data.mdb is $(stat -c %a:%G "$store/data.mdb")"
 [ "$(stat -c %a:%G "$store/lock.mdb")" = "660:nogroup" ] || fail "lock.mdb is $(stat -c %a:%G "$store/lock.mdb")"
+[ "$(stat -c %a "$store")" = "750" ] && echo "ok: a new store directory is 0750" || fail "store directory is $(stat -c %a "$store")"
+# an existing world-writable directory: used, and said
+mkdir -m 0777 "$top/open" && chmod 0777 "$top/open"
+out=$("$probe" write "$top/open" 1 "" 2>&1)
+grep -q "warning: the store directory '$top/open' is world-writable (mode 0777)" <<<"$out" &&
+	echo "ok: world-writable store directory: warned" || fail "no warning for a 0777 store directory: $out"
 before=$(sha256sum "$store/data.mdb")
 mtime=$(stat -c %Y.%y "$store/data.mdb")
 

@@ -88,24 +88,31 @@ struct fit {
 	size_t ntrain, ntest, skipped;
 };
 
-/* The rows usable for @zone: every feature and the target present, measured (not an estimate). */
+/*
+ * The rows usable for @zone: every feature and the target present, measured
+ * (not an estimate). *skipped counts the model estimates left out,
+ * *incomplete the rows without a number in the target or a feature.
+ */
 static size_t usable(const struct kepler_dataset *d, const int *fcol, size_t nf, int ycol, int scol,
-		     size_t *idx, double *x, double *y, size_t *skipped)
+		     size_t *idx, double *x, double *y, size_t *skipped, size_t *incomplete)
 {
 	size_t m = 0;
 
 	*skipped = 0;
+	*incomplete = 0;
 	for (size_t r = 0; r < d->nrows; r++) {
 		bool ok = number(d->rows[r][ycol], &y[m]);
 
 		for (size_t f = 0; ok && f < nf; f++)
 			ok = number(d->rows[r][fcol[f]], &x[m * nf + f]);
-		if (ok && scol >= 0 && !strcmp(d->rows[r][scol] ? d->rows[r][scol] : "", "model")) {
+		if (scol >= 0 && !strcmp(d->rows[r][scol] ? d->rows[r][scol] : "", "model")) {
 			(*skipped)++;
 			continue; /* never train on a model's own estimates */
 		}
 		if (ok)
 			idx[m++] = r;
+		else
+			(*incomplete)++;
 	}
 	return m;
 }
@@ -118,15 +125,22 @@ static int fit_zone(const struct kepler_dataset *d, const int *fcol, size_t nf, 
 	double *x = malloc(n * nf * sizeof(*x) + 1), *y = malloc(n * sizeof(*y) + 1);
 	double a[(MAX_FEATURES + 1) * (MAX_FEATURES + 1)] = { 0 }, *b = out->beta;
 	double mean = 0, ss_res = 0, ss_tot = 0, abs_sum = 0, ape_sum = 0;
-	size_t ape_n = 0;
+	size_t ape_n = 0, incomplete = 0;
 	int rc = -1;
 
 	if (!idx || !x || !y)
 		goto out;
-	m = usable(d, fcol, nf, ycol, scol, idx, x, y, &out->skipped);
+	m = usable(d, fcol, nf, ycol, scol, idx, x, y, &out->skipped, &incomplete);
 	ntrain = (size_t)((double)m * (1.0 - HELD_OUT));
 	if (m < 10 || ntrain < k || m - ntrain < 2) {
-		kepler_err("zone %s: %zu usable rows; at least 10 are needed", out->zone, m);
+		kepler_err("zone %s: %zu usable rows of %zu; at least 10 are needed (%zu left out as "
+			   "model estimates%s, %zu without a number in the target or a feature)%s",
+			   out->zone, m, n, out->skipped,
+			   out->skipped ? ": a model's own output is never trained on" : "", incomplete,
+			   out->skipped && out->skipped == n
+				   ? "; every row is an estimate: this store's collector had no meter for "
+				     "this zone, so train on data from a machine that measures it (RAPL, hwmon)"
+				   : "");
 		goto out;
 	}
 	memset(b, 0, sizeof(out->beta));

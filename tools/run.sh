@@ -11,9 +11,18 @@ listen=${KEPLER_LISTEN:-127.0.0.1:28282}
 store=${KEPLER_STORE:-./var/store}
 
 bash tools/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEPLER_SANITIZE=OFF >/dev/null
-cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
-mkdir -p "$store"
+echo "run.sh: building in build/ (about a minute the first time)..." >&2
+log=build/run-build.log
+mkdir -p build
+if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEPLER_SANITIZE=OFF &&
+	cmake --build build -j"$(nproc 2>/dev/null || echo 2)"; } >"$log" 2>&1; then
+	echo "run.sh: the build failed; the errors (all of it in $log):" >&2
+	grep -E -A3 'error|Error|CMake Error' "$log" | head -40 >&2
+	exit 1
+fi
+echo "run.sh: built" >&2
+# the collector makes the store directory itself, 0750 (readers join its group)
+mkdir -p "$(dirname "$store")"
 
 pids=()
 stop() {

@@ -19,7 +19,7 @@
 
 /* The blob format this code writes; it reads every 1.x. */
 #define KEPLER_FORMAT_MAJOR 1
-#define KEPLER_FORMAT_MINOR 0
+#define KEPLER_FORMAT_MINOR 1
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -120,6 +120,7 @@ struct kepler_snapshot {
 	double cpu_usage_ratio; /* node busy / total CPU time, 0..1 */
 	uint64_t node_cpu_busy_delta_ns;
 	uint64_t node_cpu_total_delta_ns;
+	uint32_t cpu_count;       /* CPUs the collector counted (cpuN lines of /proc/stat); 0 if not recorded */
 	uint32_t skipped_entries; /* /proc entries that could not be read */
 	uint32_t lost_entries;    /* processes lost to full eBPF maps */
 

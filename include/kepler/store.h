@@ -68,6 +68,9 @@ struct kepler_series_record {
 	uint32_t flags;              /* the snapshot's flags */
 	uint32_t nzones;
 	struct kepler_series_zone zones[KEPLER_MAX_ZONES];
+	/* appended later: 0 in older records */
+	uint32_t cpu_count;          /* the snapshot's cpu_count */
+	uint32_t pad;
 };
 
 /*

@@ -182,13 +182,27 @@ static bool has_estimate(const enum kepler_source *s, size_t n)
 	return false;
 }
 
+/*
+ * The CPU count of a record: the one the collector counted and the model
+ * source uses (recorded since format 1.1); for older records, total CPU
+ * time over the interval, rounded (jitters on a busy machine).
+ */
+static double node_cpus(const struct kepler_series_record *r)
+{
+	if (r->cpu_count)
+		return r->cpu_count;
+	if (!r->interval_ns)
+		return 0;
+	return (double)(uint64_t)((double)r->node_cpu_total_delta_ns / (double)r->interval_ns + 0.5);
+}
+
 static void node_row(struct job *j, const struct kepler_series_record *r)
 {
 	struct writer *w = &j->w;
 	const char *names[KEPLER_MAX_ZONES];
 	enum kepler_source src[KEPLER_MAX_ZONES];
 	uint64_t delta[KEPLER_MAX_ZONES];
-	double cpus = r->interval_ns ? (double)r->node_cpu_total_delta_ns / (double)r->interval_ns : 0;
+	double cpus = node_cpus(r);
 
 	for (uint32_t z = 0; z < r->nzones && z < KEPLER_MAX_ZONES; z++) {
 		names[z] = r->zones[z].name;
@@ -204,8 +218,8 @@ static void node_row(struct job *j, const struct kepler_series_record *r)
 	cell_u64(w, "cpu_busy_delta_ns", r->node_cpu_busy_delta_ns);
 	cell_u64(w, "cpu_total_delta_ns", r->node_cpu_total_delta_ns);
 	cell_num(w, "cpu_usage_ratio", r->cpu_usage_ratio);
-	cell_num(w, "cpu_count", (double)(uint64_t)(cpus + 0.5));
-	cell_num(w, "cpu_busy", r->cpu_usage_ratio * (double)(uint64_t)(cpus + 0.5));
+	cell_num(w, "cpu_count", cpus);
+	cell_num(w, "cpu_busy", r->cpu_usage_ratio * cpus);
 	cell_counter(w, "cycles", r->cycles);
 	cell_counter(w, "instructions", r->instructions);
 	cell_counter(w, "cache_misses", r->cache_misses);

@@ -166,7 +166,7 @@ static void follow(struct follower *f)
 static void log_start(const struct kepler_config *cfg, const struct kepler_web_config *web,
 		      unsigned port)
 {
-	char levels[128] = "", zones[256] = "all";
+	char levels[128] = "", zones[256] = "all", url[400];
 
 	for (size_t i = 0; i < cfg->metrics_level.count; i++)
 		snprintf(levels + strlen(levels), sizeof(levels) - strlen(levels), "%s%s", i ? "," : "",
@@ -176,8 +176,8 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 	for (size_t i = 0; i < cfg->rapl_zones.count; i++)
 		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
 			 cfg->rapl_zones.items[i]);
-	kepler_info("started: %s://%s/metrics (port %u)%s; store %s; levels %s; zones %s",
-		    kepler_web_config_tls(web) ? "https" : "http", cfg->web_listen_address, port,
+	kepler_server_url(cfg->web_listen_address, kepler_web_config_tls(web), port, url, sizeof(url));
+	kepler_info("started: %s%s; store %s; levels %s; zones %s", url,
 		    web->nusers ? ", basic auth" : "", cfg->store_path, levels, zones);
 }
 
@@ -195,6 +195,11 @@ int main(int argc, char **argv)
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
 	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	if (kepler_server_check_address(cfg.web_listen_address, &err) < 0) {
+		kepler_err("%s", err.msg); /* a usage error, like any bad option */
+		kepler_config_done(&cfg);
+		return 2;
+	}
 	if (kepler_web_config_load(cfg.web_config_file, &web, &err) < 0) {
 		kepler_err("%s", err.msg);
 		kepler_config_done(&cfg);

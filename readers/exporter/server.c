@@ -344,15 +344,37 @@ static int listen_any(const char *port)
 	return fd;
 }
 
+int kepler_server_check_address(const char *addr, struct kepler_error *err)
+{
+	char host[256], port[16];
+
+	if (split_address(addr, host, sizeof(host), port, sizeof(port)) < 0)
+		return kepler_error_set(err, -EINVAL, "invalid listen address '%s': expected HOST:PORT, "
+					":PORT or [IPV6]:PORT with a port of 0 to 65535", addr);
+	return 0;
+}
+
+void kepler_server_url(const char *addr, bool tls, unsigned port, char *buf, size_t size)
+{
+	char host[256] = "", p[16];
+	bool any;
+
+	split_address(addr, host, sizeof(host), p, sizeof(p));
+	any = !host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
+	snprintf(buf, size, "%s://%s%s%s:%u/metrics%s", tls ? "https" : "http",
+		 strchr(host, ':') ? "[" : "", any ? "localhost" : host, strchr(host, ':') ? "]" : "",
+		 port, any ? " (every address of this host)" : "");
+}
+
 static int open_listener(const char *addr, struct kepler_error *err)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 	char host[256], port[16];
 	int fd = -EADDRNOTAVAIL, rc;
 
-	if (split_address(addr, host, sizeof(host), port, sizeof(port)) < 0)
-		return kepler_error_set(err, -EINVAL, "invalid listen address '%s': expected HOST:PORT, "
-					":PORT or [IPV6]:PORT with a port of 0 to 65535", addr);
+	if (kepler_server_check_address(addr, err) < 0)
+		return -EINVAL;
+	split_address(addr, host, sizeof(host), port, sizeof(port));
 	if (!host[0]) {
 		fd = listen_any(port);
 	} else {

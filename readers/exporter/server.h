@@ -10,6 +10,8 @@
 #define KEPLER_EXPORTER_SERVER_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "exposition.h"
@@ -40,6 +42,15 @@ int kepler_server_start(const char *listen, struct kepler_web_config *web,
 			struct kepler_error *err);
 /* The port actually bound (for ":0"). */
 unsigned kepler_server_port(const struct kepler_server *s);
+
+/* -EINVAL, with the forms accepted, unless @addr is HOST:PORT, :PORT or [IPV6]:PORT. */
+int kepler_server_check_address(const char *addr, struct kepler_error *err);
+
+/*
+ * The URL of /metrics for a server listening on @addr at @port, one a
+ * browser can open: "localhost" (and a note) for every address.
+ */
+void kepler_server_url(const char *addr, bool tls, unsigned port, char *buf, size_t size);
 /* Stop serving and free. Accepts NULL. */
 void kepler_server_stop(struct kepler_server *s);
 

@@ -123,6 +123,7 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 	kepler_buf_printf(out, "%.6f", s->cpu_usage_ratio);
 	kv_u64(out, "cpu_busy_delta_ns", s->node_cpu_busy_delta_ns, false);
 	kv_u64(out, "cpu_total_delta_ns", s->node_cpu_total_delta_ns, false);
+	kv_u64(out, "cpu_count", s->cpu_count, false);
 	kepler_buf_addc(out, '}');
 }
 

@@ -122,20 +122,29 @@ static const struct kepler_energy *node_energy(const struct kepler_zone *z, enum
 	return part == NODE_ACTIVE ? &z->active : part == NODE_IDLE ? &z->idle : &z->energy;
 }
 
+/*
+ * Appended to the HELP of every energy and power family: a zone whose
+ * source is the power model carries estimates, and kepler_node_zone_source_info
+ * says which zones do (join on zone; docs/metrics.md has the PromQL).
+ */
+#define ESTIMATE_NOTE                                                                              \
+	" (a model estimate, not a measurement, for a zone where "                                  \
+	"kepler_node_zone_source_info has source=\"model\")"
+
 static void node_families(struct prom *pr)
 {
 	static const struct {
 		const char *joules, *watts, *jhelp, *whelp;
 	} names[] = {
 		{ "kepler_node_cpu_joules_total", "kepler_node_cpu_watts",
-		  "Energy consumption of cpu at node level in joules",
-		  "Power consumption of cpu at node level in watts" },
+		  "Energy consumption of cpu at node level in joules" ESTIMATE_NOTE,
+		  "Power consumption of cpu at node level in watts" ESTIMATE_NOTE },
 		{ "kepler_node_cpu_active_joules_total", "kepler_node_cpu_active_watts",
-		  "Energy consumption of cpu in active state at node level in joules",
-		  "Power consumption of cpu in active state at node level in watts" },
+		  "Energy consumption of cpu in active state at node level in joules" ESTIMATE_NOTE,
+		  "Power consumption of cpu in active state at node level in watts" ESTIMATE_NOTE },
 		{ "kepler_node_cpu_idle_joules_total", "kepler_node_cpu_idle_watts",
-		  "Energy consumption of cpu in idle state at node level in joules",
-		  "Power consumption of cpu in idle state at node level in watts" },
+		  "Energy consumption of cpu in idle state at node level in joules" ESTIMATE_NOTE,
+		  "Power consumption of cpu in idle state at node level in watts" ESTIMATE_NOTE },
 	};
 	const struct kepler_snapshot *s = pr->s;
 
@@ -173,7 +182,7 @@ static void source_and_snapshot(struct prom *pr)
 	const struct kepler_snapshot *s = pr->s;
 
 	family(pr->out, "kepler_node_zone_source_info", "gauge",
-	       "Energy source of each zone: rapl, hwmon, nvml, model (an estimate, not a measurement) or fake");
+	       "Energy source of each zone: rapl, hwmon, model (an estimate, not a measurement) or fake");
 	for (size_t z = 0; z < s->nzones; z++) {
 		if (!pr->zone_on[z])
 			continue;
@@ -361,7 +370,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	const struct kepler_snapshot *s = pr->s;
 
 	family(pr->out, "kepler_process_cpu_joules_total", "counter",
-	       "Energy consumption of cpu at process level in joules");
+	       "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!pr->zone_on[z])
@@ -371,7 +380,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 			end_value(pr->out);
 		}
 	family(pr->out, "kepler_process_cpu_watts", "gauge",
-	       "Power consumption of cpu at process level in watts");
+	       "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!pr->zone_on[z])
@@ -487,9 +496,9 @@ static void group_energy(struct prom *pr, enum group_kind k, bool as_watts)
 	const struct kepler_snapshot *s = pr->s;
 	const char *name = as_watts ? f->watts : f->joules;
 
-	kepler_buf_printf(pr->out, "# HELP %s %s consumption of cpu at %s level in %s\n# TYPE %s %s\n",
-			  name, as_watts ? "Power" : "Energy", f->level, as_watts ? "watts" : "joules",
-			  name, as_watts ? "gauge" : "counter");
+	kepler_buf_printf(pr->out, "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
+			  "\n# TYPE %s %s\n", name, as_watts ? "Power" : "Energy", f->level,
+			  as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
 	for (size_t i = 0; i < group_count(s, k); i++) {
 		const struct kepler_usage *u = group_usage(s, k, i);
 
