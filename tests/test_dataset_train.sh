@@ -122,10 +122,28 @@ run_collector "$tmp/rapl" --meter.source rapl
 "$dataset" --store.path "$tmp/rapl" --output "$tmp/rapl.csv" 2>"$tmp/e" || fail "dataset: $(cat "$tmp/e")"
 rows=$(($(wc -l <"$tmp/rapl.csv") - 1))
 [ "$rows" -ge 18 ] && ok "dataset of the RAPL-tree store: $rows rows" || fail "only $rows rows"
+# On a machine that other work keeps saturated, the node's CPU use does not
+# follow our workload: every row has the same cpu_usage_ratio and no model of
+# power against it can be fitted. That is the machine, not the code: the
+# round trip is then skipped, visibly (exit 77), and the rest runs on the
+# built-in model.
+spread=$($py -c 'import csv, sys
+v = [float(r["cpu_usage_ratio"]) for r in csv.DictReader(open(sys.argv[1])) if r["cpu_usage_ratio"]]
+print("%.3f %.3f %d" % (min(v), max(v), max(v) - min(v) < 0.15))' "$tmp/rapl.csv")
+read -r use_lo use_hi saturated <<<"$spread"
+model_file=$tmp/rapl.yaml
+if [ "$saturated" = 1 ]; then
+	echo "SKIP part: the node's CPU use stayed within $use_lo-$use_hi over the idle/busy workload (a saturated machine):" \
+		"no model can be fitted; round trip and --per-cpu not checked, the built-in model used instead"
+	skipped_parts=1
+	model_file=$src/collectd/models/generic-vm.yaml
+else
 "$train" "$tmp/rapl.csv" --features cpu_usage_ratio --output "$tmp/rapl.yaml" >"$tmp/train2.out" 2>&1 &&
 	ok "trained: $(grep 'package: watts' "$tmp/train2.out") ($(grep -o 'held out.*' "$tmp/train2.out" | head -1))" ||
 	fail "train on the RAPL-tree store: $(cat "$tmp/train2.out")"
-run_collector "$tmp/model" --meter.source model --meter.model-file "$tmp/rapl.yaml"
+fi
+run_collector "$tmp/model" --meter.source model --meter.model-file "$model_file"
+if [ "$saturated" != 1 ]; then
 "$stdout" --store.path "$tmp/model" --all --format json --level node 2>/dev/null | $py -c '
 import bisect, json, sys
 log = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.count(" ") == 1]
@@ -163,6 +181,7 @@ per = float(re.search(r"cpu_count: ([-0-9.e+]+)", model).group(1))
 assert "features: [cpu_count, cpu_busy]" in model and "intercept: 0\n" in model
 assert abs(per * n - b0) < 1e-4 * abs(b0), (per, n, b0)
 PY
+fi
 "$train" "$tmp/syn.csv" --features cpu_busy --per-cpu --output "$tmp/x.yaml" >/dev/null 2>"$tmp/e"
 [ $? -eq 1 ] && grep -q "cpu_count changes within the dataset" "$tmp/e" && ok "--per-cpu on several nodes' rows: refused" || fail "per-cpu mixed: $(cat "$tmp/e")"
 "$train" "$tmp/rapl.csv" --per-cpu --output "$tmp/x.yaml" >/dev/null 2>"$tmp/e"
@@ -210,5 +229,9 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	"$build/tests/store_probe" write "$tmp/grp" 1 nogroup >/dev/null 2>&1
 	setpriv --reuid=65534 --regid=4321 --clear-groups "$dataset" --store.path "$tmp/grp" >/dev/null 2>"$tmp/e"
 	[ $? -eq 2 ] && grep -q "permission denied" "$tmp/e" && ok "unreadable store: exit 2, says why" || fail "unreadable: $(cat "$tmp/e")"
+fi
+if [ "$fails" -eq 0 ] && [ -n "${skipped_parts:-}" ]; then
+	echo "every other dataset and train check passed; part skipped (see SKIP above)"
+	exit 77
 fi
 finish "dataset and train"
