@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "cpuinfo.h"
 #include "informer.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
@@ -101,24 +102,9 @@ static void read_first_line(const char *path, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static void cpu_model(const char *procfs, char *buf, size_t size)
-{
-	char path[4200], text[8192], *p;
-	size_t len = 0;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/cpuinfo", procfs);
-	if (kepler_read_file(path, text, sizeof(text), &len) < 0 && len == 0)
-		return;
-	p = strstr(text, "model name");
-	if (p && (p = strchr(p, ':'))) {
-		p += 1 + strspn(p + 1, " \t");
-		snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
-	}
-}
-
 /* Node identity for meta, and whether the store's newest data is this boot's. */
-static void node_meta(const struct kepler_config *cfg, struct kepler_store_meta *m)
+static void node_meta(const struct kepler_config *cfg, const struct kepler_cpuinfo *cpus,
+		      struct kepler_store_meta *m)
 {
 	char path[4200];
 
@@ -127,7 +113,8 @@ static void node_meta(const struct kepler_config *cfg, struct kepler_store_meta 
 	read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", cfg->host_procfs);
 	read_first_line(path, m->boot_id, sizeof(m->boot_id));
-	cpu_model(cfg->host_procfs, m->cpu_model, sizeof(m->cpu_model));
+	if (cpus->n)
+		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", cpus->cpus[0].model_name);
 	m->collector_pid = (uint32_t)getpid();
 	m->collector_start_ns = clock_ns(CLOCK_REALTIME);
 	m->collector_interval_ns = cfg->monitor_interval_ns;
@@ -159,6 +146,7 @@ static void resume(struct kepler_collector *c, const struct kepler_store_meta *n
 static int open_store(const struct kepler_config *cfg, struct kepler_collector *c,
 		      struct kepler_store_meta *meta)
 {
+	struct kepler_cpuinfo cpus = { 0 };
 	struct kepler_store_options o = {
 		.path = cfg->store_path, .group = cfg->store_group, .map_size = cfg->store_map_size,
 		.retention_snapshots = (uint64_t)cfg->store_retention_snapshots,
@@ -174,10 +162,19 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 	}
 	if (kepler_store_warning(c->store))
 		kepler_warn("%s", kepler_store_warning(c->store));
-	node_meta(cfg, meta);
+	r = kepler_cpuinfo_read(cfg->host_procfs, &cpus, &err);
+	if (r < 0)
+		kepler_warn("%s: readers will not export kepler_node_cpu_info", err.msg);
+	else if (!cpus.n)
+		kepler_warn("no processor in %s/cpuinfo: readers will not export kepler_node_cpu_info",
+			    cfg->host_procfs);
+	node_meta(cfg, &cpus, meta);
 	r = kepler_store_set_meta(c->store, meta, &err);
+	if (r == 0)
+		r = kepler_store_set_cpus(c->store, &cpus, &err);
 	if (r < 0)
 		kepler_err("%s", err.msg);
+	kepler_cpuinfo_free(&cpus);
 	return r;
 }
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* /proc/cpuinfo: see kepler/cpuinfo.h. */
+/* /proc/cpuinfo: see cpuinfo.h. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kepler/cpuinfo.h"
+#include "cpuinfo.h"
 
 /* Copy @len bytes of @v, trimmed, into @dst (cut to @size - 1). */
 static void set_value(char *dst, size_t size, const char *v, size_t len)
@@ -122,10 +122,4 @@ out:
 	fclose(f);
 	free(buf);
 	return r;
-}
-
-void kepler_cpuinfo_free(struct kepler_cpuinfo *ci)
-{
-	free(ci->cpus);
-	memset(ci, 0, sizeof(*ci));
 }

@@ -114,6 +114,8 @@ static void *grow_array(void *p, size_t *cap, size_t need, size_t size)
 	size_t n = *cap ? *cap : 64;
 	void *q;
 
+	if (need == 0)
+		need = 1; /* never NULL for an empty table: NULL means out of memory */
 	if (need <= *cap)
 		return p;
 	while (n < need)

@@ -53,7 +53,7 @@ const struct kepler_option kepler_options[] = {
 	{ "store.retention.series", KEPLER_OPT_DURATION, OFF(store_retention_series_ns), "24h", "DURATION",
 	  "How long node-level series records are kept.", C, 0, 1 * SEC, 366 * 24 * 3600 * SEC, NULL },
 	{ "host.procfs", KEPLER_OPT_STRING, OFF(host_procfs), "/proc", "DIR",
-	  "Where the host's procfs is mounted (the exporter reads cpuinfo there).", C | E, 0, 0, 0, NULL },
+	  "Where the host's procfs is mounted (processes, stat, cpuinfo).", C, 0, 0, 0, NULL },
 	{ "host.sysfs", KEPLER_OPT_STRING, OFF(host_sysfs), "/sys", "DIR",
 	  "Where the host's sysfs is mounted (powercap, hwmon).", C, 0, 0, 0, NULL },
 	{ "monitor.interval", KEPLER_OPT_DURATION, OFF(monitor_interval_ns), "5s", "DURATION",

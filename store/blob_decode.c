@@ -22,25 +22,6 @@ struct decoder {
 	struct kepler_error *err;
 };
 
-static const char *const source_names[] = { "unknown", "rapl", "hwmon", "nvml", "model", "fake" };
-static const char *const state_names[] = { "running", "terminated" };
-static const char *const type_names[] = { "regular", "container", "vm", "kernel" };
-
-const char *kepler_source_name(enum kepler_source s)
-{
-	return (unsigned)s < KEPLER_SOURCE_COUNT ? source_names[s] : "unknown";
-}
-
-const char *kepler_state_name(enum kepler_state s)
-{
-	return (unsigned)s < KEPLER_STATE_COUNT ? state_names[s] : "running";
-}
-
-const char *kepler_process_type_name(enum kepler_process_type t)
-{
-	return (unsigned)t < KEPLER_PROC_TYPE_COUNT ? type_names[t] : "regular";
-}
-
 #define CORRUPT(d, ...) kepler_error_set((d)->err, -EPROTO, "corrupt snapshot: " __VA_ARGS__)
 
 /* The smallest record of each section a reader accepts: its format 1.0 size. */

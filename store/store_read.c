@@ -96,6 +96,28 @@ int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m,
 	return 0;
 }
 
+int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret,
+			  struct kepler_error *err)
+{
+	MDB_val k = { strlen("node.cpus"), (void *)"node.cpus" }, v;
+	MDB_txn *txn;
+	int r = begin(s, &txn, err);
+
+	memset(ret, 0, sizeof(*ret));
+	if (r < 0)
+		return r;
+	r = mdb_get(txn, s->meta, &k, &v);
+	if (r == MDB_NOTFOUND)
+		r = kepler_error_set(err, -ENOENT, "the store '%s' has no CPU list (collector older "
+					     "than format 1.1)", s->path);
+	else if (r)
+		r = kepler_store_lmdb_error(r, "reading the CPU list", err);
+	else if ((r = kepler_cpuinfo_decode(v.mv_data, v.mv_size, ret)) < 0)
+		kepler_error_set(err, r, "the store '%s' holds a malformed CPU list", s->path);
+	mdb_txn_abort(txn);
+	return r;
+}
+
 static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret,
 		    struct kepler_error *err)
 {

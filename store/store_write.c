@@ -272,3 +272,30 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 	rc = mdb_txn_commit(txn);
 	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
 }
+
+int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *cpus,
+			  struct kepler_error *err)
+{
+	char *text;
+	MDB_txn *txn;
+	int rc;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	text = kepler_cpuinfo_encode(cpus);
+	if (!text)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc) {
+		free(text);
+		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
+	}
+	rc = -kepler_store_meta_put(s, txn, "node.cpus", text);
+	free(text);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
+	}
+	rc = mdb_txn_commit(txn);
+	return rc ? kepler_store_lmdb_error(rc, "committing the CPU list", err) : 0;
+}

@@ -2,7 +2,8 @@
 /*
  * store_probe: a minimal store client for integration tests.
  *   store_probe write DIR N [GROUP [NPROCS]]   commit N fixture snapshots (of NPROCS
- *                                    processes, default 10; hostile names)
+ *                                    processes, default 10; hostile names) and
+ *                                    record three CPUs no real machine has (CPUS)
  *   store_probe read DIR              read and check the newest; print its seq
  * Exit status 0 on success, 1 with the store's message on stderr otherwise.
  */
@@ -12,6 +13,13 @@
 
 #include "kepler/store.h"
 #include "snapshot_fixture.h"
+
+/* The CPU list recorded by `write`: hostile text in every label the exporter writes. */
+static const struct kepler_cpu CPUS[] = {
+	{ "0", "Probe\"Vendor", "Probe \"quoted\" \\ CPU 9000", "7", "0" },
+	{ "1", "Probe\"Vendor", "Probe \"quoted\" \\ CPU 9000", "7", "1" },
+	{ "2", "Probe\"Vendor", "Probe \"quoted\" \\ CPU 9000", "7", "2" },
+};
 
 static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 {
@@ -28,6 +36,10 @@ static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 	}
 	if (kepler_store_warning(w))
 		fprintf(stderr, "store_probe: warning: %s\n", kepler_store_warning(w));
+	if (kepler_store_set_cpus(w, &(struct kepler_cpuinfo){ (struct kepler_cpu *)CPUS, 3 }, &err) < 0) {
+		fprintf(stderr, "store_probe: %s\n", err.msg);
+		return 1;
+	}
 	for (int i = 0; i < n; i++) {
 		struct fixture f;
 

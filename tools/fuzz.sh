@@ -3,8 +3,8 @@
 # build-fuzz/ and fuzz, for SECONDS in all (default 60), the snapshot
 # decoder (half, from a seed corpus of encoded snapshots), the collector's
 # parsers of host input (a quarter): sysfs numbers, power model files,
-# /proc/stat, /proc/PID/stat, cgroup and cmdline files, /proc/cpuinfo, and kepler-train's
-# dataset CSV reader (a quarter).
+# /proc/stat, /proc/PID/stat, cgroup and cmdline files, /proc/cpuinfo and
+# the store's CPU list; and kepler-train's dataset CSV reader (a quarter).
 # Exit status non-zero on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +40,7 @@ printf '\x0277 (a) (b) R 1 77 77 -1 -1 4194304 0 0 0 0 3 4 0 0 20 0 1 0 555 0 0\
 printf '\x03cpu  100 5 50 800 20 3 2 10 0 0\ncpu0 50 2 25 400 10 1 1 5 0 0\n' >"$host/stat"
 printf '\x040::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8d6f1b0e_3c2a_4e57_9a1d_0b2c3d4e5f60.slice/cri-containerd-2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab.scope\n' >"$host/cgroup"
 printf '\x06processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nphysical id\t: 0\ncore id\t\t: 0\n\n' >"$host/cpuinfo"
+printf '\x07v1\n0\tGenuineIntel\tIntel(R) Xeon(R)\t0\t0\n1\tGenuineIntel\tIntel(R) Xeon(R)\t0\t1\n' >"$host/cpus"
 printf '\x05/usr/bin/qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0-uuid\0abc\0' >"$host/cmdline"
 csv=build-fuzz/corpus/csv
 mkdir -p "$csv"

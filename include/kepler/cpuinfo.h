@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kepler/cpuinfo.h: the logical CPUs of /proc/cpuinfo, for Kepler's
- * kepler_node_cpu_info metric (one series per logical CPU).
+ * kepler/cpuinfo.h: the node's logical CPUs, for Kepler's
+ * kepler_node_cpu_info metric (one series per logical CPU). The collector
+ * reads them from the host's /proc/cpuinfo and records them in the store's
+ * meta (key "node.cpus"); readers take them from there and never read the
+ * host.
  */
 #ifndef KEPLER_CPUINFO_H
 #define KEPLER_CPUINFO_H
 
 #include <stddef.h>
-
-#include "kepler/error.h"
 
 struct kepler_cpu {
 	char processor[16];    /* "processor" */
@@ -23,14 +24,21 @@ struct kepler_cpuinfo {
 	size_t n;
 };
 
-/*
- * Parse the text of /proc/cpuinfo: one CPU per block that has a
- * "processor" line; unknown keys are ignored, long values cut. -ENOMEM.
- */
-int kepler_cpuinfo_parse(const char *text, size_t len, struct kepler_cpuinfo *ret);
+#define KEPLER_CPUS_MAX 65536 /* a record with more is refused */
 
-/* Read and parse @procfs/cpuinfo; errors name the file. */
-int kepler_cpuinfo_read(const char *procfs, struct kepler_cpuinfo *ret, struct kepler_error *err);
+/*
+ * The store's form of @ci: a text, "v1\n" then one line per CPU with the
+ * five fields separated by tabs (tabs and line breaks inside a value become
+ * spaces). Returns a malloc'ed NUL-terminated string, or NULL (out of memory).
+ */
+char *kepler_cpuinfo_encode(const struct kepler_cpuinfo *ci);
+
+/*
+ * Parse what kepler_cpuinfo_encode() wrote. Trusts nothing: a line without
+ * five fields, an unknown version or more than KEPLER_CPUS_MAX CPUs is
+ * -EBADMSG; long fields are cut. -ENOMEM.
+ */
+int kepler_cpuinfo_decode(const char *text, size_t len, struct kepler_cpuinfo *ret);
 
 void kepler_cpuinfo_free(struct kepler_cpuinfo *ci);
 

@@ -26,6 +26,12 @@ enum kepler_level {
 	KEPLER_LEVEL_ALL = 0x1f,
 };
 
+/* The level bit of workload kind @k. */
+static inline unsigned kepler_level_of(enum kepler_kind k)
+{
+	return 1u << ((unsigned)k + 1);
+}
+
 /* The bits of a list of level names (node, process, container, vm, pod). */
 unsigned kepler_levels_from_list(const struct kepler_strlist *names);
 
@@ -67,12 +73,6 @@ void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double a
 void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s);
 
 /*
- * The index of the zone that ranks workloads (Kepler's primary zone): the
- * first present of psys, package, core, dram, uncore; else zone 0.
- */
-size_t kepler_primary_zone(const struct kepler_snapshot *snap);
-
-/*
  * One snapshot as one JSON object on one line (no newline), the schema of
  * docs/stdout.md: seq, timestamp, interval_ns, node (zones,
  * cpu_usage_ratio) and the arrays processes, containers, vms, pods for
@@ -89,17 +89,6 @@ void kepler_fmt_csv_field(struct kepler_buf *out, const char *s);
 
 /* Append @s as a JSON string, with its quotes. */
 void kepler_fmt_json_string(struct kepler_buf *out, const char *s);
-
-enum kepler_sort {
-	KEPLER_SORT_WATTS = 0, /* power in the primary zone, then energy */
-	KEPLER_SORT_ENERGY,    /* cumulative energy in the primary zone */
-	KEPLER_SORT_CPU,       /* CPU time in the interval */
-	KEPLER_SORT_PID,       /* pid (processes), id (others) */
-	KEPLER_SORT_NAME,      /* comm (processes), name or id (others) */
-};
-
-/* The sort named @name ("watts", "energy", "cpu", "pid", "name"); -EINVAL if none. */
-int kepler_sort_from_name(const char *name, enum kepler_sort *ret);
 
 struct kepler_table_options {
 	unsigned levels;      /* enum kepler_level bits */

@@ -137,9 +137,78 @@ struct kepler_snapshot {
 	struct kepler_energy *energy_pool;
 };
 
+/* ---- the model's vocabulary (store/snapshot.c), shared by the collector and every reader ---- */
+
+/* Names of the enums ("rapl", "terminated", "container", ...); out of range: the first. */
 const char *kepler_source_name(enum kepler_source s);
 const char *kepler_state_name(enum kepler_state s);
 const char *kepler_process_type_name(enum kepler_process_type t);
+
+/* The four kinds of workload a snapshot holds. */
+enum kepler_kind {
+	KEPLER_KIND_PROCESS = 0,
+	KEPLER_KIND_CONTAINER,
+	KEPLER_KIND_VM,
+	KEPLER_KIND_POD,
+	KEPLER_KIND_COUNT,
+};
+
+/* "process", "container", "vm", "pod". */
+const char *kepler_kind_name(enum kepler_kind k);
+
+/*
+ * One workload of any kind, seen the same way by every reader. Strings are
+ * never NULL ("" when absent) and point into the snapshot.
+ */
+struct kepler_workload {
+	enum kepler_kind kind;
+	size_t index;        /* in the snapshot's array of its kind */
+	uint32_t pid;        /* processes; 0 for the others */
+	const char *id;      /* container and VM id, pod UID; "" for processes */
+	const char *name;    /* comm; the name ("" when it has none) */
+	const char *title;   /* what a person reads: the name, or the id when it has none */
+	const char *detail;  /* exe; container runtime; VM hypervisor; pod namespace */
+	const char *parent;  /* a process's container (else VM) id; a container's pod UID; else "" */
+	const struct kepler_usage *usage;
+};
+
+/* How many workloads of kind @k @snap holds. */
+size_t kepler_workload_count(const struct kepler_snapshot *snap, enum kepler_kind k);
+
+/* The @i-th workload of kind @k (@i below kepler_workload_count()). */
+struct kepler_workload kepler_workload_at(const struct kepler_snapshot *snap, enum kepler_kind k,
+					  size_t i);
+
+/*
+ * The primary zone, which ranks workloads (Kepler's): the first present of
+ * psys, package, core, dram, uncore; else the first zone (0).
+ */
+size_t kepler_primary_zone_of(const char *const *names, size_t n);
+size_t kepler_primary_zone(const struct kepler_snapshot *snap);
+
+/* The orders in which readers list workloads. */
+enum kepler_sort {
+	KEPLER_SORT_WATTS = 0, /* power in the primary zone, then energy */
+	KEPLER_SORT_ENERGY,    /* cumulative energy in the primary zone */
+	KEPLER_SORT_CPU,       /* CPU time in the interval, then energy */
+	KEPLER_SORT_PID,       /* pid (processes), id (others) */
+	KEPLER_SORT_NAME,      /* title (comm; name or id), in byte order */
+	KEPLER_SORT_COUNT,
+};
+
+/* "watts", "energy", "cpu", "pid", "name". */
+const char *kepler_sort_name(enum kepler_sort s);
+/* The sort named @name; -EINVAL if none. */
+int kepler_sort_from_name(const char *name, enum kepler_sort *ret);
+
+/*
+ * Sort @rows (workloads of @snap) by @sort, watts and energy in the primary
+ * zone: largest first for watts, energy and cpu (ties: energy, then pid,
+ * then id); smallest first for pid and name (ties: pid, then id). The
+ * order is total, and the same in kepler-stdout and kepler-top.
+ */
+void kepler_workload_sort(const struct kepler_snapshot *snap, struct kepler_workload *rows, size_t n,
+			  enum kepler_sort sort);
 
 /*
  * Encode @snap into a newly allocated blob. On success *ret_blob (free with

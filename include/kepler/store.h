@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kepler/cpuinfo.h"
 #include "kepler/error.h"
 #include "kepler/snapshot.h"
 
@@ -112,6 +113,18 @@ int kepler_store_set_meta(struct kepler_store *store, const struct kepler_store_
 
 /* Read meta; absent fields are zero/empty. */
 int kepler_store_get_meta(struct kepler_store *store, struct kepler_store_meta *ret,
+			  struct kepler_error *err);
+
+/* Writer: record the node's logical CPUs (meta "node.cpus"). */
+int kepler_store_set_cpus(struct kepler_store *store, const struct kepler_cpuinfo *cpus,
+			  struct kepler_error *err);
+
+/*
+ * The node's logical CPUs as the collector recorded them. -ENOENT when
+ * none were (a collector older than format 1.1), -EBADMSG for a malformed
+ * record. Free with kepler_cpuinfo_free().
+ */
+int kepler_store_get_cpus(struct kepler_store *store, struct kepler_cpuinfo *ret,
 			  struct kepler_error *err);
 
 /* Newest and oldest retained seq; -ENOENT when the store has no snapshot. */

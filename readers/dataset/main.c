@@ -168,6 +168,7 @@ struct job {
 	struct kepler_store *store;
 	struct kepler_store_meta meta;
 	enum level level;
+	enum kepler_kind kind; /* of the workload rows */
 	uint64_t since, until; /* wall ns; until 0 = no bound */
 	struct zones zones;
 	struct writer w;
@@ -257,9 +258,10 @@ static int node_rows(struct job *j, struct kepler_error *err)
 }
 
 /* The identity and usage cells of one workload row. */
-static void workload_row(struct job *j, const struct kepler_snapshot *s, const struct kepler_usage *u,
-			 const struct kepler_process *p, const struct kepler_container *c)
+static void workload_row(struct job *j, const struct kepler_snapshot *s, const struct kepler_workload *wl)
 {
+	const struct kepler_usage *u = wl->usage;
+	const struct kepler_process *p = wl->kind == KEPLER_KIND_PROCESS ? &s->processes[wl->index] : NULL;
 	struct writer *w = &j->w;
 	const char *names[KEPLER_MAX_ZONES];
 	enum kepler_source src[KEPLER_MAX_ZONES];
@@ -282,10 +284,10 @@ static void workload_row(struct job *j, const struct kepler_snapshot *s, const s
 		cell_str(w, "type", kepler_process_type_name(p->type));
 		cell_str(w, "container_id", p->container_id);
 	} else {
-		cell_str(w, "container_id", c->id);
-		cell_str(w, "container_name", c->name);
-		cell_str(w, "runtime", c->runtime);
-		cell_str(w, "pod_id", c->pod_id);
+		cell_str(w, "container_id", wl->id);
+		cell_str(w, "container_name", wl->name);
+		cell_str(w, "runtime", wl->detail);
+		cell_str(w, "pod_id", wl->parent);
 	}
 	cell_str(w, "state", kepler_state_name(u->state));
 	cell_u64(w, "cpu_time_delta_ns", u->cpu_time_delta_ns);
@@ -341,12 +343,11 @@ static int snapshot_rows(struct job *j, struct kepler_error *err)
 				continue;
 			}
 		}
-		if (j->level == LEVEL_PROCESS)
-			for (size_t k = 0; k < s->nprocesses; k++, j->rows++)
-				workload_row(j, s, &s->processes[k].usage, &s->processes[k], NULL);
-		else
-			for (size_t k = 0; k < s->ncontainers; k++, j->rows++)
-				workload_row(j, s, &s->containers[k].usage, NULL, &s->containers[k]);
+		for (size_t k = 0; k < kepler_workload_count(s, j->kind); k++, j->rows++) {
+			struct kepler_workload wl = kepler_workload_at(s, j->kind, k);
+
+			workload_row(j, s, &wl);
+		}
 		kepler_snapshot_free(s);
 	}
 	free(seqs);
@@ -383,9 +384,9 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 	if (!strcmp(cfg->dataset_level, "node"))
 		j->level = LEVEL_NODE;
 	else if (!strcmp(cfg->dataset_level, "process"))
-		j->level = LEVEL_PROCESS;
+		j->level = LEVEL_PROCESS, j->kind = KEPLER_KIND_PROCESS;
 	else if (!strcmp(cfg->dataset_level, "container"))
-		j->level = LEVEL_CONTAINER;
+		j->level = LEVEL_CONTAINER, j->kind = KEPLER_KIND_CONTAINER;
 	else {
 		kepler_err("invalid --level '%s': node, process or container", cfg->dataset_level);
 		return -EINVAL;

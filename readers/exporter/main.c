@@ -53,6 +53,9 @@ struct follower {
 	struct kepler_exporter_state *st;
 	struct kepler_prom_options opts;
 	struct kepler_store *store;
+	struct kepler_cpuinfo cpus;   /* the store's, for kepler_node_cpu_info */
+	uint64_t cpus_of;             /* collector_start_ns of the collector that wrote them */
+	bool cpus_loaded;
 	uint64_t seq;          /* last rendered (or failed) */
 	int last_open_error;   /* logged once per kind */
 };
@@ -99,6 +102,24 @@ static uint64_t staleness_of(const struct kepler_config *cfg, const struct keple
 	return snap->interval_ns ? 3 * snap->interval_ns : 15 * SEC;
 }
 
+/* Take the CPU list of the collector now writing (once per collector start). */
+static void load_cpus(struct follower *f, const struct kepler_store_meta *meta)
+{
+	struct kepler_error err = { 0 };
+	int r;
+
+	if (f->cpus_loaded && meta->collector_start_ns == f->cpus_of)
+		return;
+	f->cpus_loaded = true;
+	f->cpus_of = meta->collector_start_ns;
+	kepler_cpuinfo_free(&f->cpus);
+	r = kepler_store_get_cpus(f->store, &f->cpus, &err);
+	if (r < 0)
+		kepler_warn("%s: kepler_node_cpu_info is not exported", err.msg);
+	else if (!f->cpus.n)
+		kepler_info("the collector recorded no CPU: kepler_node_cpu_info is not exported");
+}
+
 /* Render the newest snapshot and make it current. */
 static void render_newest(struct follower *f, uint64_t seq)
 {
@@ -119,6 +140,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 	}
 	f->seq = snap->seq;
 	f->opts.node_name = meta.hostname;
+	load_cpus(f, &meta);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (kepler_exposition_new(snap, &f->opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
@@ -190,7 +212,6 @@ int main(int argc, char **argv)
 	struct kepler_exposition *e;
 	struct kepler_config cfg;
 	struct follower f = { 0 };
-	struct kepler_cpuinfo cpus = { 0 };
 	int rc = 1;
 
 	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
@@ -213,11 +234,7 @@ int main(int argc, char **argv)
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
 	f.opts.zones = &cfg.rapl_zones;
-	if (kepler_cpuinfo_read(cfg.host_procfs, &cpus, &err) < 0)
-		kepler_warn("%s: kepler_node_cpu_info is not exported", err.msg);
-	else if (!cpus.n)
-		kepler_warn("no processor in %s/cpuinfo: kepler_node_cpu_info is not exported", cfg.host_procfs);
-	f.opts.cpus = &cpus;
+	f.opts.cpus = &f.cpus;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
@@ -238,7 +255,7 @@ out:
 	kepler_store_close(f.store);
 	kepler_exporter_publish(&st, NULL);
 	kepler_web_config_done(&web);
-	kepler_cpuinfo_free(&cpus);
+	kepler_cpuinfo_free(&f.cpus);
 	kepler_config_done(&cfg);
 	return rc;
 }

@@ -177,51 +177,29 @@ static void processes(struct kepler_buf *out, const struct kepler_snapshot *s)
 	kepler_buf_addc(out, ']');
 }
 
-static void containers(struct kepler_buf *out, const struct kepler_snapshot *s)
+/* The JSON keys of containers, VMs and pods (docs/stdout.md); parent: NULL when none. */
+static const struct {
+	const char *array, *id, *name, *detail, *parent;
+} group_keys[KEPLER_KIND_COUNT] = {
+	[KEPLER_KIND_CONTAINER] = { "containers", "container_id", "container_name", "runtime", "pod_id" },
+	[KEPLER_KIND_VM] = { "vms", "vm_id", "vm_name", "hypervisor", NULL },
+	[KEPLER_KIND_POD] = { "pods", "pod_id", "pod_name", "pod_namespace", NULL },
+};
+
+static void groups(struct kepler_buf *out, const struct kepler_snapshot *s, enum kepler_kind k)
 {
-	key(out, "containers", false);
+	key(out, group_keys[k].array, false);
 	kepler_buf_addc(out, '[');
-	for (size_t i = 0; i < s->ncontainers; i++) {
-		const struct kepler_container *c = &s->containers[i];
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
 
 		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
-		kv_str(out, "container_id", c->id, true);
-		kv_str(out, "container_name", c->name, false);
-		kv_str(out, "runtime", c->runtime, false);
-		kv_str(out, "pod_id", c->pod_id, false);
-		usage(out, s, &c->usage);
-	}
-	kepler_buf_addc(out, ']');
-}
-
-static void vms(struct kepler_buf *out, const struct kepler_snapshot *s)
-{
-	key(out, "vms", false);
-	kepler_buf_addc(out, '[');
-	for (size_t i = 0; i < s->nvms; i++) {
-		const struct kepler_vm *v = &s->vms[i];
-
-		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
-		kv_str(out, "vm_id", v->id, true);
-		kv_str(out, "vm_name", v->name, false);
-		kv_str(out, "hypervisor", v->hypervisor, false);
-		usage(out, s, &v->usage);
-	}
-	kepler_buf_addc(out, ']');
-}
-
-static void pods(struct kepler_buf *out, const struct kepler_snapshot *s)
-{
-	key(out, "pods", false);
-	kepler_buf_addc(out, '[');
-	for (size_t i = 0; i < s->npods; i++) {
-		const struct kepler_pod *p = &s->pods[i];
-
-		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
-		kv_str(out, "pod_id", p->id, true);
-		kv_str(out, "pod_name", p->name, false);
-		kv_str(out, "pod_namespace", p->ns, false);
-		usage(out, s, &p->usage);
+		kv_str(out, group_keys[k].id, w.id, true);
+		kv_str(out, group_keys[k].name, w.name, false);
+		kv_str(out, group_keys[k].detail, w.detail, false);
+		if (group_keys[k].parent)
+			kv_str(out, group_keys[k].parent, w.parent, false);
+		usage(out, s, w.usage);
 	}
 	kepler_buf_addc(out, ']');
 }
@@ -242,12 +220,9 @@ int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kep
 		node(out, s);
 	if (levels & KEPLER_LEVEL_PROCESS)
 		processes(out, s);
-	if (levels & KEPLER_LEVEL_CONTAINER)
-		containers(out, s);
-	if (levels & KEPLER_LEVEL_VM)
-		vms(out, s);
-	if (levels & KEPLER_LEVEL_POD)
-		pods(out, s);
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
+		if (levels & kepler_level_of((enum kepler_kind)k))
+			groups(out, s, (enum kepler_kind)k);
 	kepler_buf_addc(out, '}');
 	return out->error;
 }

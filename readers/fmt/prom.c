@@ -428,98 +428,75 @@ out:
 
 /* ---- containers, VMs, pods ---- */
 
-enum group_kind { GROUP_CONTAINER, GROUP_VM, GROUP_POD };
-
 struct group_family {
 	const char *joules, *watts, *seconds; /* seconds: NULL when Kepler has none */
-	const char *level;
 };
 
-static const struct group_family group_families[] = {
-	{ "kepler_container_cpu_joules_total", "kepler_container_cpu_watts",
-	  "kepler_container_cpu_seconds_total", "container" },
-	{ "kepler_vm_cpu_joules_total", "kepler_vm_cpu_watts", NULL, "vm" },
-	{ "kepler_pod_cpu_joules_total", "kepler_pod_cpu_watts", NULL, "pod" },
+static const struct group_family group_families[KEPLER_KIND_COUNT] = {
+	[KEPLER_KIND_CONTAINER] = { "kepler_container_cpu_joules_total", "kepler_container_cpu_watts",
+				    "kepler_container_cpu_seconds_total" },
+	[KEPLER_KIND_VM] = { "kepler_vm_cpu_joules_total", "kepler_vm_cpu_watts", NULL },
+	[KEPLER_KIND_POD] = { "kepler_pod_cpu_joules_total", "kepler_pod_cpu_watts", NULL },
 };
 
-static size_t group_count(const struct kepler_snapshot *s, enum group_kind k)
+/* The labels before zone, in alphabetical order, after '{' (Kepler's names). */
+static void group_labels(struct prom *pr, const struct kepler_workload *w)
 {
-	return k == GROUP_CONTAINER ? s->ncontainers : k == GROUP_VM ? s->nvms : s->npods;
-}
-
-static const struct kepler_usage *group_usage(const struct kepler_snapshot *s, enum group_kind k,
-					      size_t i)
-{
-	return k == GROUP_CONTAINER ? &s->containers[i].usage
-	       : k == GROUP_VM	    ? &s->vms[i].usage
-				    : &s->pods[i].usage;
-}
-
-/* The labels before zone, in alphabetical order, after '{'. */
-static void group_labels(struct prom *pr, enum group_kind k, size_t i)
-{
-	const struct kepler_snapshot *s = pr->s;
 	struct kepler_buf *o = pr->out;
-	const char *state = kepler_state_name(group_usage(s, k, i)->state);
+	const char *state = kepler_state_name(w->usage->state);
 
-	if (k == GROUP_CONTAINER) {
-		const struct kepler_container *c = &s->containers[i];
-
-		label(o, "container_id", c->id, true);
-		label(o, "container_name", c->name, false);
+	if (w->kind == KEPLER_KIND_CONTAINER) {
+		label(o, "container_id", w->id, true);
+		label(o, "container_name", w->name, false);
 		label(o, "node_name", pr->node, false);
-		label(o, "pod_id", c->pod_id, false);
-		label(o, "runtime", c->runtime, false);
+		label(o, "pod_id", w->parent, false);
+		label(o, "runtime", w->detail, false);
 		label(o, "state", state, false);
-	} else if (k == GROUP_VM) {
-		const struct kepler_vm *v = &s->vms[i];
-
-		label(o, "hypervisor", v->hypervisor, true);
+	} else if (w->kind == KEPLER_KIND_VM) {
+		label(o, "hypervisor", w->detail, true);
 		label(o, "node_name", pr->node, false);
 		label(o, "state", state, false);
-		label(o, "vm_id", v->id, false);
-		label(o, "vm_name", v->name, false);
+		label(o, "vm_id", w->id, false);
+		label(o, "vm_name", w->name, false);
 	} else {
-		const struct kepler_pod *p = &s->pods[i];
-
 		label(o, "node_name", pr->node, true);
-		label(o, "pod_id", p->id, false);
-		label(o, "pod_name", p->name, false);
-		label(o, "pod_namespace", p->ns, false);
+		label(o, "pod_id", w->id, false);
+		label(o, "pod_name", w->name, false);
+		label(o, "pod_namespace", w->detail, false);
 		label(o, "state", state, false);
 	}
 }
 
-static void group_energy(struct prom *pr, enum group_kind k, bool as_watts)
+static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 {
 	const struct group_family *f = &group_families[k];
 	const struct kepler_snapshot *s = pr->s;
 	const char *name = as_watts ? f->watts : f->joules;
 
 	kepler_buf_printf(pr->out, "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
-			  "\n# TYPE %s %s\n", name, as_watts ? "Power" : "Energy", f->level,
+			  "\n# TYPE %s %s\n", name, as_watts ? "Power" : "Energy", kepler_kind_name(k),
 			  as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
-	for (size_t i = 0; i < group_count(s, k); i++) {
-		const struct kepler_usage *u = group_usage(s, k, i);
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
 
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, name);
 			kepler_buf_addc(pr->out, '{');
-			group_labels(pr, k, i);
+			group_labels(pr, &w);
 			label(pr->out, "zone", s->zones[z].name, false);
 			kepler_buf_add(pr->out, "} ", 2);
 			if (as_watts)
-				watts(pr->out, u->zones[z].delta_uj, s->interval_ns);
+				watts(pr->out, w.usage->zones[z].delta_uj, s->interval_ns);
 			else
-				joules(pr->out, u->zones[z].total_uj);
+				joules(pr->out, w.usage->zones[z].total_uj);
 			end_value(pr->out);
 		}
 	}
 }
 
-static void group_seconds(struct prom *pr, enum group_kind k)
+static void group_seconds(struct prom *pr, enum kepler_kind k)
 {
 	const struct group_family *f = &group_families[k];
 	const struct kepler_snapshot *s = pr->s;
@@ -527,13 +504,15 @@ static void group_seconds(struct prom *pr, enum group_kind k)
 	if (!f->seconds)
 		return;
 	kepler_buf_printf(pr->out, "# HELP %s Total user and system time of cpu at %s level in seconds\n"
-			  "# TYPE %s counter\n", f->seconds, f->level, f->seconds);
-	for (size_t i = 0; i < group_count(s, k); i++) {
+			  "# TYPE %s counter\n", f->seconds, kepler_kind_name(k), f->seconds);
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
+
 		kepler_buf_adds(pr->out, f->seconds);
 		kepler_buf_addc(pr->out, '{');
-		group_labels(pr, k, i);
+		group_labels(pr, &w);
 		kepler_buf_add(pr->out, "} ", 2);
-		seconds(pr->out, group_usage(s, k, i)->cpu_time_ns);
+		seconds(pr->out, w.usage->cpu_time_ns);
 		end_value(pr->out);
 	}
 }
@@ -551,7 +530,6 @@ static bool zone_wanted(const struct kepler_strlist *zones, const char *name)
 int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
 		    struct kepler_buf *out)
 {
-	static const unsigned group_level[] = { KEPLER_LEVEL_CONTAINER, KEPLER_LEVEL_VM, KEPLER_LEVEL_POD };
 	struct prom pr = {
 		.s = snap, .out = out, .levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
@@ -563,12 +541,12 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		node_families(&pr);
 	if ((pr.levels & KEPLER_LEVEL_PROCESS) && processes(&pr) < 0 && !out->error)
 		out->error = -ENOMEM;
-	for (int k = GROUP_CONTAINER; k <= GROUP_POD; k++) {
-		if (!(pr.levels & group_level[k]))
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		if (!(pr.levels & kepler_level_of((enum kepler_kind)k)))
 			continue;
-		group_energy(&pr, (enum group_kind)k, false);
-		group_energy(&pr, (enum group_kind)k, true);
-		group_seconds(&pr, (enum group_kind)k);
+		group_energy(&pr, (enum kepler_kind)k, false);
+		group_energy(&pr, (enum kepler_kind)k, true);
+		group_seconds(&pr, (enum kepler_kind)k);
 	}
 	source_and_snapshot(&pr);
 	kepler_fmt_prom_cpu_info(out, opts->cpus);

@@ -232,7 +232,7 @@ static bool key(struct app *a, int ch)
 	case 'q': return false;
 	case '\t': v->tab = (enum top_tab)((v->tab + 1) % TOP_TABS); v->scroll = 0; break;
 	case KEY_BTAB: v->tab = (enum top_tab)((v->tab + TOP_TABS - 1) % TOP_TABS); v->scroll = 0; break;
-	case 's': v->sort = (enum kepler_sort)((v->sort + 1) % 5); break;
+	case 's': v->sort = (enum kepler_sort)((v->sort + 1) % KEPLER_SORT_COUNT); break;
 	case 'w': v->sort = KEPLER_SORT_WATTS; break;
 	case 'e': v->sort = KEPLER_SORT_ENERGY; break;
 	case 'c': v->sort = KEPLER_SORT_CPU; break;

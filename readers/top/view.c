@@ -10,7 +10,6 @@
 #include "view.h"
 
 static const char *const tab_names[] = { "Processes", "Containers", "Pods", "VMs" };
-static const char *const sort_names[] = { "watts", "energy", "cpu", "pid", "name" };
 
 /* Append one line of at most @cols characters: control characters as '?', bad UTF-8 as '?'. */
 static void add_line(struct top_view *v, enum top_line_kind kind, int cols, const char *fmt, ...)
@@ -93,87 +92,23 @@ static void column(char *dst, size_t size, const char *src, int width)
 
 /* ---- the rows of the current tab ---- */
 
-struct item {
-	const char *name, *id, *extra;
-	uint32_t pid;
-	const char *type;
-	const struct kepler_usage *u;
+static const enum kepler_kind tab_kind[TOP_TABS] = {
+	[TOP_PROCESSES] = KEPLER_KIND_PROCESS, [TOP_CONTAINERS] = KEPLER_KIND_CONTAINER,
+	[TOP_PODS] = KEPLER_KIND_POD, [TOP_VMS] = KEPLER_KIND_VM,
 };
 
-static size_t items_of(const struct kepler_snapshot *s, enum top_tab tab, struct item *out)
+static bool matches(const struct kepler_workload *w, const char *filter)
 {
-	size_t n = tab == TOP_PROCESSES ? s->nprocesses : tab == TOP_CONTAINERS ? s->ncontainers
-					: tab == TOP_PODS ? s->npods : s->nvms;
-
-	for (size_t i = 0; out && i < n; i++) {
-		struct item *it = &out[i];
-
-		if (tab == TOP_PROCESSES) {
-			const struct kepler_process *p = &s->processes[i];
-
-			*it = (struct item){ p->comm, p->container_id[0] ? p->container_id : p->vm_id, p->exe,
-					     p->pid, kepler_process_type_name(p->type), &p->usage };
-		} else if (tab == TOP_CONTAINERS) {
-			const struct kepler_container *c = &s->containers[i];
-
-			*it = (struct item){ c->name[0] ? c->name : c->id, c->id, c->pod_id, 0, c->runtime, &c->usage };
-		} else if (tab == TOP_PODS) {
-			const struct kepler_pod *p = &s->pods[i];
-
-			*it = (struct item){ p->name[0] ? p->name : p->id, p->id, p->ns, 0, "pod", &p->usage };
-		} else {
-			const struct kepler_vm *m = &s->vms[i];
-
-			*it = (struct item){ m->name, m->id, "", 0, m->hypervisor, &m->usage };
-		}
-	}
-	return n;
+	return !filter[0] || strcasestr(w->title, filter) || strcasestr(w->id, filter) ||
+	       strcasestr(w->detail, filter) || strcasestr(w->parent, filter);
 }
 
-static bool matches(const struct item *it, const char *filter)
+/* The TYPE column: the process type, container runtime, "pod", VM hypervisor. */
+static const char *type_of(const struct kepler_snapshot *s, const struct kepler_workload *w)
 {
-	return !filter[0] || strcasestr(it->name, filter) || strcasestr(it->id, filter) ||
-	       strcasestr(it->extra, filter);
-}
-
-struct sort_ctx {
-	enum kepler_sort sort;
-	size_t zone;
-};
-
-static int by_sort(const void *x, const void *y, void *arg)
-{
-	const struct item *a = x, *b = y;
-	const struct sort_ctx *c = arg;
-	uint64_t ka = 0, kb = 0;
-	int r;
-
-	switch (c->sort) {
-	case KEPLER_SORT_WATTS:
-		ka = a->u->zones[c->zone].delta_uj;
-		kb = b->u->zones[c->zone].delta_uj;
-		break;
-	case KEPLER_SORT_ENERGY:
-		ka = a->u->zones[c->zone].total_uj;
-		kb = b->u->zones[c->zone].total_uj;
-		break;
-	case KEPLER_SORT_CPU:
-		ka = a->u->cpu_time_delta_ns;
-		kb = b->u->cpu_time_delta_ns;
-		break;
-	case KEPLER_SORT_PID:
-		if (a->pid != b->pid)
-			return a->pid < b->pid ? -1 : 1;
-		return strcmp(a->id, b->id);
-	case KEPLER_SORT_NAME:
-		r = strcasecmp(a->name, b->name);
-		return r ? r : (a->pid < b->pid ? -1 : a->pid > b->pid);
-	}
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	if (a->u->zones[c->zone].total_uj != b->u->zones[c->zone].total_uj)
-		return a->u->zones[c->zone].total_uj > b->u->zones[c->zone].total_uj ? -1 : 1;
-	return a->pid != b->pid ? (a->pid < b->pid ? -1 : 1) : strcmp(a->id, b->id);
+	if (w->kind == KEPLER_KIND_PROCESS)
+		return kepler_process_type_name(s->processes[w->index].type);
+	return w->kind == KEPLER_KIND_POD ? "pod" : w->detail;
 }
 
 static double watts(uint64_t delta_uj, uint64_t interval_ns)
@@ -303,7 +238,7 @@ static void tabs(struct top_view *v, int cols)
 	for (int t = 0; t < TOP_TABS; t++)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, t == (int)v->tab ? "[%s] " : " %s  ",
 				      tab_names[t]);
-	snprintf(line + o, sizeof(line) - o, "  sort: %s%s%s%s", sort_names[v->sort],
+	snprintf(line + o, sizeof(line) - o, "  sort: %s%s%s%s", kepler_sort_name(v->sort),
 		 v->filter[0] ? "  filter: " : "", v->filter, v->editing_filter ? "_" : "");
 	add_line(v, TOP_LINE_TABS, cols, "%s", line);
 }
@@ -333,9 +268,9 @@ static void help(struct top_view *v, int cols)
 static void table(struct top_view *v, int rows_left, int cols)
 {
 	const struct kepler_snapshot *s = v->snap;
-	size_t n = items_of(s, v->tab, NULL), m = 0, pz = kepler_primary_zone(s);
-	struct item *items = calloc(n ? n : 1, sizeof(*items));
-	struct sort_ctx ctx = { v->sort, pz };
+	enum kepler_kind kind = tab_kind[v->tab];
+	size_t n = kepler_workload_count(s, kind), m = 0, pz = kepler_primary_zone(s);
+	struct kepler_workload *items = calloc(n ? n : 1, sizeof(*items));
 	char head[1024], row[2048], c1[128], c2[128], c3[64];
 	size_t o;
 
@@ -343,12 +278,11 @@ static void table(struct top_view *v, int rows_left, int cols)
 		v->text.error = -ENOMEM;
 		return;
 	}
-	items_of(s, v->tab, items);
-	for (size_t i = 0; i < n; i++)
-		if (matches(&items[i], v->filter))
-			items[m++] = items[i];
-	if (s->nzones)
-		qsort_r(items, m, sizeof(*items), by_sort, &ctx);
+	for (size_t i = 0; i < n; i++) {
+		items[m] = kepler_workload_at(s, kind, i);
+		m += matches(&items[m], v->filter);
+	}
+	kepler_workload_sort(s, items, m, v->sort);
 	v->nrows = m;
 	o = (size_t)snprintf(head, sizeof(head), v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s" : "%-12s %-16s %-10s %-5s %6s",
 			     v->tab == TOP_PROCESSES ? "PID" : "ID", "NAME", "TYPE", "STATE", "CPU%");
@@ -361,10 +295,11 @@ static void table(struct top_view *v, int rows_left, int cols)
 		v->scroll = m > (size_t)rows_left ? m - (size_t)rows_left : 0;
 	v->rows_shown = 0;
 	for (size_t k = v->scroll; k < m && rows_left > 0; k++, rows_left--) {
-		const struct item *it = &items[k];
+		const struct kepler_workload *it = &items[k];
+		const struct kepler_usage *u = it->usage;
 
-		column(c2, sizeof(c2), it->name, 16);
-		column(c3, sizeof(c3), it->type, v->tab == TOP_PROCESSES ? 9 : 10);
+		column(c2, sizeof(c2), it->title, 16);
+		column(c3, sizeof(c3), type_of(s, it), v->tab == TOP_PROCESSES ? 9 : 10);
 		if (v->tab == TOP_PROCESSES)
 			o = (size_t)snprintf(row, sizeof(row), "%8u %s %s", it->pid, c2, c3);
 		else {
@@ -372,13 +307,13 @@ static void table(struct top_view *v, int rows_left, int cols)
 			o = (size_t)snprintf(row, sizeof(row), "%s %s %s", c1, c2, c3);
 		}
 		o += (size_t)snprintf(row + o, sizeof(row) - o, " %-5s %6.1f",
-				      it->u->state == KEPLER_STATE_RUNNING ? "run" : "term",
-				      s->interval_ns ? (double)it->u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
+				      u->state == KEPLER_STATE_RUNNING ? "run" : "term",
+				      s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
 		for (size_t z = 0; z < s->nzones && o < sizeof(row) - 32; z++)
 			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f",
-					      watts(it->u->zones[z].delta_uj, s->interval_ns));
-		column(c1, sizeof(c1), v->tab == TOP_PROCESSES ? it->extra : "", 60);
-		snprintf(row + o, sizeof(row) - o, " %11.3f  %s", s->nzones ? (double)it->u->zones[pz].total_uj / 1e6 : 0.0,
+					      watts(u->zones[z].delta_uj, s->interval_ns));
+		column(c1, sizeof(c1), v->tab == TOP_PROCESSES ? it->detail : "", 60);
+		snprintf(row + o, sizeof(row) - o, " %11.3f  %s", s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0,
 			 v->tab == TOP_PROCESSES ? c1 : "");
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;

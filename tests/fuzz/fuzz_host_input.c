@@ -5,7 +5,8 @@
  *   0 a sysfs number (energy_uj)      3 /proc/stat
  *   1 a power model file (YAML)       4 /proc/PID/cgroup
  *   2 /proc/PID/stat                  5 /proc/PID/cmdline
- *   6 /proc/cpuinfo (the exporter's kepler_node_cpu_info)
+ *   6 /proc/cpuinfo (kepler_node_cpu_info), then its store record round trip
+ *   7 a store record of CPUs (meta "node.cpus", read by the exporter)
  * Parsing may fail; it must never crash, leak or read out of bounds, and
  * what parses must be sane (finite watts, terminated strings).
  */
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kepler/cpuinfo.h"
+#include "cpuinfo.h"
 #include "meter_internal.h"
 #include "power_model.h"
 #include "procfs.h"
@@ -49,6 +50,24 @@ static void cgroup(const char *text, size_t len)
 		abort();
 }
 
+/* What the collector records must read back the same, but for tabs and line breaks. */
+static void cpus_round_trip(const struct kepler_cpuinfo *ci)
+{
+	struct kepler_cpuinfo back;
+	char *text = kepler_cpuinfo_encode(ci);
+
+	if (!text)
+		return;
+	if (kepler_cpuinfo_decode(text, strlen(text), &back) < 0 || back.n != ci->n)
+		abort();
+	for (size_t i = 0; i < ci->n; i++)
+		if (strcspn(ci->cpus[i].model_name, "\t\r\n") == strlen(ci->cpus[i].model_name) &&
+		    strcmp(ci->cpus[i].model_name, back.cpus[i].model_name))
+			abort();
+	kepler_cpuinfo_free(&back);
+	free(text);
+}
+
 static void cpuinfo(const char *text, size_t len)
 {
 	struct kepler_cpuinfo ci;
@@ -57,6 +76,19 @@ static void cpuinfo(const char *text, size_t len)
 		for (size_t i = 0; i < ci.n; i++)
 			if (strlen(ci.cpus[i].model_name) >= sizeof(ci.cpus[i].model_name) ||
 			    strlen(ci.cpus[i].processor) >= sizeof(ci.cpus[i].processor))
+				abort();
+		cpus_round_trip(&ci);
+		kepler_cpuinfo_free(&ci);
+	}
+}
+
+static void cpus_record(const char *text, size_t len)
+{
+	struct kepler_cpuinfo ci;
+
+	if (kepler_cpuinfo_decode(text, len, &ci) == 0) {
+		for (size_t i = 0; i < ci.n; i++)
+			if (strlen(ci.cpus[i].core_id) >= sizeof(ci.cpus[i].core_id))
 				abort();
 		kepler_cpuinfo_free(&ci);
 	}
@@ -80,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, text, len);
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 0:
 		kepler_sysfs_parse_u64(copy, len, "energy_uj", &v, &err);
 		break;
@@ -103,6 +135,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 6:
 		cpuinfo(copy, len);
+		break;
+	case 7:
+		cpus_record(copy, len);
 		break;
 	}
 	free(copy);

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Readers never read the host: no source under readers/ names a path under
+# /proc or /sys; no reader binary links libbpf, libcap or libelf, or holds
+# any of the collector's host readers (procfs, sysfs, cpuinfo, informers).
+# Usage: test_readers_isolation.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+src=$1 build=$2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+hits=$(grep -rnE '"/(proc|sys)(/|")' "$src/readers" --include='*.c' --include='*.h')
+[ -z "$hits" ] && ok "no path under /proc or /sys in readers/" || fail "readers name host paths: $hits"
+
+readers=("$build"/readers/*/kepler-*)
+[ ${#readers[@]} -ge 4 ] || fail "reader binaries not found under $build/readers"
+for b in "${readers[@]}"; do
+	[ -x "$b" ] || continue
+	libs=$(ldd "$b" | grep -E 'libbpf|libcap|libelf')
+	[ -z "$libs" ] && ok "$(basename "$b") links no libbpf, libcap or libelf" ||
+		fail "$(basename "$b") links: $libs"
+	syms=$(nm "$b" 2>/dev/null | grep -E ' T kepler_(procfs|sysfs|cpuinfo_read|cpuinfo_parse|informer|meter|cgroup)' | head -3)
+	[ -z "$syms" ] && ok "$(basename "$b") holds none of the collector's host readers" ||
+		fail "$(basename "$b") holds: $syms"
+done
+[ "$fails" -eq 0 ] && echo "all readers_isolation checks passed"
+exit $((fails > 0))
