@@ -37,7 +37,7 @@ function(kepler_bpf_object name source)
     VERBATIM)
   add_custom_target(${name}-skel-gen ALL DEPENDS ${skel})
   add_library(${name}-skel INTERFACE)
-  target_include_directories(${name}-skel INTERFACE ${CMAKE_CURRENT_BINARY_DIR}
+  target_include_directories(${name}-skel SYSTEM INTERFACE ${CMAKE_CURRENT_BINARY_DIR}
                                                     ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name}-skel INTERFACE PkgConfig::LIBBPF)
   add_dependencies(${name}-skel ${name}-skel-gen)

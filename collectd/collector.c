@@ -27,6 +27,8 @@ struct kepler_collector {
 	struct kepler_meter *meter;
 	struct kepler_informer *informer;
 	struct kepler_ledger *ledger;
+	struct kepler_ledger_proc *procs; /* this interval's, handed to the ledger */
+	size_t procs_cap;
 	uint64_t last_mono_ns;
 	bool first;
 	char describe[512];
@@ -137,9 +139,12 @@ static void resume(struct kepler_collector *c, const struct kepler_store_meta *n
 		kepler_warn("cannot read the newest snapshot to resume totals: %s", err.msg);
 		return;
 	}
-	kepler_ledger_resume(c->ledger, s);
-	kepler_info("resuming the totals of snapshot %llu (same boot): %zu processes",
-		    (unsigned long long)s->seq, s->nprocesses);
+	if (kepler_ledger_resume(c->ledger, s) < 0)
+		kepler_warn("out of memory resuming the totals of snapshot %llu: totals start from 0",
+			    (unsigned long long)s->seq);
+	else
+		kepler_info("resuming the totals of snapshot %llu (same boot): %zu processes",
+			    (unsigned long long)s->seq, s->nprocesses);
 	kepler_snapshot_free(s);
 }
 
@@ -212,9 +217,38 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	return 0;
 }
 
-static const struct kepler_proc *informer_at(const void *ctx, size_t i)
+/* The informer's processes as the ledger takes them (strings stay the informer's). */
+static int copy_processes(struct kepler_collector *c)
 {
-	return kepler_informer_proc(ctx, i);
+	size_t n = kepler_informer_count(c->informer);
+
+	if (n > c->procs_cap || !c->procs) {
+		size_t cap = n > 64 ? n + n / 4 : 64;
+		struct kepler_ledger_proc *p = realloc(c->procs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->procs = p;
+		c->procs_cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct kepler_proc *kp = kepler_informer_proc(c->informer, i);
+		const struct kepler_proc_identity *id = kp->id;
+
+		c->procs[i] = (struct kepler_ledger_proc){
+			.pid = kp->pid, .start_time_ns = kp->start_time_ns, .comm = kp->comm,
+			.exe = id->exe, .type = id->type,
+			.container_id = id->container.id,
+			.container_runtime = id->container.runtime ? id->container.runtime : "",
+			.pod_uid = id->container.pod_uid,
+			.vm_id = id->vm.id, .vm_name = id->vm.name,
+			.vm_hypervisor = id->vm.hypervisor ? id->vm.hypervisor : "",
+			.state = kp->state, .cpu_time_ns = kp->cpu_time_ns,
+			.cpu_time_delta_ns = kp->cpu_time_delta_ns,
+			.cycles = kp->cycles, .instructions = kp->instructions, .cache_misses = kp->cache_misses,
+		};
+	}
+	return 0;
 }
 
 /* The ledger's input from the informer's and the meter's latest reads. */
@@ -243,9 +277,8 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 	in->hw_counters = kepler_informer_hw_counters(c->informer);
 	in->skipped = st->skipped;
 	in->lost = st->lost;
+	in->procs = c->procs;
 	in->nprocs = kepler_informer_count(c->informer);
-	in->proc_at = informer_at;
-	in->ctx = c->informer;
 }
 
 int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report *ret,
@@ -270,6 +303,8 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->meter_error = kepler_meter_read(c->meter, &sample, &merr);
 	if (ret->meter_error)
 		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
+	if (copy_processes(c) < 0)
+		return kepler_error_set(err, -ENOMEM, "out of memory copying the processes");
 	make_input(c, sample.mono_ns, &in);
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
@@ -309,6 +344,7 @@ void kepler_collector_close(struct kepler_collector *c)
 	if (!c)
 		return;
 	kepler_ledger_free(c->ledger);
+	free(c->procs);
 	kepler_store_close(c->store);
 	kepler_informer_close(c->informer);
 	kepler_meter_close(c->meter);

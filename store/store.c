@@ -252,8 +252,8 @@ static int writer_init(struct kepler_store *s, struct kepler_error *err)
 	snprintf(v, sizeof(v), "%d", KEPLER_FORMAT_MINOR);
 	if (!r)
 		r = kepler_store_meta_put(s, txn, "format.minor", v);
-	if (r < 0) {
-		r = kepler_store_lmdb_error(-r, "writing meta", err);
+	if (r) {
+		r = kepler_store_lmdb_error(r, "writing meta", err);
 		goto abort;
 	}
 	rc = mdb_txn_commit(txn);

@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Shared by the store's files; LMDB appears nowhere outside store/. */
+/*
+ * Shared by the store's files; LMDB appears nowhere outside store/.
+ *
+ * One error convention: helpers inside store/ return LMDB's codes (0,
+ * MDB_NOTFOUND, MDB_MAP_FULL, ... or a positive errno, as LMDB itself does);
+ * the public functions turn them into a negative errno with a message, once,
+ * through kepler_store_lmdb_error().
+ */
 #ifndef KEPLER_STORE_INTERNAL_H
 #define KEPLER_STORE_INTERNAL_H
 
 #include <lmdb.h>
+#include <stddef.h>
 
 #include "kepler/store.h"
 
@@ -35,13 +43,40 @@ uint64_t kepler_store_get_key(const MDB_val *key);
 int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create,
 			  struct kepler_error *err);
 
-/* Meta values are text (readable with mdb_dump): get/put one key. */
+/*
+ * Meta values are text (readable with mdb_dump): get/put one key. Get: 0,
+ * or MDB_NOTFOUND when the key is absent or not a number. Put: LMDB's code.
+ */
 int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key,
 			      uint64_t *ret);
 int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
 			  const char *value);
 
+/*
+ * The series database's value: this header, then the record (struct
+ * kepler_series_record, native byte order). A reader takes record_size
+ * bytes of what it knows (older records are shorter: the rest reads 0;
+ * newer ones longer: the rest is skipped) and skips a record whose magic is
+ * wrong or whose version is newer than it knows.
+ */
 #define KEPLER_SERIES_MAGIC 0x4b534552u /* "KSER" */
 #define KEPLER_SERIES_VERSION 1
+
+struct series_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t pad;
+	uint32_t record_size;
+	uint32_t pad2;
+};
+
+/* The record's layout is the on-disk format: any change is a new field at its end. */
+#define KEPLER_SERIES_RECORD_1_0 1104 /* up to and without cpu_count */
+_Static_assert(sizeof(struct series_header) == 16, "series header layout");
+_Static_assert(sizeof(struct kepler_series_zone) == 64, "series zone layout");
+_Static_assert(offsetof(struct kepler_series_record, zones) == 80, "series record layout");
+_Static_assert(offsetof(struct kepler_series_record, cpu_count) == KEPLER_SERIES_RECORD_1_0,
+	       "series record layout (format 1.0)");
+_Static_assert(sizeof(struct kepler_series_record) == 1112, "series record layout (format 1.1)");
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Readers: every function holds a read transaction only while it copies
- * values out; decoding happens after the transaction has ended.
+ * Readers: every function holds a short read transaction and works on the
+ * mapped pages inside it: a snapshot is decoded straight from its page (the
+ * decoder makes the one copy the result owns), a time is looked up from
+ * blob headers alone.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,13 +26,13 @@ int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *
 	unsigned long long n;
 
 	if (mdb_get(txn, s->meta, &k, &v) || v.mv_size == 0 || v.mv_size >= sizeof(buf))
-		return -ENOENT;
+		return MDB_NOTFOUND;
 	memcpy(buf, v.mv_data, v.mv_size);
 	buf[v.mv_size] = '\0';
 	errno = 0;
 	n = strtoull(buf, &end, 10);
 	if (errno || *end)
-		return -EPROTO;
+		return MDB_NOTFOUND; /* not a number: as if absent */
 	*ret = n;
 	return 0;
 }
@@ -152,31 +154,34 @@ int kepler_store_oldest_seq(struct kepler_store *s, uint64_t *ret, struct kepler
 	return edge_seq(s, MDB_FIRST, ret, err);
 }
 
-/* Copy the blob of @seq (0 = newest) out of a short read transaction. */
-static int copy_blob(struct kepler_store *s, uint64_t seq, void **ret, size_t *ret_len,
-		     struct kepler_error *err)
+/* The blob of @seq (0 = newest), mapped, inside @txn: LMDB's code. */
+static int find_blob(struct kepler_store *s, MDB_txn *txn, uint64_t seq, MDB_val *ret)
 {
 	unsigned char key[8];
-	MDB_val k = { 8, key }, v;
-	MDB_txn *txn;
+	MDB_val k = { 8, key };
 	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn, s->snapshots, &cur);
+
+	kepler_store_put_key(seq, key);
+	if (!rc) {
+		rc = mdb_cursor_get(cur, &k, ret, seq ? MDB_SET_KEY : MDB_LAST);
+		mdb_cursor_close(cur);
+	}
+	return rc;
+}
+
+int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
+		      struct kepler_error *err)
+{
+	MDB_txn *txn;
+	MDB_val v;
 	int rc, r = begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
-	kepler_store_put_key(seq, key);
-	rc = mdb_cursor_open(txn, s->snapshots, &cur);
-	if (!rc) {
-		rc = mdb_cursor_get(cur, &k, &v, seq ? MDB_SET_KEY : MDB_LAST);
-		mdb_cursor_close(cur);
-	}
-	if (!rc) {
-		*ret = malloc(v.mv_size ? v.mv_size : 1);
-		if (*ret) {
-			memcpy(*ret, v.mv_data, v.mv_size);
-			*ret_len = v.mv_size;
-		}
-	}
+	rc = find_blob(s, txn, seq, &v);
+	if (!rc)
+		r = kepler_snapshot_decode(v.mv_data, v.mv_size, ret, err);
 	mdb_txn_abort(txn);
 	if (rc == MDB_NOTFOUND && seq)
 		return kepler_error_set(err, -ENOENT, "snapshot %" PRIu64 " is not in the store "
@@ -185,20 +190,6 @@ static int copy_blob(struct kepler_store *s, uint64_t seq, void **ret, size_t *r
 		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "reading a snapshot", err);
-	return *ret ? 0 : kepler_error_set(err, -ENOMEM, "out of memory");
-}
-
-int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
-		      struct kepler_error *err)
-{
-	void *blob = NULL;
-	size_t len = 0;
-	int r = copy_blob(s, seq, &blob, &len, err);
-
-	if (r < 0)
-		return r;
-	r = kepler_snapshot_decode(blob, len, ret, err);
-	free(blob);
 	return r;
 }
 
@@ -228,45 +219,6 @@ int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret
 	return r;
 }
 
-int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq,
-			struct kepler_error *err)
-{
-	uint64_t *seqs = NULL, best = 0;
-	size_t n = 0;
-	int r = kepler_store_list(s, 0, 0, &seqs, &n, err);
-
-	/* Binary search over the ring by each snapshot's header time. */
-	for (size_t lo = 0, hi = n; r == 0 && lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		void *blob = NULL;
-		size_t len = 0;
-		struct kepler_snapshot h;
-
-		r = copy_blob(s, seqs[mid], &blob, &len, err);
-		if (r == -ENOENT) { /* pruned meanwhile: search the newer half */
-			r = 0;
-			lo = mid + 1;
-			continue;
-		}
-		if (r == 0)
-			r = kepler_snapshot_peek(blob, len, &h, err);
-		free(blob);
-		if (r == 0 && h.wall_ns <= wall_ns) {
-			best = seqs[mid];
-			lo = mid + 1;
-		} else if (r == 0) {
-			hi = mid;
-		}
-	}
-	free(seqs);
-	if (r < 0)
-		return r;
-	if (!best)
-		return kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time");
-	*ret_seq = best;
-	return 0;
-}
-
 /* Grow *arr (of *cap elements of @size) to hold one more. */
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {
@@ -282,28 +234,22 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs,
-		      size_t *ret_n, struct kepler_error *err)
+/* The retained seqs from @from to @to (0: all), in order, inside @txn: LMDB's code. */
+static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t to, uint64_t **ret_seqs,
+		   size_t *ret_n)
 {
 	unsigned char key[8];
 	MDB_val k = { 8, key }, v;
-	MDB_txn *txn;
 	MDB_cursor *cur;
 	uint64_t *seqs = NULL;
 	size_t n = 0, cap = 0;
-	int rc, r = begin(s, &txn, err);
+	int rc;
 
-	if (r == -ENOENT) {
-		*ret_seqs = NULL;
-		*ret_n = 0;
-		return 0;
-	}
-	if (r < 0)
-		return r;
 	kepler_store_put_key(from, key);
 	rc = mdb_cursor_open(txn, s->snapshots, &cur);
-	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		uint64_t seq = kepler_store_get_key(&k);
 
 		if (to && seq > to)
@@ -315,30 +261,101 @@ int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64
 		seqs[n++] = seq;
 	}
 	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
 	if (rc && rc != MDB_NOTFOUND) {
 		free(seqs);
-		return kepler_store_lmdb_error(rc, "listing snapshots", err);
+		return rc;
 	}
 	*ret_seqs = seqs;
 	*ret_n = n;
 	return 0;
 }
 
-/* Copy one series value, accepting older (shorter) and newer (longer) records. */
+/* The wall time in the header of snapshot @seq, in @txn (no copy, no checksum). */
+static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t *ret,
+		   struct kepler_error *err)
+{
+	struct kepler_snapshot h;
+	MDB_val v;
+	int rc = find_blob(s, txn, seq, &v);
+
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading a snapshot's header", err);
+	rc = kepler_snapshot_peek(v.mv_data, v.mv_size, &h, err);
+	*ret = h.wall_ns;
+	return rc;
+}
+
+int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq,
+			struct kepler_error *err)
+{
+	uint64_t *seqs = NULL, best = 0, wall;
+	size_t n = 0;
+	MDB_txn *txn;
+	int rc, r = begin(s, &txn, err);
+
+	if (r < 0)
+		return r == -ENOENT ? kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time") : r;
+	rc = list_in(s, txn, 0, 0, &seqs, &n);
+	if (rc)
+		r = kepler_store_lmdb_error(rc, "listing snapshots", err);
+	/* binary search over the ring by each snapshot's header time, all in one transaction */
+	for (size_t lo = 0, hi = n; r == 0 && lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		r = wall_of(s, txn, seqs[mid], &wall, err);
+		if (r == 0 && wall <= wall_ns) {
+			best = seqs[mid];
+			lo = mid + 1;
+		} else if (r == 0) {
+			hi = mid;
+		}
+	}
+	mdb_txn_abort(txn);
+	free(seqs);
+	if (r < 0)
+		return r;
+	if (!best)
+		return kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time");
+	*ret_seq = best;
+	return 0;
+}
+
+int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs,
+		      size_t *ret_n, struct kepler_error *err)
+{
+	MDB_txn *txn;
+	int rc, r = begin(s, &txn, err);
+
+	*ret_seqs = NULL;
+	*ret_n = 0;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	rc = list_in(s, txn, from, to, ret_seqs, ret_n);
+	mdb_txn_abort(txn);
+	return rc ? kepler_store_lmdb_error(rc, "listing snapshots", err) : 0;
+}
+
+/*
+ * One series value into @out: record_size bytes of what this reader knows
+ * (an older, shorter record reads 0 for the fields it lacks). False for a
+ * value that is not a series record of a version this reader knows.
+ */
 static bool take_series(const MDB_val *v, struct kepler_series_record *out)
 {
-	uint32_t hdr[3];
-	size_t hdr_size = 4 * sizeof(uint32_t), n;
+	struct series_header h;
+	size_t n;
 
-	if (v->mv_size < hdr_size)
+	if (v->mv_size < sizeof(h))
 		return false;
-	memcpy(hdr, v->mv_data, sizeof(hdr));
-	if (hdr[0] != KEPLER_SERIES_MAGIC)
+	memcpy(&h, v->mv_data, sizeof(h));
+	if (h.magic != KEPLER_SERIES_MAGIC || h.version > KEPLER_SERIES_VERSION ||
+	    h.record_size > v->mv_size - sizeof(h) || h.record_size < offsetof(struct kepler_series_record, zones))
 		return false;
 	memset(out, 0, sizeof(*out));
-	n = v->mv_size - hdr_size;
-	memcpy(out, (const char *)v->mv_data + hdr_size, n < sizeof(*out) ? n : sizeof(*out));
+	n = h.record_size < sizeof(*out) ? h.record_size : sizeof(*out);
+	memcpy(out, (const char *)v->mv_data + sizeof(h), n);
 	if (out->nzones > KEPLER_MAX_ZONES)
 		out->nzones = KEPLER_MAX_ZONES;
 	for (size_t z = 0; z < out->nzones; z++)

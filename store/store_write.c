@@ -17,11 +17,7 @@
 #define MAX_COMMIT_ATTEMPTS 24
 
 struct series_value {
-	uint32_t magic;
-	uint16_t version;
-	uint16_t pad;
-	uint32_t record_size;
-	uint32_t pad2;
+	struct series_header h;
 	struct kepler_series_record rec;
 };
 
@@ -73,9 +69,8 @@ int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
 			  const char *value)
 {
 	MDB_val k = { strlen(key), (void *)key }, v = { strlen(value), (void *)value };
-	int rc = mdb_put(txn, s->meta, &k, &v, 0);
 
-	return rc ? -rc : 0;
+	return mdb_put(txn, s->meta, &k, &v, 0);
 }
 
 static int meta_put_u64(struct kepler_store *s, MDB_txn *txn, const char *key, uint64_t value)
@@ -113,16 +108,17 @@ static int prune_series(struct kepler_store *s, MDB_txn *txn, uint64_t now_ns)
 {
 	uint64_t cutoff = now_ns > s->opts.retention_series_ns ? now_ns - s->opts.retention_series_ns
 							       : 0;
-	struct series_value sv;
+	size_t at = sizeof(struct series_header) + offsetof(struct kepler_series_record, wall_ns);
 	MDB_cursor *cur;
 	MDB_val k, v;
+	uint64_t wall;
 	int rc = mdb_cursor_open(txn, s->series, &cur);
 
 	while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST))) {
-		if (v.mv_size < offsetof(struct series_value, rec) + 2 * sizeof(uint64_t))
+		if (v.mv_size < at + sizeof(wall))
 			break;
-		memcpy(&sv, v.mv_data, v.mv_size < sizeof(sv) ? v.mv_size : sizeof(sv));
-		if (sv.rec.wall_ns >= cutoff)
+		memcpy(&wall, (const char *)v.mv_data + at, sizeof(wall));
+		if (wall >= cutoff)
 			break;
 		rc = mdb_cursor_del(cur, 0);
 	}
@@ -134,8 +130,8 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 		   void *blob, size_t len, uint64_t keep)
 {
 	unsigned char key[8];
-	struct series_value sv = { .magic = KEPLER_SERIES_MAGIC, .version = KEPLER_SERIES_VERSION,
-				   .record_size = sizeof(struct kepler_series_record) };
+	struct series_value sv = { .h = { .magic = KEPLER_SERIES_MAGIC, .version = KEPLER_SERIES_VERSION,
+					  .record_size = sizeof(struct kepler_series_record) } };
 	MDB_val k = { 8, key }, v = { len, blob }, sval = { sizeof(sv), &sv };
 	int rc;
 
@@ -145,9 +141,9 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 	if (!rc)
 		rc = mdb_put(txn, s->series, &k, &sval, MDB_APPEND);
 	if (!rc)
-		rc = -meta_put_u64(s, txn, "last_seq", snap->seq);
+		rc = meta_put_u64(s, txn, "last_seq", snap->seq);
 	if (!rc)
-		rc = -meta_put_u64(s, txn, "last_write_ns", snap->wall_ns);
+		rc = meta_put_u64(s, txn, "last_write_ns", snap->wall_ns);
 	if (!rc)
 		rc = prune_snapshots(s, txn, keep);
 	if (!rc)
@@ -252,19 +248,19 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "writing meta", err);
-	rc = -kepler_store_meta_put(s, txn, "node.hostname", m->hostname);
+	rc = kepler_store_meta_put(s, txn, "node.hostname", m->hostname);
 	if (!rc)
-		rc = -kepler_store_meta_put(s, txn, "node.machine_id", m->machine_id);
+		rc = kepler_store_meta_put(s, txn, "node.machine_id", m->machine_id);
 	if (!rc)
-		rc = -kepler_store_meta_put(s, txn, "node.boot_id", m->boot_id);
+		rc = kepler_store_meta_put(s, txn, "node.boot_id", m->boot_id);
 	if (!rc)
-		rc = -kepler_store_meta_put(s, txn, "node.cpu_model", m->cpu_model);
+		rc = kepler_store_meta_put(s, txn, "node.cpu_model", m->cpu_model);
 	if (!rc)
-		rc = -meta_put_u64(s, txn, "collector.pid", m->collector_pid);
+		rc = meta_put_u64(s, txn, "collector.pid", m->collector_pid);
 	if (!rc)
-		rc = -meta_put_u64(s, txn, "collector.start_ns", m->collector_start_ns);
+		rc = meta_put_u64(s, txn, "collector.start_ns", m->collector_start_ns);
 	if (!rc)
-		rc = -meta_put_u64(s, txn, "collector.interval_ns", m->collector_interval_ns);
+		rc = meta_put_u64(s, txn, "collector.interval_ns", m->collector_interval_ns);
 	if (rc) {
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing meta", err);
@@ -290,7 +286,7 @@ int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *c
 		free(text);
 		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
 	}
-	rc = -kepler_store_meta_put(s, txn, "node.cpus", text);
+	rc = kepler_store_meta_put(s, txn, "node.cpus", text);
 	free(text);
 	if (rc) {
 		mdb_txn_abort(txn);

@@ -52,14 +52,18 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 	struct kepler_snapshot *s;
 	struct kepler_error err;
 	struct fixture f;
-	double commit[32], decode[32], open_decode[32], t;
+	double commit[32], decode[32], read_decode[32], open_decode[32], t;
 	void *blob;
 	size_t len;
+
+	struct kepler_store *attached;
 
 	if (kepler_store_open_writer(&o, &w, &err) < 0)
 		die("open writer", &err);
 	fixture_build(&f, nprocs, 1);
 	kepler_snapshot_encode(&f.snap, &blob, &len, NULL);
+	if (kepler_store_commit(w, &f.snap, &err) < 0 || kepler_store_open_reader(dir, &attached, &err) < 0)
+		die("attach", &err);
 	for (int i = 0; i < reps; i++) {
 		t = now_us();
 		if (kepler_store_commit(w, &f.snap, &err) < 0)
@@ -70,15 +74,21 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 		decode[i] = now_us() - t;
 		kepler_snapshot_free(s);
 		t = now_us();
+		if (kepler_store_read(attached, 0, &s, &err) < 0)
+			die("read", &err);
+		read_decode[i] = now_us() - t;
+		kepler_snapshot_free(s);
+		t = now_us();
 		if (kepler_store_open_reader(dir, &r, &err) < 0 || kepler_store_read(r, 0, &s, &err) < 0)
 			die("read", &err);
 		kepler_snapshot_free(s);
 		kepler_store_close(r);
 		open_decode[i] = now_us() - t;
 	}
-	printf("| %zu | %.1f KiB | %.2f ms | %.3f ms | %.3f ms |\n", nprocs, (double)len / 1024,
-	       median(commit, reps) / 1000, median(decode, reps) / 1000,
+	printf("| %zu | %.1f KiB | %.2f ms | %.3f ms | %.3f ms | %.3f ms |\n", nprocs, (double)len / 1024,
+	       median(commit, reps) / 1000, median(decode, reps) / 1000, median(read_decode, reps) / 1000,
 	       median(open_decode, reps) / 1000);
+	kepler_store_close(attached);
 	free(blob);
 	fixture_free(&f);
 	kepler_store_close(w);
@@ -129,6 +139,41 @@ static void bench_attach_and_series(const char *dir)
 	fixture_free(&f);
 }
 
+/* kepler_store_seq_at over a full default ring (720 snapshots of 1000 processes). */
+static void bench_seq_at(const char *dir)
+{
+	struct kepler_store_options o = { .path = dir, .map_size = 1ULL << 30,
+					  .retention_snapshots = 720, .retention_series_ns = 86400 * SEC };
+	struct kepler_store *w, *r;
+	struct kepler_error err;
+	struct fixture f;
+	double at[64], t;
+	uint64_t seq;
+
+	if (kepler_store_open_writer(&o, &w, &err) < 0)
+		die("open writer", &err);
+	fixture_build(&f, 1000, 0);
+	for (uint64_t i = 0; i < 720; i++) {
+		f.snap.wall_ns = 1795881600000000000ULL + i * 5 * SEC;
+		if (kepler_store_commit(w, &f.snap, &err) < 0)
+			die("commit", &err);
+	}
+	if (kepler_store_open_reader(dir, &r, &err) < 0)
+		die("open reader", &err);
+	for (int i = 0; i < 64; i++) {
+		t = now_us();
+		if (kepler_store_seq_at(r, 1795881600000000000ULL + (uint64_t)(i * 11 % 720) * 5 * SEC, &seq,
+					&err) < 0)
+			die("seq_at", &err);
+		at[i] = now_us() - t;
+	}
+	printf("seq_at (a time in a ring of 720 snapshots of 1000 processes): %.1f us (median of 64)\n",
+	       median(at, 64));
+	kepler_store_close(r);
+	kepler_store_close(w);
+	fixture_free(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 100, 1000, 10000, 100000 };
@@ -139,7 +184,8 @@ int main(int argc, char **argv)
 		perror(dir);
 		return 1;
 	}
-	printf("| processes | blob | commit | decode | open + read + decode |\n|---|---|---|---|---|\n");
+	printf("| processes | blob | commit | decode | read + decode | open + read + decode |\n"
+	       "|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < 4; i++) {
 		char sub[300];
 
@@ -148,6 +194,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(cmd, sizeof(cmd), "%s/series", dir);
 	bench_attach_and_series(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/ring", dir);
+	bench_seq_at(cmd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : 1;
 }

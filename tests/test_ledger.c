@@ -18,8 +18,8 @@
 
 #include "kepler_test.h"
 
-#include "attribution.h"
 #include "ledger.h"
+#include "split.h"
 #include "snapshot_checks.h"
 
 #define SEC 1000000000ULL
@@ -27,16 +27,11 @@
 #define NPROC 40
 
 struct world {
-	struct kepler_proc procs[NPROC];
-	struct kepler_proc_identity ids[NPROC];
+	struct kepler_ledger_proc procs[NPROC];
+	char comm[NPROC][16], pod[NPROC][40], vm_id[NPROC][16], vm_name[NPROC][16];
 	char cids[4][65];
 	size_t n;
 };
-
-static const struct kepler_proc *at(const void *ctx, size_t i)
-{
-	return &((const struct world *)ctx)->procs[i];
-}
 
 static void world_init(struct world *w, size_t n)
 {
@@ -46,29 +41,30 @@ static void world_init(struct world *w, size_t n)
 		for (int k = 0; k < 64; k++)
 			w->cids[c][k] = "0123456789abcdef"[(c * 7 + k) % 16];
 	for (size_t i = 0; i < n; i++) {
-		struct kepler_proc *p = &w->procs[i];
-		struct kepler_proc_identity *id = &w->ids[i];
+		struct kepler_ledger_proc *p = &w->procs[i];
 
 		p->pid = (uint32_t)(100 + i);
 		p->start_time_ns = 1000 + i;
-		snprintf(p->comm, sizeof(p->comm), "p%zu", i);
-		p->id = id;
-		id->exe = "/bin/x";
-		id->cgroup = "";
-		id->container.runtime = "";
-		id->vm.hypervisor = "";
+		snprintf(w->comm[i], sizeof(w->comm[i]), "p%zu", i);
+		p->comm = w->comm[i];
+		p->exe = "/bin/x";
+		p->container_id = p->container_runtime = p->pod_uid = "";
+		p->vm_id = p->vm_name = p->vm_hypervisor = "";
 		if (i % 3 == 1) { /* a container per residue, two in a pod */
-			memcpy(id->container.id, w->cids[i % 4], 65);
-			id->container.runtime = "containerd";
-			if (i % 4 < 2)
-				snprintf(id->container.pod_uid, sizeof(id->container.pod_uid),
-					 "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f6%zu", i % 2);
-			id->type = KEPLER_PROC_CONTAINER;
+			p->container_id = w->cids[i % 4];
+			p->container_runtime = "containerd";
+			if (i % 4 < 2) {
+				snprintf(w->pod[i], sizeof(w->pod[i]), "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f6%zu", i % 2);
+				p->pod_uid = w->pod[i];
+			}
+			p->type = KEPLER_PROC_CONTAINER;
 		}
 		if (i % 7 == 3) {
-			snprintf(id->vm.id, sizeof(id->vm.id), "vm-%zu", i % 2);
-			snprintf(id->vm.name, sizeof(id->vm.name), "guest%zu", i % 2);
-			id->vm.hypervisor = "kvm";
+			snprintf(w->vm_id[i], sizeof(w->vm_id[i]), "vm-%zu", i % 2);
+			snprintf(w->vm_name[i], sizeof(w->vm_name[i]), "guest%zu", i % 2);
+			p->vm_id = w->vm_id[i];
+			p->vm_name = w->vm_name[i];
+			p->vm_hypervisor = "kvm";
 		}
 		p->cycles = p->instructions = p->cache_misses = KEPLER_COUNTER_UNAVAILABLE;
 	}
@@ -79,7 +75,7 @@ static struct kepler_ledger_input input(struct world *w, uint64_t t, bool first)
 	struct kepler_ledger_input in = {
 		.wall_ns = 1800000000 * SEC + t, .mono_ns = t, .interval_ns = 5 * SEC, .first = first,
 		.nzones = 3, .busy_delta_ns = 3 * SEC, .total_delta_ns = 10 * SEC, .usage_ratio = 0.3,
-		.nprocs = w->n, .proc_at = at, .ctx = w,
+		.procs = w->procs, .nprocs = w->n,
 	};
 	static const char *const names[] = { "package", "core", "dram" };
 
@@ -336,7 +332,7 @@ static void test_resume(void **state)
 	copy.ncontainers = 0;
 	copy.nvms = copy.npods = 0;
 	assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
-	kepler_ledger_resume(l2, &copy);
+	assert_int_equal(kepler_ledger_resume(l2, &copy), 0);
 	free(procs);
 	free(swapped);
 	/* the informer reports only some processes at first (eBPF: those that ran) */

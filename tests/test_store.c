@@ -16,6 +16,7 @@
 
 #include "kepler/store.h"
 #include "snapshot_fixture.h"
+#include "store_internal.h"
 
 #define SEC 1000000000ULL
 
@@ -217,6 +218,109 @@ static void test_series_retention(void **state)
 	kepler_store_close(w);
 }
 
+/* Rewrite the series value of @seq in the store at @dir: @fn edits a copy. */
+static void edit_series(const char *dir, uint64_t seq, void (*fn)(unsigned char *v, size_t *len))
+{
+	unsigned char key[8], buf[4096];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { 8, key }, v;
+	size_t len;
+
+	for (int i = 0; i < 8; i++)
+		key[i] = (unsigned char)(seq >> (56 - 8 * i));
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0640), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "series", 0, &dbi), 0);
+	assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+	len = v.mv_size;
+	memcpy(buf, v.mv_data, len);
+	fn(buf, &len);
+	v = (MDB_val){ len, buf };
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+static void newer_version(unsigned char *v, size_t *len)
+{
+	struct series_header h;
+
+	(void)len;
+	memcpy(&h, v, sizeof(h));
+	h.version = KEPLER_SERIES_VERSION + 1;
+	memcpy(v, &h, sizeof(h));
+}
+
+static void format_1_0(unsigned char *v, size_t *len)
+{
+	struct series_header h;
+
+	memcpy(&h, v, sizeof(h));
+	h.record_size = KEPLER_SERIES_RECORD_1_0;
+	memcpy(v, &h, sizeof(h));
+	*len = sizeof(h) + KEPLER_SERIES_RECORD_1_0;
+}
+
+static void longer_than_value(unsigned char *v, size_t *len)
+{
+	struct series_header h;
+
+	memcpy(&h, v, sizeof(h));
+	h.record_size = (uint32_t)(*len - sizeof(h) + 1);
+	memcpy(v, &h, sizeof(h));
+}
+
+static void newer_minor(unsigned char *v, size_t *len)
+{
+	struct series_header h;
+
+	memcpy(&h, v, sizeof(h));
+	h.record_size += 8; /* a field appended by a newer writer */
+	memcpy(v, &h, sizeof(h));
+	memset(v + *len, 0x5a, 8);
+	*len += 8;
+}
+
+/* The series record's header is read: versions, sizes of older and newer writers. */
+static void test_series_record_versions(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w, *r;
+	struct kepler_series_record *recs;
+	struct kepler_error err;
+	size_t n;
+
+	w = writer(c);
+	for (uint64_t i = 0; i < 5; i++) {
+		struct fixture f;
+
+		fixture_build(&f, 2, i);
+		f.snap.cpu_count = 4;
+		assert_int_equal(kepler_store_commit(w, &f.snap, &err), 0);
+		fixture_free(&f);
+	}
+	kepler_store_close(w);
+	edit_series(c->dir, 1, newer_version);
+	edit_series(c->dir, 2, format_1_0);
+	edit_series(c->dir, 3, longer_than_value);
+	edit_series(c->dir, 4, newer_minor);
+	r = reader(c);
+	assert_int_equal(kepler_store_series(r, 0, 0, &recs, &n, &err), 0);
+	assert_int_equal(n, 3); /* 1 (newer version) and 3 (longer than its value) skipped */
+	assert_int_equal(recs[0].seq, 2);
+	assert_int_equal(recs[0].cpu_count, 0); /* a 1.0 record has none */
+	assert_int_equal(recs[0].zones[0].energy_delta_uj, 5000);
+	assert_int_equal(recs[1].seq, 4);
+	assert_int_equal(recs[1].cpu_count, 4); /* a newer writer's extra field is skipped */
+	assert_int_equal(recs[2].seq, 5);
+	free(recs);
+	kepler_store_close(r);
+}
+
 static void test_seq_survives_restart_and_meta(void **state)
 {
 	struct ctx *c = *state;
@@ -353,6 +457,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uninitialized_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_record_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seq_survives_restart_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permissions, setup, teardown),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/meter.h: where the joules come from.
+ * collectd/meters/meter.h: where the joules come from.
  *
  * A meter is a set of zones (package, core, dram, psys, platform, ...).
  * Each zone is made of one or more parts (one per socket for RAPL, one per

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/informer_internal.h: what the informer kinds share with the
+ * collectd/informers/informer_internal.h: what the informer kinds share with the
  * engine in informer.c. Not for the rest of the collector.
  */
 #ifndef KEPLER_COLLECTD_INFORMER_INTERNAL_H

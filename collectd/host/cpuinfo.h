@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/cpuinfo.h: the host's /proc/cpuinfo, parsed into the CPU list
+ * collectd/host/cpuinfo.h: the host's /proc/cpuinfo, parsed into the CPU list
  * the collector records in the store (kepler/cpuinfo.h).
  */
 #ifndef KEPLER_COLLECTD_CPUINFO_H

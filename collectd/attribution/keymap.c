@@ -14,9 +14,9 @@ static uint64_t hash_of(const void *key, size_t len)
 	return h ? h : 1; /* 0 marks an empty slot */
 }
 
-static int grow(struct kepler_keymap *m)
+/* Rehash into @n slots (a power of two, above twice the count). */
+static int rehash(struct kepler_keymap *m, size_t n)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 256;
 	struct kepler_keymap_slot *slots = calloc(n, sizeof(*slots));
 
 	if (!slots)
@@ -37,6 +37,15 @@ static int grow(struct kepler_keymap *m)
 	return 0;
 }
 
+int kepler_keymap_reserve(struct kepler_keymap *m, size_t count)
+{
+	size_t n = m->nslots ? m->nslots : 256;
+
+	while (count * 2 > n)
+		n *= 2;
+	return n == m->nslots ? 0 : rehash(m, n);
+}
+
 int kepler_keymap_put(struct kepler_keymap *m, const void *key, size_t len, uint32_t index)
 {
 	uint64_t h;
@@ -44,7 +53,7 @@ int kepler_keymap_put(struct kepler_keymap *m, const void *key, size_t len, uint
 
 	if (len > KEPLER_KEY_MAX)
 		return -E2BIG;
-	if ((m->count + 1) * 2 > m->nslots && grow(m) < 0)
+	if ((m->count + 1) * 2 > m->nslots && kepler_keymap_reserve(m, m->count + 1) < 0)
 		return -ENOMEM;
 	h = hash_of(key, len);
 	for (s = h & (m->nslots - 1); m->slots[s].hash; s = (s + 1) & (m->nslots - 1)) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/ledger.h: turns one interval's measurements (each zone's energy
+ * collectd/attribution/ledger.h: turns one interval's measurements (each zone's energy
  * delta, the node's CPU use, every process's CPU time) into a snapshot, and
  * keeps the cumulative totals of the node and of every workload from one
  * interval to the next.
@@ -16,6 +16,10 @@
  * then carried forward (delta 0, final totals) for terminated_ttl, at most
  * max_terminated per kind by energy in the primary zone, none below
  * min_terminated_energy.
+ *
+ * A build that fails (out of memory) changes nothing: it reserves all it
+ * needs before it changes any total, so the next build continues as if the
+ * failed one had not been tried, and no exported counter goes back.
  */
 #ifndef KEPLER_COLLECTD_LEDGER_H
 #define KEPLER_COLLECTD_LEDGER_H
@@ -23,7 +27,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "informer.h"
 #include "kepler/error.h"
 #include "kepler/snapshot.h"
 
@@ -39,6 +42,24 @@ struct kepler_ledger_zone_in {
 	uint64_t delta_uj;
 };
 
+/*
+ * One process of the interval, as the collector hands it over. The strings
+ * must stay valid until the next build (the snapshot points to them); "" when
+ * absent, never NULL.
+ */
+struct kepler_ledger_proc {
+	uint32_t pid;
+	uint64_t start_time_ns;     /* with pid, the identity */
+	const char *comm, *exe;
+	enum kepler_process_type type;
+	const char *container_id, *container_runtime, *pod_uid;
+	const char *vm_id, *vm_name, *vm_hypervisor;
+	enum kepler_state state;    /* terminated: ended in this interval */
+	uint64_t cpu_time_ns;       /* cumulative */
+	uint64_t cpu_time_delta_ns; /* this interval */
+	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
+};
+
 /* One interval's measurements. */
 struct kepler_ledger_input {
 	uint64_t wall_ns, mono_ns, interval_ns;
@@ -50,10 +71,8 @@ struct kepler_ledger_input {
 	unsigned cpu_count;
 	bool hw_counters;
 	uint32_t skipped, lost;
-	/* the processes of the interval: proc_at(ctx, i) for i < nprocs */
+	const struct kepler_ledger_proc *procs; /* the processes of the interval */
 	size_t nprocs;
-	const struct kepler_proc *(*proc_at)(const void *ctx, size_t i);
-	const void *ctx;
 };
 
 struct kepler_ledger;
@@ -66,14 +85,15 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
  * boot, read back at start): the node's per zone (matched by zone name) and
  * those of every running process (same pid and start time), container, VM
  * and pod, so that exported counters never go down across a restart.
- * Call before the first kepler_ledger_build().
+ * Call before the first kepler_ledger_build(). -ENOMEM (nothing resumed).
  */
-void kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev);
+int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev);
 
 /*
  * Build the snapshot of @in. The result is owned by the ledger and valid
  * until the next build (its strings point into the informer's records of
- * this interval and into the ledger). -ENOMEM, -EINVAL (zones changed).
+ * this interval and into the ledger). -ENOMEM, -EINVAL (zones changed),
+ * and then the ledger is as it was before the call.
  */
 int kepler_ledger_build(struct kepler_ledger *l, const struct kepler_ledger_input *in,
 			struct kepler_snapshot **ret, struct kepler_error *err);

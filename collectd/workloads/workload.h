@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/workload.h: what a process belongs to, from what procfs says
+ * collectd/workloads/workload.h: what a process belongs to, from what procfs says
  * about it: its container (and pod) from /proc/PID/cgroup, its VM from
  * the hypervisor's /proc/PID/cmdline. Pure functions on buffers, so that
  * they are tested on real-world lines and fuzzed; the contents are

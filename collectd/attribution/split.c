@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "attribution.h"
+#include "split.h"
 
 typedef unsigned __int128 u128;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/power_model.h: linear power models (the `model` meter source).
+ * collectd/meters/power_model.h: linear power models (the `model` meter source).
  *
  * A model file (YAML) estimates each zone's power in watts as
  *     intercept + sum(coefficient[f] * feature[f])

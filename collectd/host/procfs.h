@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/procfs.h: parsers of the procfs files the informers read, and
+ * collectd/host/procfs.h: parsers of the procfs files the informers read, and
  * small readers around them. The parsers work on buffers (so that they are
  * tested and fuzzed without a /proc) and trust nothing in them: a process
  * name may hold spaces, parentheses, newlines or invalid UTF-8.

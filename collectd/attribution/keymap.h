@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/keymap.h: a small hash map from byte-string keys (at most
+ * collectd/attribution/keymap.h: a small hash map from byte-string keys (at most
  * KEPLER_KEY_MAX bytes, copied in) to indexes into the caller's arrays.
  * Open addressing with linear probing; no deletion (maps are rebuilt each
  * interval), so it stays simple and fast.
@@ -25,6 +25,12 @@ struct kepler_keymap {
 	size_t nslots; /* power of two */
 	size_t count;
 };
+
+/*
+ * Make room for @count keys, so that putting up to that many allocates
+ * nothing and cannot fail for memory. -ENOMEM.
+ */
+int kepler_keymap_reserve(struct kepler_keymap *m, size_t count);
 
 /* Map @key to @index (replacing an existing mapping). -ENOMEM, -E2BIG. */
 int kepler_keymap_put(struct kepler_keymap *m, const void *key, size_t len, uint32_t index);

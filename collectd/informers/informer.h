@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/informer.h: who used the machine during each interval.
+ * collectd/informers/informer.h: who used the machine during each interval.
  *
  * An informer refreshes once per interval and then holds:
  *   - the node's CPU time from <procfs>/stat (busy and total, cumulative

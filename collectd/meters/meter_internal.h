@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/meter_internal.h: what the meter sources share. Not for the
+ * collectd/meters/meter_internal.h: what the meter sources share. Not for the
  * rest of the collector, which uses meter.h.
  */
 #ifndef KEPLER_COLLECTD_METER_INTERNAL_H

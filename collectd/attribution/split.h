@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/attribution.h: the integer arithmetic of attribution, exact by
+ * collectd/attribution/split.h: the integer arithmetic of attribution, exact by
  * construction (DESIGN.md, "the ratio model, made exact").
  */
-#ifndef KEPLER_COLLECTD_ATTRIBUTION_H
-#define KEPLER_COLLECTD_ATTRIBUTION_H
+#ifndef KEPLER_COLLECTD_SPLIT_H
+#define KEPLER_COLLECTD_SPLIT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,4 +27,4 @@ uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns
 uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret,
 		      uint64_t *scratch);
 
-#endif /* KEPLER_COLLECTD_ATTRIBUTION_H */
+#endif /* KEPLER_COLLECTD_SPLIT_H */

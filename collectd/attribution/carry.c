@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Terminated workloads carried forward: a process, container, VM or pod
+ * that ended stays in the snapshots after the one it ended in, with delta 0
+ * and its final totals, for terminated_ttl, at most max_terminated of each
+ * kind (the largest by energy in the primary zone), none below
+ * min_terminated_energy.
+ */
+#include <stdlib.h>
+
+#include "ledger_internal.h"
+
+bool ledger_keep_terminated(const struct kepler_ledger *l, uint64_t now, uint64_t ended,
+			    uint64_t primary_total)
+{
+	if (l->params.max_terminated == 0)
+		return false;
+	if (now > ended && now - ended > l->params.terminated_ttl_ns)
+		return false;
+	return primary_total >= l->params.min_terminated_energy_uj;
+}
+
+static int by_primary_desc(const void *a, const void *b, void *ctx)
+{
+	const struct proc_rec *const *x = a, *const *y = b;
+	size_t z = *(const size_t *)ctx;
+	uint64_t ex = (*x)->p.usage.zones[z].total_uj, ey = (*y)->p.usage.zones[z].total_uj;
+
+	return ex < ey ? 1 : ex > ey ? -1 : 0;
+}
+
+/* A copy of @o in the current generation, with delta 0; its strings move with it. */
+static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input *in, struct proc_rec *o)
+{
+	struct proc_gen *cur = &l->gen[l->cur];
+	struct proc_rec *r = ledger_gen_add(cur, l->nzones);
+	struct kepler_energy *zones = r->p.usage.zones;
+	char key[12];
+	size_t klen = kepler_proc_key(o->p.pid, o->p.start_time_ns, key);
+
+	r->p = o->p;
+	r->p.usage.zones = zones;
+	for (unsigned z = 0; z < l->nzones; z++)
+		zones[z] = (struct kepler_energy){ .total_uj = o->p.usage.zones[z].total_uj };
+	r->p.usage.cpu_time_delta_ns = 0;
+	r->p.cycles = r->p.instructions = r->p.cache_misses = in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
+	r->ended_mono_ns = o->ended_mono_ns;
+	r->owned = o->owned; /* moved */
+	o->owned = NULL;
+	kepler_keymap_put(&cur->map, key, klen, (uint32_t)(cur->n - 1)); /* room reserved */
+}
+
+void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	struct proc_gen *prev = &l->gen[!l->cur];
+	size_t n = 0, keep, z = l->primary;
+
+	for (size_t i = 0; i < prev->n; i++) {
+		struct proc_rec *o = &prev->recs[i];
+
+		if (o->taken || o->p.usage.state != KEPLER_STATE_TERMINATED)
+			continue;
+		if (ledger_keep_terminated(l, in->mono_ns, o->ended_mono_ns,
+					   l->nzones ? o->p.usage.zones[z].total_uj : 0))
+			l->cand[n++] = o;
+	}
+	keep = n;
+	if (l->params.max_terminated >= 0 && (size_t)l->params.max_terminated < n) {
+		qsort_r(l->cand, n, sizeof(*l->cand), by_primary_desc, &z);
+		keep = (size_t)l->params.max_terminated;
+	}
+	for (size_t k = 0; k < keep; k++)
+		carry_one(l, in, l->cand[k]);
+}
+
+void ledger_carry_groups(struct kepler_ledger *l, struct group_table *t, uint64_t now)
+{
+	size_t carried = 0, z = l->primary;
+
+	for (;;) {
+		struct group_rec *best = NULL;
+
+		if (l->params.max_terminated >= 0 && carried >= (size_t)l->params.max_terminated)
+			break;
+		for (size_t i = 0; i < t->n; i++) {
+			struct group_rec *g = &t->recs[i];
+
+			if (g->emit || g->dormant || !g->terminated || g->fresh ||
+			    !ledger_keep_terminated(l, now, g->ended_mono_ns, l->nzones ? g->total[z] : 0))
+				continue;
+			if (!best || g->total[z] > best->total[z])
+				best = g;
+		}
+		if (!best)
+			break;
+		best->emit = best->keep = true;
+		carried++;
+	}
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Containers, VMs and pods: persistent tables of groups with owned strings,
+ * each interval the exact sums of their processes (pods: of their
+ * containers). Every group a build may touch is created in its reserve
+ * phase, so the apply phase only looks groups up.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger_internal.h"
+
+static void group_rec_free(struct group_rec *g)
+{
+	free(g->id);
+	free(g->name);
+	free(g->extra);
+	free(g->pod_id);
+}
+
+static struct group_rec *group_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
+{
+	struct group_table *t = &l->groups[k];
+	int64_t idx = kepler_keymap_get(&t->map, id, strlen(id));
+
+	return idx >= 0 ? &t->recs[idx] : NULL;
+}
+
+struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
+				   const char *name, const char *extra, const char *pod_id)
+{
+	struct group_table *t = &l->groups[k];
+	struct group_rec *g = group_find(l, k, id);
+
+	if (g)
+		return g;
+	if (ledger_grow((void **)&t->recs, &t->cap, t->n + 1, sizeof(*t->recs)) < 0)
+		return NULL;
+	g = &t->recs[t->n];
+	memset(g, 0, sizeof(*g));
+	g->id = strdup(id);
+	g->name = strdup(name ? name : "");
+	g->extra = strdup(extra ? extra : "");
+	g->pod_id = strdup(pod_id ? pod_id : "");
+	g->fresh = true;
+	if (!g->id || !g->name || !g->extra || !g->pod_id ||
+	    kepler_keymap_put(&t->map, id, strlen(id), (uint32_t)t->n) < 0) {
+		group_rec_free(g);
+		return NULL;
+	}
+	t->n++;
+	return g;
+}
+
+/* Keep the first @n groups of @t (those before a failed reservation). */
+void ledger_groups_truncate(struct group_table *t, size_t n)
+{
+	for (size_t i = n; i < t->n; i++)
+		group_rec_free(&t->recs[i]);
+	t->n = n;
+	kepler_keymap_clear(&t->map);
+	for (size_t i = 0; i < n; i++) /* fewer keys than before: no allocation */
+		kepler_keymap_put(&t->map, t->recs[i].id, strlen(t->recs[i].id), (uint32_t)i);
+}
+
+void ledger_groups_free(struct kepler_ledger *l)
+{
+	for (int k = 0; k < KEPLER_KIND_COUNT; k++) {
+		ledger_groups_truncate(&l->groups[k], 0);
+		free(l->groups[k].recs);
+		kepler_keymap_free(&l->groups[k].map);
+	}
+}
+
+/* Create the container and VM of @p, if it has them. */
+static int ensure_of_process(struct kepler_ledger *l, const struct kepler_ledger_proc *p)
+{
+	if (p->container_id[0] &&
+	    !ledger_group_get(l, KEPLER_KIND_CONTAINER, p->container_id, "", p->container_runtime, p->pod_uid))
+		return -ENOMEM;
+	if (p->vm_id[0] && !ledger_group_get(l, KEPLER_KIND_VM, p->vm_id, p->vm_name, p->vm_hypervisor, ""))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Create the groups of a carried process (one that was in the last snapshot). */
+static int ensure_of_record(struct kepler_ledger *l, const struct kepler_process *p)
+{
+	if (p->container_id[0] && !ledger_group_get(l, KEPLER_KIND_CONTAINER, p->container_id, "", "", ""))
+		return -ENOMEM;
+	if (p->vm_id[0] && !ledger_group_get(l, KEPLER_KIND_VM, p->vm_id, "", "", ""))
+		return -ENOMEM;
+	return 0;
+}
+
+static int ensure_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	const struct proc_gen *prev = &l->gen[l->cur];
+	const struct group_table *ct = &l->groups[KEPLER_KIND_CONTAINER];
+
+	for (size_t i = 0; i < in->nprocs; i++)
+		if (ensure_of_process(l, &in->procs[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < prev->n; i++)
+		if (prev->recs[i].p.usage.state == KEPLER_STATE_TERMINATED &&
+		    ensure_of_record(l, &prev->recs[i].p) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < ct->n; i++) /* pods: of every container there may be */
+		if (ct->recs[i].pod_id[0] &&
+		    !ledger_group_get(l, KEPLER_KIND_POD, ct->recs[i].pod_id, "", "", ""))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Room for the snapshot's arrays: at most every group of the tables. */
+static int reserve_emission(struct kepler_ledger *l)
+{
+	size_t nc = l->groups[KEPLER_KIND_CONTAINER].n, nv = l->groups[KEPLER_KIND_VM].n;
+	size_t np = l->groups[KEPLER_KIND_POD].n;
+
+	if (ledger_grow((void **)&l->containers, &l->containers_cap, nc, sizeof(*l->containers)) < 0 ||
+	    ledger_grow((void **)&l->vms, &l->vms_cap, nv, sizeof(*l->vms)) < 0 ||
+	    ledger_grow((void **)&l->pods, &l->pods_cap, np, sizeof(*l->pods)) < 0 ||
+	    ledger_grow((void **)&l->group_pool, &l->group_pool_cap,
+			(nc + nv + np) * (l->nzones ? l->nzones : 1), sizeof(*l->group_pool)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	size_t before[KEPLER_KIND_COUNT];
+	int r;
+
+	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
+		before[k] = l->groups[k].n;
+	r = ensure_groups(l, in);
+	if (r == 0)
+		r = reserve_emission(l);
+	if (r < 0)
+		for (int k = 0; k < KEPLER_KIND_COUNT; k++)
+			ledger_groups_truncate(&l->groups[k], before[k]);
+	return r;
+}
+
+static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct kepler_usage *u)
+{
+	if (!g->present) {
+		g->present = true;
+		g->running = false;
+		g->cpu_delta = 0;
+		memset(g->delta, 0, sizeof(g->delta));
+	}
+	for (unsigned z = 0; z < l->nzones; z++)
+		g->delta[z] += u->zones[z].delta_uj;
+	g->cpu_delta += u->cpu_time_delta_ns;
+	/* a group seen for the first time starts from its members' lifetime CPU */
+	if (g->fresh)
+		g->cpu_total += u->cpu_time_ns - u->cpu_time_delta_ns;
+	g->running |= u->state == KEPLER_STATE_RUNNING;
+}
+
+/* A resumed group not seen yet: kept for its totals (within the horizon), not shown. */
+static void settle_dormant(struct group_rec *g, uint64_t now)
+{
+	if (!g->ended_mono_ns)
+		g->ended_mono_ns = now;
+	g->keep = now < g->ended_mono_ns + RESUME_HORIZON_NS;
+	g->emit = false;
+}
+
+/* Totals, states and which groups of @t go into this snapshot. */
+static void settle(struct kepler_ledger *l, struct group_table *t, uint64_t now)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct group_rec *g = &t->recs[i];
+
+		if (g->present)
+			g->dormant = false;
+		if (g->fresh && !g->present) { /* created in reserve, no member after all */
+			g->emit = g->keep = false;
+			continue;
+		}
+		g->fresh = false;
+		if (g->dormant) {
+			settle_dormant(g, now);
+			continue;
+		}
+		if (!g->present) {
+			memset(g->delta, 0, sizeof(g->delta));
+			g->cpu_delta = 0;
+			g->running = false;
+		}
+		for (unsigned z = 0; z < l->nzones; z++)
+			g->total[z] += g->delta[z];
+		g->cpu_total += g->cpu_delta;
+		if (g->running) {
+			g->terminated = false;
+		} else if (!g->terminated) {
+			g->terminated = true;
+			g->ended_mono_ns = now;
+		}
+		g->emit = g->keep = g->present;
+	}
+	ledger_carry_groups(l, t, now);
+}
+
+/* Pods: the sums of the containers of this snapshot. */
+static void add_pods(struct kepler_ledger *l)
+{
+	const struct group_table *ct = &l->groups[KEPLER_KIND_CONTAINER];
+
+	for (size_t i = 0; i < ct->n; i++) {
+		const struct group_rec *c = &ct->recs[i];
+		struct kepler_energy e[KEPLER_MAX_ZONES];
+		struct kepler_usage u;
+		struct group_rec *g;
+
+		if (!c->emit || !c->pod_id[0] || !(g = group_find(l, KEPLER_KIND_POD, c->pod_id)))
+			continue; /* (dormant containers are not emitted; pods were reserved) */
+		for (unsigned z = 0; z < l->nzones; z++)
+			e[z] = (struct kepler_energy){ .total_uj = c->total[z], .delta_uj = c->delta[z] };
+		u = (struct kepler_usage){ .state = c->terminated ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING,
+					   .cpu_time_ns = c->cpu_total, .cpu_time_delta_ns = c->cpu_delta,
+					   .zones = e };
+		group_add(l, g, &u);
+	}
+}
+
+void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	const struct proc_gen *cur = &l->gen[l->cur];
+
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct kepler_process *p = &cur->recs[i].p;
+		struct group_rec *g;
+
+		if (p->container_id[0] && (g = group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
+			group_add(l, g, &p->usage);
+		if (p->vm_id[0] && (g = group_find(l, KEPLER_KIND_VM, p->vm_id)))
+			group_add(l, g, &p->usage);
+	}
+	settle(l, &l->groups[KEPLER_KIND_CONTAINER], in->mono_ns);
+	settle(l, &l->groups[KEPLER_KIND_VM], in->mono_ns);
+	add_pods(l);
+	settle(l, &l->groups[KEPLER_KIND_POD], in->mono_ns);
+}
+
+static void fill_usage(const struct kepler_ledger *l, const struct group_rec *g, struct kepler_usage *u,
+		       struct kepler_energy *zones)
+{
+	u->state = g->terminated ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
+	u->cpu_time_ns = g->cpu_total;
+	u->cpu_time_delta_ns = g->cpu_delta;
+	u->zones = zones;
+	for (unsigned z = 0; z < l->nzones; z++)
+		zones[z] = (struct kepler_energy){ .total_uj = g->total[z], .delta_uj = g->delta[z] };
+}
+
+void ledger_emit_groups(struct kepler_ledger *l)
+{
+	struct kepler_snapshot *s = &l->snap;
+	size_t used = 0;
+
+	s->ncontainers = s->nvms = s->npods = 0;
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		const struct group_table *t = &l->groups[k];
+
+		for (size_t i = 0; i < t->n; i++) {
+			const struct group_rec *g = &t->recs[i];
+			struct kepler_usage *u;
+
+			if (!g->emit)
+				continue;
+			if (k == KEPLER_KIND_CONTAINER) {
+				l->containers[s->ncontainers] = (struct kepler_container){
+					.id = g->id, .name = g->name, .runtime = g->extra, .pod_id = g->pod_id };
+				u = &l->containers[s->ncontainers++].usage;
+			} else if (k == KEPLER_KIND_VM) {
+				l->vms[s->nvms] = (struct kepler_vm){ .id = g->id, .name = g->name, .hypervisor = g->extra };
+				u = &l->vms[s->nvms++].usage;
+			} else {
+				l->pods[s->npods] = (struct kepler_pod){ .id = g->id, .name = g->name, .ns = g->extra };
+				u = &l->pods[s->npods++].usage;
+			}
+			fill_usage(l, g, u, &l->group_pool[used]);
+			used += l->nzones;
+		}
+	}
+	s->containers = l->containers;
+	s->vms = l->vms;
+	s->pods = l->pods;
+}
+
+/* Forget the groups this build did not keep (their strings are not in the snapshot). */
+void ledger_compact_groups(struct kepler_ledger *l)
+{
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		struct group_table *t = &l->groups[k];
+		size_t n = 0;
+
+		for (size_t i = 0; i < t->n; i++) {
+			struct group_rec *g = &t->recs[i];
+
+			if (!g->keep) {
+				group_rec_free(g);
+				continue;
+			}
+			g->present = false;
+			t->recs[n++] = *g;
+		}
+		t->n = n;
+		ledger_groups_truncate(t, n); /* rebuilds the key map */
+	}
+}

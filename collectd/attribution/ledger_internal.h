@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/attribution/ledger_internal.h: the ledger's state, shared by its
+ * files:
+ *   ledger.c     the build, in two phases: reserve (every allocation; on
+ *                failure nothing has changed) then apply (cannot fail); the
+ *                node's zones and the snapshot's header
+ *   processes.c  generations of process records: each interval's records,
+ *                totals continued from the previous generation
+ *   groups.c     containers, VMs and pods: sums of their processes
+ *   carry.c      terminated workloads carried forward (ttl, max, minimum)
+ *   resume.c     continuing the totals of a snapshot read back at start
+ */
+#ifndef KEPLER_COLLECTD_LEDGER_INTERNAL_H
+#define KEPLER_COLLECTD_LEDGER_INTERNAL_H
+
+#include "keymap.h"
+#include "ledger.h"
+
+#define RESUME_HORIZON_NS (3600ULL * 1000000000ULL)
+
+struct proc_rec {
+	struct kepler_process p;
+	uint64_t ended_mono_ns; /* terminated: when it ended */
+	char *owned;            /* terminated: block holding p's strings */
+	bool taken;             /* prev generation: carried into the new one */
+};
+
+struct proc_gen {
+	struct proc_rec *recs;
+	size_t n, cap;
+	struct kepler_energy *pool; /* cap x nzones */
+	size_t pool_cap;
+	struct kepler_keymap map;
+};
+
+struct group_rec {
+	char *id, *name, *extra, *pod_id; /* extra: runtime, hypervisor or namespace */
+	uint64_t total[KEPLER_MAX_ZONES], delta[KEPLER_MAX_ZONES];
+	uint64_t cpu_total, cpu_delta;
+	uint64_t ended_mono_ns;
+	bool terminated, present, running, emit;
+	bool fresh;   /* created in this build: no member seen before */
+	bool dormant; /* resumed at start, not seen yet: kept, not shown */
+	bool keep;    /* stays in the table after this build */
+};
+
+struct group_table {
+	struct group_rec *recs;
+	size_t n, cap;
+	struct kepler_keymap map;
+};
+
+struct kepler_ledger {
+	struct kepler_ledger_params params;
+	unsigned nzones;
+	char zone_names[KEPLER_MAX_ZONES][64];
+	struct kepler_energy node[KEPLER_MAX_ZONES][3]; /* energy, active, idle */
+	size_t primary;
+	struct proc_gen gen[2];
+	int cur; /* index of the current generation in gen[] */
+	/*
+	 * Processes of the snapshot resumed at start: an informer reports a
+	 * process only once it runs again (eBPF), so they wait here, for up to
+	 * RESUME_HORIZON, to continue their totals when they show up.
+	 */
+	struct proc_gen resumed;
+	uint64_t resumed_until_ns;
+	/* containers, VMs and pods, indexed by enum kepler_kind (PROCESS unused) */
+	struct group_table groups[KEPLER_KIND_COUNT];
+	/* resume: node bases by zone name, until the first build */
+	unsigned nresume;
+	char resume_names[KEPLER_MAX_ZONES][64];
+	uint64_t resume_base[KEPLER_MAX_ZONES][3];
+	/* the snapshot handed out */
+	struct kepler_snapshot snap;
+	size_t snap_procs_cap;
+	struct kepler_container *containers;
+	struct kepler_vm *vms;
+	struct kepler_pod *pods;
+	struct kepler_energy *group_pool;
+	size_t containers_cap, vms_cap, pods_cap, group_pool_cap;
+	/* scratch of one build, reserved before anything changes */
+	uint64_t *weights, *shares, *scratch;
+	size_t weights_cap, shares_cap, scratch_cap;
+	struct proc_rec **cand; /* carry: candidates */
+	size_t cand_cap;
+	char **owned;           /* per input process: its strings' block if terminated */
+	size_t owned_cap;
+};
+
+/* Make *@p hold @need elements of @size (at least one); on failure *@p is unchanged. -ENOMEM. */
+int ledger_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* ledger.c: the node's zones for this interval; @active gets each zone's active part. */
+void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,
+			 uint64_t cpu_delta_sum, uint64_t *active);
+
+/* processes.c */
+int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nzones);
+void ledger_gen_reset(struct proc_gen *g);
+void ledger_gen_free(struct proc_gen *g);
+struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nzones);
+char *ledger_own_strings(struct kepler_process *p);
+int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_release_processes(struct kepler_ledger *l, size_t n);
+void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+
+/* groups.c */
+int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_emit_groups(struct kepler_ledger *l);
+void ledger_compact_groups(struct kepler_ledger *l);
+struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
+				   const char *name, const char *extra, const char *pod_id);
+void ledger_groups_truncate(struct group_table *t, size_t n);
+void ledger_groups_free(struct kepler_ledger *l);
+
+/* carry.c */
+bool ledger_keep_terminated(const struct kepler_ledger *l, uint64_t now, uint64_t ended,
+			    uint64_t primary_total);
+void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_carry_groups(struct kepler_ledger *l, struct group_table *t, uint64_t now);
+
+/* resume.c */
+int ledger_resumed_index(const struct kepler_ledger *l, const char *zone);
+int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsigned nzones);
+
+#endif /* KEPLER_COLLECTD_LEDGER_INTERNAL_H */

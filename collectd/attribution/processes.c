@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Process records, one generation per interval: records, their energy pool
+ * and a key map from (pid, start time). Each build fills the other
+ * generation, continuing totals from the current one (or from the records
+ * resumed at start). Records of terminated processes own a copy of their
+ * strings, since the informer forgets them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger_internal.h"
+#include "split.h"
+
+int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nzones)
+{
+	size_t pool_cap = g->pool_cap;
+	int r = ledger_grow((void **)&g->recs, &g->cap, n, sizeof(*g->recs));
+
+	if (r == 0)
+		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nzones ? nzones : 1), sizeof(*g->pool));
+	if (r == 0)
+		g->pool_cap = pool_cap;
+	return r;
+}
+
+void ledger_gen_reset(struct proc_gen *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->recs[i].owned);
+	g->n = 0;
+	kepler_keymap_clear(&g->map);
+}
+
+void ledger_gen_free(struct proc_gen *g)
+{
+	ledger_gen_reset(g);
+	free(g->recs);
+	free(g->pool);
+	kepler_keymap_free(&g->map);
+	memset(g, 0, sizeof(*g));
+}
+
+/* A zeroed record at the end of @g (room reserved by ledger_gen_reserve). */
+struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nzones)
+{
+	struct proc_rec *r = &g->recs[g->n];
+
+	memset(r, 0, sizeof(*r));
+	r->p.usage.zones = &g->pool[g->n * nzones];
+	memset(r->p.usage.zones, 0, nzones * sizeof(struct kepler_energy));
+	g->n++;
+	return r;
+}
+
+/* The strings a record owns once terminated, in the order of their block. */
+#define OWNED_FIELDS(p) { &(p)->comm, &(p)->exe, &(p)->container_id, &(p)->vm_id }
+
+/* Point @p's strings into @block (laid out by ledger_own_strings()). */
+static void point_into(struct kepler_process *p, char *block)
+{
+	const char **fields[] = OWNED_FIELDS(p);
+
+	for (size_t i = 0; i < 4; i++) {
+		*fields[i] = block;
+		block += strlen(block) + 1;
+	}
+}
+
+/* Copy the strings of @p into one block and point @p into it; NULL when out of memory. */
+char *ledger_own_strings(struct kepler_process *p)
+{
+	const char **fields[] = OWNED_FIELDS(p);
+	size_t len = 0, off = 0;
+	char *block;
+
+	for (size_t i = 0; i < 4; i++)
+		len += strlen(*fields[i]) + 1;
+	block = malloc(len);
+	if (!block)
+		return NULL;
+	for (size_t i = 0; i < 4; i++) {
+		size_t n = strlen(*fields[i]) + 1;
+
+		memcpy(block + off, *fields[i], n);
+		off += n;
+	}
+	point_into(p, block);
+	return block;
+}
+
+/* The fields of an input process, as a snapshot record (strings not owned). */
+static void fill_process(struct kepler_process *p, const struct kepler_ledger_proc *kp)
+{
+	p->pid = kp->pid;
+	p->start_time_ns = kp->start_time_ns;
+	p->comm = kp->comm;
+	p->exe = kp->exe;
+	p->type = kp->type;
+	p->container_id = kp->container_id;
+	p->vm_id = kp->vm_id;
+	p->cycles = kp->cycles;
+	p->instructions = kp->instructions;
+	p->cache_misses = kp->cache_misses;
+	p->usage.state = kp->state;
+	p->usage.cpu_time_ns = kp->cpu_time_ns;
+}
+
+void ledger_release_processes(struct kepler_ledger *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l->owned[i]);
+		l->owned[i] = NULL;
+	}
+}
+
+int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	struct proc_gen *next = &l->gen[!l->cur], *prev = &l->gen[l->cur];
+	size_t n = in->nprocs, most = n + prev->n, nz = l->nzones ? l->nzones : 1;
+
+	if (l->resumed.n && !l->resumed_until_ns)
+		l->resumed_until_ns = in->mono_ns + RESUME_HORIZON_NS;
+	if (l->resumed.n && in->mono_ns > l->resumed_until_ns)
+		ledger_gen_reset(&l->resumed);
+	ledger_gen_reset(next); /* two intervals old: nothing points into it */
+	if (ledger_gen_reserve(next, most, l->nzones) < 0 || kepler_keymap_reserve(&next->map, most) < 0 ||
+	    ledger_grow((void **)&l->weights, &l->weights_cap, n, sizeof(*l->weights)) < 0 ||
+	    ledger_grow((void **)&l->shares, &l->shares_cap, nz * n, sizeof(*l->shares)) < 0 ||
+	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
+	    ledger_grow((void **)&l->cand, &l->cand_cap, prev->n, sizeof(*l->cand)) < 0 ||
+	    ledger_grow((void **)&l->owned, &l->owned_cap, n, sizeof(*l->owned)) < 0 ||
+	    ledger_grow((void **)&l->snap.processes, &l->snap_procs_cap, most, sizeof(*l->snap.processes)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct kepler_process p;
+
+		l->owned[i] = NULL;
+		if (in->procs[i].state != KEPLER_STATE_TERMINATED)
+			continue;
+		fill_process(&p, &in->procs[i]);
+		l->owned[i] = ledger_own_strings(&p);
+		if (!l->owned[i]) {
+			ledger_release_processes(l, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The record this process continues: the previous interval's, else a resumed one. */
+static struct proc_rec *previous_of(struct kepler_ledger *l, const char *key, size_t klen)
+{
+	struct proc_gen *prev = &l->gen[!l->cur];
+	int64_t idx = kepler_keymap_get(&prev->map, key, klen);
+	struct proc_rec *old;
+
+	if (idx >= 0) {
+		prev->recs[idx].taken = true;
+		return &prev->recs[idx];
+	}
+	if (!l->resumed.n || (idx = kepler_keymap_get(&l->resumed.map, key, klen)) < 0)
+		return NULL;
+	old = &l->resumed.recs[idx];
+	return old->p.usage.state == KEPLER_STATE_RUNNING ? old : NULL;
+}
+
+static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_input *in, size_t i)
+{
+	const struct kepler_ledger_proc *kp = &in->procs[i];
+	struct proc_gen *cur = &l->gen[l->cur];
+	struct proc_rec *r = ledger_gen_add(cur, l->nzones), *old;
+	char key[12];
+	size_t klen = kepler_proc_key(kp->pid, kp->start_time_ns, key);
+
+	old = previous_of(l, key, klen);
+	fill_process(&r->p, kp);
+	r->p.usage.cpu_time_delta_ns = in->first ? 0 : kp->cpu_time_delta_ns;
+	for (unsigned z = 0; z < l->nzones; z++) {
+		uint64_t d = l->shares[(size_t)z * in->nprocs + i];
+
+		r->p.usage.zones[z].delta_uj = d;
+		r->p.usage.zones[z].total_uj = (old ? old->p.usage.zones[z].total_uj : 0) + d;
+	}
+	if (kp->state == KEPLER_STATE_TERMINATED) {
+		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED
+			? old->ended_mono_ns : in->mono_ns;
+		r->owned = l->owned[i]; /* moved */
+		l->owned[i] = NULL;
+		point_into(&r->p, r->owned);
+	}
+	kepler_keymap_put(&cur->map, key, klen, (uint32_t)(cur->n - 1)); /* room reserved */
+}
+
+void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	struct proc_gen *prev;
+	uint64_t sum = 0, active[KEPLER_MAX_ZONES];
+	size_t n = in->nprocs;
+
+	l->cur = !l->cur;
+	prev = &l->gen[!l->cur];
+	for (size_t i = 0; i < n; i++) {
+		l->weights[i] = in->first ? 0 : in->procs[i].cpu_time_delta_ns;
+		sum += l->weights[i];
+	}
+	ledger_account_node(l, in, sum, active);
+	for (unsigned z = 0; z < l->nzones; z++)
+		kepler_split(active[z], l->weights, n, &l->shares[(size_t)z * n], l->scratch);
+	for (size_t i = 0; i < prev->n; i++)
+		prev->recs[i].taken = false;
+	for (size_t i = 0; i < n; i++)
+		add_measured(l, in, i);
+	ledger_carry_processes(l, in);
+}

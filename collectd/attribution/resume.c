@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Resume: a restarted collector continues the totals of the newest
+ * snapshot of the same boot. The node's bases wait, by zone name, for the
+ * first build; processes wait in the resumed generation (for up to
+ * RESUME_HORIZON) until the informer reports them; containers, VMs and
+ * pods wait in their tables as dormant groups.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger_internal.h"
+
+int ledger_resumed_index(const struct kepler_ledger *l, const char *zone)
+{
+	for (unsigned r = 0; r < l->nresume; r++)
+		if (!strcmp(l->resume_names[r], zone))
+			return (int)r;
+	return -1;
+}
+
+/* The resumed totals were in the old snapshot's zone order: put them in @names' order. */
+int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsigned nzones)
+{
+	struct proc_gen *g = &l->resumed;
+	size_t nz = nzones ? nzones : 1, cap = g->n ? g->n * nz : 1;
+	struct kepler_energy *pool = calloc(cap, sizeof(*pool));
+	int map[KEPLER_MAX_ZONES];
+
+	if (!pool)
+		return -ENOMEM;
+	for (unsigned z = 0; z < nzones; z++)
+		map[z] = ledger_resumed_index(l, names[z]);
+	for (size_t i = 0; i < g->n; i++) {
+		struct kepler_energy *old = g->recs[i].p.usage.zones, *nw = &pool[i * nz];
+
+		for (unsigned z = 0; z < nzones; z++)
+			if (map[z] >= 0)
+				nw[z] = old[map[z]];
+		g->recs[i].p.usage.zones = nw;
+	}
+	free(g->pool);
+	g->pool = pool;
+	g->pool_cap = cap;
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
+		for (size_t i = 0; i < l->groups[k].n; i++) {
+			struct group_rec *gr = &l->groups[k].recs[i];
+			uint64_t t[KEPLER_MAX_ZONES] = { 0 };
+
+			for (unsigned z = 0; z < nzones; z++)
+				if (map[z] >= 0)
+					t[z] = gr->total[map[z]];
+			memcpy(gr->total, t, sizeof(t));
+		}
+	return 0;
+}
+
+static int resume_processes(struct kepler_ledger *l, const struct kepler_snapshot *s)
+{
+	struct proc_gen *g = &l->resumed;
+	unsigned nz = (unsigned)s->nzones;
+
+	if (ledger_gen_reserve(g, s->nprocesses, nz) < 0 || kepler_keymap_reserve(&g->map, s->nprocesses) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		const struct kepler_process *sp = &s->processes[i];
+		struct proc_rec *r = ledger_gen_add(g, nz);
+		struct kepler_energy *zones = r->p.usage.zones;
+		char key[12];
+		size_t klen = kepler_proc_key(sp->pid, sp->start_time_ns, key);
+
+		r->p = *sp;
+		r->p.usage.zones = zones;
+		memcpy(zones, sp->usage.zones, nz * sizeof(*zones));
+		r->owned = ledger_own_strings(&r->p);
+		if (!r->owned) {
+			g->n--;
+			return -ENOMEM;
+		}
+		kepler_keymap_put(&g->map, key, klen, (uint32_t)(g->n - 1)); /* room reserved */
+	}
+	return 0;
+}
+
+static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const struct kepler_snapshot *s)
+{
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
+		struct group_rec *g;
+
+		if (w.usage->state != KEPLER_STATE_RUNNING)
+			continue;
+		g = ledger_group_get(l, k, w.id, w.name, w.detail, w.parent);
+		if (!g)
+			return -ENOMEM;
+		for (size_t z = 0; z < s->nzones; z++)
+			g->total[z] = w.usage->zones[z].total_uj;
+		g->cpu_total = w.usage->cpu_time_ns;
+		g->fresh = false;
+		g->dormant = g->keep = true;
+	}
+	return 0;
+}
+
+int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev)
+{
+	int r = 0;
+
+	l->nresume = (unsigned)(prev->nzones < KEPLER_MAX_ZONES ? prev->nzones : KEPLER_MAX_ZONES);
+	for (size_t z = 0; z < l->nresume; z++) {
+		snprintf(l->resume_names[z], sizeof(l->resume_names[z]), "%s", prev->zones[z].name);
+		l->resume_base[z][0] = prev->zones[z].energy.total_uj;
+		l->resume_base[z][1] = prev->zones[z].active.total_uj;
+		l->resume_base[z][2] = prev->zones[z].idle.total_uj;
+	}
+	r = resume_processes(l, prev);
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && r == 0; k++)
+		r = resume_groups(l, (enum kepler_kind)k, prev);
+	if (r < 0) { /* nothing resumed rather than part of it */
+		ledger_gen_reset(&l->resumed);
+		for (int k = 0; k < KEPLER_KIND_COUNT; k++)
+			ledger_groups_truncate(&l->groups[k], 0);
+		l->nresume = 0;
+	}
+	return r;
+}
