@@ -23,16 +23,29 @@ static const char *fixed(unsigned __int128 v, unsigned digits)
 	return kepler_buf_cstr(&b);
 }
 
+/* Fixed-point decimals of integers (joules from microjoules, seconds from ns). */
 static void test_fixed(void **state)
 {
+	static const struct {
+		const char *name;
+		unsigned __int128 v;
+		unsigned digits;
+		const char *want;
+	} cases[] = {
+		{ "fraction, trailing zeros dropped", 1500000, 6, "1.5" },
+		{ "below one, leading zeros kept", 7, 6, "0.000007" },
+		{ "zero", 0, 6, "0" },
+		{ "whole number: no point", 42000000, 6, "42" },
+		{ "no digits", 123456789, 0, "123456789" },
+		{ "largest microjoule counter", UINT64_MAX, 6, "18446744073709.551615" },
+		{ "twelve digits", 1, 12, "0.000000000001" },
+		{ "beyond 64 bits", (unsigned __int128)UINT64_MAX * 1000, 3, "18446744073709551615" },
+	};
 	(void)state;
-	assert_string_equal(fixed(1500000, 6), "1.5");
-	assert_string_equal(fixed(7, 6), "0.000007");
-	assert_string_equal(fixed(0, 6), "0");
-	assert_string_equal(fixed(42000000, 6), "42");
-	assert_string_equal(fixed(123456789, 0), "123456789");
-	assert_string_equal(fixed(UINT64_MAX, 6), "18446744073709.551615");
-	assert_string_equal(fixed(1, 12), "0.000000000001");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (strcmp(fixed(cases[i].v, cases[i].digits), cases[i].want))
+			fail_msg("fixed \"%s\": got '%s', want '%s'", cases[i].name,
+				 fixed(cases[i].v, cases[i].digits), cases[i].want);
 }
 
 static const char *escaped(const char *s)
@@ -44,21 +57,62 @@ static const char *escaped(const char *s)
 	return kepler_buf_cstr(&b);
 }
 
-static void test_label_escaping(void **state)
+static const char *json_escaped(const char *s)
 {
+	static struct kepler_buf b;
+
+	kepler_buf_reset(&b);
+	kepler_fmt_json_string(&b, s);
+	return kepler_buf_cstr(&b);
+}
+
+static const char *csv_escaped(const char *s)
+{
+	static struct kepler_buf b;
+
+	kepler_buf_reset(&b);
+	kepler_fmt_csv_field(&b, s);
+	return kepler_buf_cstr(&b);
+}
+
+/* One input, escaped for a Prometheus label value, a JSON string and a CSV field. */
+static void test_escaping(void **state)
+{
+	static const struct {
+		const char *name, *in, *prom, *json, *csv;
+	} cases[] = {
+		{ "plain", "plain", "plain", "\"plain\"", "plain" },
+		{ "quote", "a\"b", "a\\\"b", "\"a\\\"b\"", "\"a\"\"b\"" },
+		{ "backslash", "a\\b", "a\\\\b", "\"a\\\\b\"", "a\\b" },
+		{ "newline", "a\nb", "a\\nb", "\"a\\u000ab\"", "\"a\nb\"" },
+		{ "comma", "a,b", "a,b", "\"a,b\"", "\"a,b\"" },
+		{ "tab and control", "a\tb\x01", "a\tb\x01", "\"a\\u0009b\\u0001\"", "a\tb\x01" },
+		{ "snowman kept", "\xe2\x98\x83", "\xe2\x98\x83", "\"\xe2\x98\x83\"", "\xe2\x98\x83" },
+		{ "stray byte", "x\xff" "y", "x\xef\xbf\xbdy", "\"x\xef\xbf\xbdy\"", "x\xef\xbf\xbdy" },
+		{ "overlong NUL", "\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd", "\"\xef\xbf\xbd\xef\xbf\xbd\"",
+		  "\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "surrogate", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
+		  "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "cut short", "\xe2\x98", "\xef\xbf\xbd\xef\xbf\xbd", "\"\xef\xbf\xbd\xef\xbf\xbd\"",
+		  "\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "above U+10FFFF", "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
+		  "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "empty", "", "", "\"\"", "" },
+	};
 	(void)state;
-	assert_string_equal(escaped("plain"), "plain");
-	assert_string_equal(escaped("a\"b"), "a\\\"b");
-	assert_string_equal(escaped("a\\b"), "a\\\\b");
-	assert_string_equal(escaped("a\nb"), "a\\nb");
-	assert_string_equal(escaped("\xe2\x98\x83"), "\xe2\x98\x83");         /* snowman: kept */
-	assert_string_equal(escaped("x\xff" "y"), "x\xef\xbf\xbdy");          /* stray byte */
-	assert_string_equal(escaped("\xc0\x80"), "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong NUL */
-	assert_string_equal(escaped("\xed\xa0\x80"),                          /* surrogate */
-			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-	assert_string_equal(escaped("\xe2\x98"), "\xef\xbf\xbd\xef\xbf\xbd"); /* cut short */
-	assert_string_equal(escaped("\xf4\x90\x80\x80"),                      /* > U+10FFFF */
-			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = cases[i].name;
+
+		if (strcmp(escaped(cases[i].in), cases[i].prom))
+			fail_msg("case \"%s\": Prometheus label '%s', want '%s'", name, escaped(cases[i].in),
+				 cases[i].prom);
+		if (strcmp(json_escaped(cases[i].in), cases[i].json))
+			fail_msg("case \"%s\": JSON '%s', want '%s'", name, json_escaped(cases[i].in),
+				 cases[i].json);
+		if (strcmp(csv_escaped(cases[i].in), cases[i].csv))
+			fail_msg("case \"%s\": CSV '%s', want '%s'", name, csv_escaped(cases[i].in), cases[i].csv);
+	}
 }
 
 /* A small snapshot built by hand: one zone, two processes, one container, one pod, one VM. */
@@ -328,7 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed),
-		cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_levels_and_zones),
 		cmocka_unit_test(test_reused_pid_is_one_series),

@@ -291,7 +291,7 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 	}
 	read_running(inf);
 	r = add_samples(inf, total);
-	if (r == 0 && total + st->ncpus < st->max_entries)
+	if (r == 0 && total + (uint32_t)st->ncpus < st->max_entries)
 		r = add_unmapped_running(inf); /* not when the map is full: their charges are lost anyway */
 	if (r < 0)
 		return kepler_error_set(err, r, "out of memory");

@@ -265,7 +265,7 @@ int kepler_web_config_load(const char *path, struct kepler_web_config *c, struct
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
 	if (getrandom(&c->seed, sizeof(c->seed), 0) != (ssize_t)sizeof(c->seed))
-		c->seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL;
+		c->seed = (uint64_t)(unsigned)getpid() * 0x9E3779B97F4A7C15ULL;
 	if (!path || !*path)
 		return 0;
 	r = read_all(path, &text, err);

@@ -181,7 +181,7 @@ static void draw(struct app *a, bool color)
 	erase();
 	for (size_t i = 0; i < a->view.nlines && (int)i < LINES; i++) {
 		enum top_line_kind k = a->view.kind[i];
-		int attr = attrs[k] | (color && pairs[k] ? COLOR_PAIR(pairs[k]) : 0);
+		int attr = attrs[k] | (color && pairs[k] ? (int)COLOR_PAIR(pairs[k]) : 0);
 
 		attron(attr);
 		mvaddnstr((int)i, 0, top_view_line(&a->view, i), -1);
