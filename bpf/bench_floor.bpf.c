@@ -13,8 +13,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(kepler_bench_empty, _Bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
+int BPF_PROG(kepler_bench_empty, _Bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	return 0;
 }

@@ -177,8 +177,7 @@ static __always_inline void read_counters(__u64 *now)
  * figure matches the kernel's own accounting (no IRQ time, any class).
  */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
+int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 sum, now[KEPLER_CPUTIME_NCOUNTERS] = {}, hw[KEPLER_CPUTIME_NCOUNTERS] = {};
 	struct kepler_cputime_running *in;
@@ -195,8 +194,9 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev,
 	/* pid 0 is the idle task: its time is the node's idle, not a process. */
 	if (prev->pid != 0) {
 		/* the leader's last switch: the process is done (user space may now delete it) */
-		__u32 dead = prev->pid == prev->tgid && final_switch(prev) ?
-				     KEPLER_CPUTIME_EXITED | KEPLER_CPUTIME_DEAD : 0;
+		__u32 dead = prev->pid == prev->tgid && final_switch(prev)
+				     ? KEPLER_CPUTIME_EXITED | KEPLER_CPUTIME_DEAD
+				     : 0;
 		__u64 *last = bpf_task_storage_get(&charged_at, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		__u64 base;
 

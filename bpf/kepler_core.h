@@ -15,7 +15,7 @@
 #define KEPLER_TASK_DEAD 0x00000080 /* a task's state at its final context switch */
 
 struct sched_entity {
-	__u64 sum_exec_runtime;      /* on-CPU ns, updated by the scheduler */
+	__u64 sum_exec_runtime; /* on-CPU ns, updated by the scheduler */
 } __attribute__((preserve_access_index));
 
 struct task_struct {

@@ -55,12 +55,10 @@ static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret
 	r = kepler_meter_open(&params, &attempts, ret, &err);
 	for (unsigned i = 0; i < attempts.count; i++)
 		kepler_log(r < 0 ? KEPLER_LOG_ERROR : KEPLER_LOG_INFO, "meter %s not used: %s",
-			   kepler_meter_source_name(attempts.tried[i].source),
-			   attempts.tried[i].err.msg);
+			   kepler_meter_source_name(attempts.tried[i].source), attempts.tried[i].err.msg);
 	if (r < 0) {
 		if (params.source != KEPLER_METER_AUTO)
-			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source),
-				   err.msg);
+			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source), err.msg);
 		return r;
 	}
 	if (kepler_meter_source(*ret) == KEPLER_METER_MODEL)
@@ -153,7 +151,9 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 {
 	struct kepler_cpuinfo cpus = { 0 };
 	struct kepler_store_options o = {
-		.path = cfg->store_path, .group = cfg->store_group, .map_size = cfg->store_map_size,
+		.path = cfg->store_path,
+		.group = cfg->store_group,
+		.map_size = cfg->store_map_size,
 		.retention_snapshots = (uint64_t)cfg->store_retention_snapshots,
 		.retention_series_ns = cfg->store_retention_series_ns,
 	};
@@ -236,16 +236,23 @@ static int copy_processes(struct kepler_collector *c)
 		const struct kepler_proc_identity *id = kp->id;
 
 		c->procs[i] = (struct kepler_ledger_proc){
-			.pid = kp->pid, .start_time_ns = kp->start_time_ns, .comm = kp->comm,
-			.exe = id->exe, .type = id->type,
+			.pid = kp->pid,
+			.start_time_ns = kp->start_time_ns,
+			.comm = kp->comm,
+			.exe = id->exe,
+			.type = id->type,
 			.container_id = id->container.id,
 			.container_runtime = id->container.runtime ? id->container.runtime : "",
 			.pod_uid = id->container.pod_uid,
-			.vm_id = id->vm.id, .vm_name = id->vm.name,
+			.vm_id = id->vm.id,
+			.vm_name = id->vm.name,
 			.vm_hypervisor = id->vm.hypervisor ? id->vm.hypervisor : "",
-			.state = kp->state, .cpu_time_ns = kp->cpu_time_ns,
+			.state = kp->state,
+			.cpu_time_ns = kp->cpu_time_ns,
 			.cpu_time_delta_ns = kp->cpu_time_delta_ns,
-			.cycles = kp->cycles, .instructions = kp->instructions, .cache_misses = kp->cache_misses,
+			.cycles = kp->cycles,
+			.instructions = kp->instructions,
+			.cache_misses = kp->cache_misses,
 		};
 	}
 	return 0;
@@ -267,7 +274,10 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
 
 		in->zones[z] = (struct kepler_ledger_zone_in){
-			.name = mz->name, .path = mz->path, .source = mz->source, .delta_uj = mz->delta_uj,
+			.name = mz->name,
+			.path = mz->path,
+			.source = mz->source,
+			.delta_uj = mz->delta_uj,
 		};
 	}
 	in->busy_delta_ns = node->busy_delta_ns;
@@ -333,8 +343,8 @@ const char *kepler_collector_describe(struct kepler_collector *c)
 	for (unsigned z = 0; z < kepler_meter_zone_count(c->meter) && o < sizeof(c->describe); z++) {
 		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
 
-		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o, "%s %s (%s)",
-				      z ? "," : "", mz->name, kepler_source_name(mz->source));
+		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o, "%s %s (%s)", z ? "," : "",
+				      mz->name, kepler_source_name(mz->source));
 	}
 	return c->describe;
 }

@@ -19,10 +19,10 @@ struct kepler_collector;
 /* What one interval did, for the logs. */
 struct kepler_tick_report {
 	uint64_t seq;
-	uint64_t took_ns;         /* CPU-side duration of the tick (monotonic) */
+	uint64_t took_ns; /* CPU-side duration of the tick (monotonic) */
 	size_t nprocesses, ncontainers, nvms, npods;
 	uint32_t skipped, lost;
-	int meter_error;          /* 0, or the negative errno of a failed zone read */
+	int meter_error; /* 0, or the negative errno of a failed zone read */
 	char meter_msg[512];
 };
 

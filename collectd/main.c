@@ -23,7 +23,8 @@ static const struct kepler_program program = {
 	.name = "kepler-collectd",
 	.prog = KEPLER_PROG_COLLECTD,
 	.args = "",
-	.summary = "Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
+	.summary =
+		"Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -75,11 +76,12 @@ static void report(const struct kepler_tick_report *t, uint64_t tick_no, uint64_
 	snprintf(last_meter_msg, sizeof(last_meter_msg), "%s", t->meter_error ? t->meter_msg : "");
 	if (t->lost)
 		kepler_warn("eBPF process map full: %u CPU-time charges dropped this interval "
-			    "(raise dev.bpf.max-processes)", t->lost);
+			    "(raise dev.bpf.max-processes)",
+			    t->lost);
 	kepler_debug("snapshot %llu: %zu processes, %zu containers, %zu VMs, %zu pods, "
 		     "%u entries skipped, %.2f ms",
-		     (unsigned long long)t->seq, t->nprocesses, t->ncontainers, t->nvms, t->npods,
-		     t->skipped, (double)t->took_ns / 1e6);
+		     (unsigned long long)t->seq, t->nprocesses, t->ncontainers, t->nvms, t->npods, t->skipped,
+		     (double)t->took_ns / 1e6);
 }
 
 static int run(struct kepler_collector *c, uint64_t interval)
@@ -103,8 +105,8 @@ static int run(struct kepler_collector *c, uint64_t interval)
 
 			kepler_warn("slow iteration: snapshot %llu took %.1f ms, the interval is %.1f ms; "
 				    "the next interval is %llu x longer",
-				    (unsigned long long)t.seq, (double)t.took_ns / 1e6, (double)interval / 1e6,
-				    (unsigned long long)missed + 1);
+				    (unsigned long long)t.seq, (double)t.took_ns / 1e6,
+				    (double)interval / 1e6, (unsigned long long)missed + 1);
 			next += missed * interval;
 		}
 		sleep_until(next);
@@ -115,8 +117,7 @@ static int run(struct kepler_collector *c, uint64_t interval)
 			break;
 		}
 	}
-	kepler_info("stopping on %s after snapshot %llu", strsignal(stop_signal),
-		    (unsigned long long)t.seq);
+	kepler_info("stopping on %s after snapshot %llu", strsignal(stop_signal), (unsigned long long)t.seq);
 	return 0;
 }
 

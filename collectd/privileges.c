@@ -55,8 +55,8 @@ int kepler_privileges_drop(void)
 
 		if (cap_get_flag(now, wanted[i], CAP_PERMITTED, &v) == 0 && v == CAP_SET) {
 			keep[n++] = wanted[i];
-			snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s%s",
-				 kept[0] ? "," : "", names[i]);
+			snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s%s", kept[0] ? "," : "",
+				 names[i]);
 		}
 	}
 	if ((n && (cap_set_flag(next, CAP_PERMITTED, n, keep, CAP_SET) < 0 ||

@@ -48,19 +48,16 @@ static void join_choices(const struct kepler_option *o, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (size_t i = 0; o->choices[i] && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s",
-					 i ? ", " : "", o->choices[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", o->choices[i]);
 }
 
-static int bad_value(const char *value, const char *origin, const char *expected,
-		     struct kepler_error *err)
+static int bad_value(const char *value, const char *origin, const char *expected, struct kepler_error *err)
 {
-	return kepler_error_set(err, -EINVAL, "invalid value '%.100s' for %s: %s",
-				value, origin, expected);
+	return kepler_error_set(err, -EINVAL, "invalid value '%.100s' for %s: %s", value, origin, expected);
 }
 
-static int out_of_range(const struct kepler_option *o, const char *value,
-			const char *origin, struct kepler_error *err)
+static int out_of_range(const struct kepler_option *o, const char *value, const char *origin,
+			struct kepler_error *err)
 {
 	char lo[32], hi[32];
 
@@ -71,8 +68,7 @@ static int out_of_range(const struct kepler_option *o, const char *value,
 		snprintf(lo, sizeof(lo), "%" PRId64, o->min);
 		snprintf(hi, sizeof(hi), "%" PRId64, o->max);
 	}
-	return kepler_error_set(err, -ERANGE,
-				"value '%.100s' for %s is out of range: must be from %s to %s",
+	return kepler_error_set(err, -ERANGE, "value '%.100s' for %s is out of range: must be from %s to %s",
 				value, origin, lo, hi);
 }
 
@@ -83,8 +79,8 @@ static bool in_range(const struct kepler_option *o, int64_t v)
 	return v >= o->min && v <= o->max;
 }
 
-static int set_number(const struct kepler_option *o, struct kepler_config *cfg,
-		      const char *value, const char *origin, struct kepler_error *err)
+static int set_number(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+		      const char *origin, struct kepler_error *err)
 {
 	uint64_t u = 0;
 	int64_t i = 0;
@@ -99,14 +95,13 @@ static int set_number(const struct kepler_option *o, struct kepler_config *cfg,
 	case KEPLER_OPT_DURATION:
 		r = kepler_parse_duration(value, &u);
 		if (r == -EINVAL)
-			return bad_value(value, origin,
-					 "expected a duration such as 500ms, 5s, 1m or 1h30m", err);
+			return bad_value(value, origin, "expected a duration such as 500ms, 5s, 1m or 1h30m",
+					 err);
 		break;
 	default: /* KEPLER_OPT_SIZE */
 		r = kepler_parse_size(value, &u);
 		if (r == -EINVAL)
-			return bad_value(value, origin,
-					 "expected a size such as 4096, 64MiB or 1GiB", err);
+			return bad_value(value, origin, "expected a size such as 4096, 64MiB or 1GiB", err);
 		break;
 	}
 	if (r < 0 || u > INT64_MAX)
@@ -122,8 +117,8 @@ static int set_number(const struct kepler_option *o, struct kepler_config *cfg,
 	return 0;
 }
 
-static int set_enum(const struct kepler_option *o, struct kepler_config *cfg,
-		    const char *value, const char *origin, struct kepler_error *err)
+static int set_enum(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+		    const char *origin, struct kepler_error *err)
 {
 	char choices[256], expected[300];
 	int idx = choice_index(o, value);
@@ -137,8 +132,8 @@ static int set_enum(const struct kepler_option *o, struct kepler_config *cfg,
 	return 0;
 }
 
-static int set_string(const struct kepler_option *o, struct kepler_config *cfg,
-		      const char *value, struct kepler_error *err)
+static int set_string(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+		      struct kepler_error *err)
 {
 	char **slot = field(cfg, o);
 	char *copy = strdup(value);
@@ -150,9 +145,8 @@ static int set_string(const struct kepler_option *o, struct kepler_config *cfg,
 	return 0;
 }
 
-int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *cfg,
-			   const char *const *items, size_t n, const char *origin,
-			   struct kepler_error *err)
+int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *cfg, const char *const *items,
+			   size_t n, const char *origin, struct kepler_error *err)
 {
 	struct kepler_strlist fresh = { 0 };
 	char choices[256], expected[300];
@@ -184,8 +178,8 @@ int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *
 }
 
 /* "a, b,c" -> items "a", "b", "c"; empty items are dropped. */
-static int set_list_text(const struct kepler_option *o, struct kepler_config *cfg,
-			 const char *value, const char *origin, struct kepler_error *err)
+static int set_list_text(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+			 const char *origin, struct kepler_error *err)
 {
 	char *copy = strdup(value), *save = NULL, *tok;
 	const char **items = NULL;
@@ -214,8 +208,8 @@ out:
 	return r;
 }
 
-int kepler_config_set_value(const struct kepler_option *o, struct kepler_config *cfg,
-			    const char *value, const char *origin, struct kepler_error *err)
+int kepler_config_set_value(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+			    const char *origin, struct kepler_error *err)
 {
 	bool b;
 
@@ -227,14 +221,10 @@ int kepler_config_set_value(const struct kepler_option *o, struct kepler_config 
 		return 0;
 	case KEPLER_OPT_INT:
 	case KEPLER_OPT_DURATION:
-	case KEPLER_OPT_SIZE:
-		return set_number(o, cfg, value, origin, err);
-	case KEPLER_OPT_STRING:
-		return set_string(o, cfg, value, err);
-	case KEPLER_OPT_ENUM:
-		return set_enum(o, cfg, value, origin, err);
-	case KEPLER_OPT_LIST:
-		return set_list_text(o, cfg, value, origin, err);
+	case KEPLER_OPT_SIZE: return set_number(o, cfg, value, origin, err);
+	case KEPLER_OPT_STRING: return set_string(o, cfg, value, err);
+	case KEPLER_OPT_ENUM: return set_enum(o, cfg, value, origin, err);
+	case KEPLER_OPT_LIST: return set_list_text(o, cfg, value, origin, err);
 	}
 	return kepler_error_set(err, -EINVAL, "internal error: option type %d", (int)o->type);
 }
@@ -289,8 +279,8 @@ void kepler_config_done(struct kepler_config *cfg)
 	cfg->config_file = NULL;
 }
 
-int kepler_config_set(struct kepler_config *cfg, const char *key, const char *value,
-		      const char *origin, unsigned prog, struct kepler_error *err)
+int kepler_config_set(struct kepler_config *cfg, const char *key, const char *value, const char *origin,
+		      unsigned prog, struct kepler_error *err)
 {
 	const struct kepler_option *o = kepler_option_find(key, prog, false);
 

@@ -31,8 +31,8 @@ static const char *owner_names(unsigned progs, char *buf, size_t len)
 	buf[0] = '\0';
 	for (unsigned bit = 1; bit < KEPLER_PROG_ALL && used < len; bit <<= 1)
 		if (progs & bit)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? ", " : "", kepler_prog_name(bit));
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 kepler_prog_name(bit));
 	return buf;
 }
 
@@ -43,12 +43,12 @@ static int unknown_flag(const struct cli *c, const char *key)
 	char owners[160];
 
 	if (any && (any->flags & KEPLER_OPT_YAML_ONLY))
-		return kepler_error_set(c->err, -EINVAL,
-					"'%s' is a development setting; set it in the --config file, not as a flag",
-					key);
+		return kepler_error_set(
+			c->err, -EINVAL,
+			"'%s' is a development setting; set it in the --config file, not as a flag", key);
 	if (any)
-		return kepler_error_set(c->err, -EINVAL, "--%s is not an option of %s (it is one of %s)",
-					key, c->prog->name, owner_names(any->progs, owners, sizeof(owners)));
+		return kepler_error_set(c->err, -EINVAL, "--%s is not an option of %s (it is one of %s)", key,
+					c->prog->name, owner_names(any->progs, owners, sizeof(owners)));
 	hint = kepler_option_suggest(key, c->prog->prog, false);
 	if (hint)
 		return kepler_error_set(c->err, -EINVAL, "unknown option '--%.100s'; did you mean '--%s'?",
@@ -135,8 +135,8 @@ static int scan_argv(struct cli *c, int argc, char *const argv[])
 	return KEPLER_CONFIG_RUN;
 }
 
-int kepler_config_parse(struct kepler_config *cfg, const struct kepler_program *prog,
-			int argc, char *const argv[], struct kepler_error *err)
+int kepler_config_parse(struct kepler_config *cfg, const struct kepler_program *prog, int argc,
+			char *const argv[], struct kepler_error *err)
 {
 	struct cli c = { .cfg = cfg, .prog = prog, .err = err };
 	char origin[160];
@@ -172,8 +172,8 @@ out:
 	return r;
 }
 
-void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_program *prog,
-				 int argc, char *const argv[])
+void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_program *prog, int argc,
+				 char *const argv[])
 {
 	struct kepler_error err;
 	int r = kepler_config_parse(cfg, prog, argc, argv, &err);
@@ -185,8 +185,8 @@ void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_
 	else if (r == KEPLER_CONFIG_VERSION)
 		kepler_config_print_version(stdout, prog);
 	else
-		fprintf(stderr, "%s: %s\nTry '%s --help' for the options.\n", prog->name,
-			err.msg, prog->name);
+		fprintf(stderr, "%s: %s\nTry '%s --help' for the options.\n", prog->name, err.msg,
+			prog->name);
 	kepler_config_done(cfg);
 	exit(r < 0 ? 2 : 0);
 }

@@ -32,9 +32,9 @@ const char *kepler_prog_name(unsigned prog_bit)
 static const char *type_name(const struct kepler_option *o)
 {
 	static const char *const names[] = {
-		[KEPLER_OPT_BOOL] = "bool",     [KEPLER_OPT_INT] = "int",
+		[KEPLER_OPT_BOOL] = "bool",         [KEPLER_OPT_INT] = "int",
 		[KEPLER_OPT_DURATION] = "duration", [KEPLER_OPT_SIZE] = "size",
-		[KEPLER_OPT_STRING] = "string", [KEPLER_OPT_ENUM] = "enum",
+		[KEPLER_OPT_STRING] = "string",     [KEPLER_OPT_ENUM] = "enum",
 		[KEPLER_OPT_LIST] = "list",
 	};
 	return names[o->type];
@@ -66,8 +66,8 @@ static void range_text(const struct kepler_option *o, char *buf, size_t len)
 		snprintf(buf, len, "%s to %s", lo, hi);
 }
 
-static void choices_text(const struct kepler_option *o, const char *sep, const char *quote,
-			 char *buf, size_t len)
+static void choices_text(const struct kepler_option *o, const char *sep, const char *quote, char *buf,
+			 size_t len)
 {
 	size_t used = 0;
 
@@ -112,9 +112,8 @@ static void help_option(FILE *out, const struct kepler_option *o)
 		n = snprintf(flag, sizeof(flag), "  --%s=%s", o->key, o->metavar);
 	choices_text(o, "|", "", choices, sizeof(choices));
 	range_text(o, range, sizeof(range));
-	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s Default: %s.", o->help,
-		 *choices ? " One of " : "", choices, *choices ? "." : "",
-		 *range ? " Range " : "", range, *range ? "." : "",
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s Default: %s.", o->help, *choices ? " One of " : "",
+		 choices, *choices ? "." : "", *range ? " Range " : "", range, *range ? "." : "",
 		 *o->defval ? o->defval : "(empty)");
 	fputs(flag, out);
 	if (n + 2 > FLAG_COLUMN) {
@@ -130,8 +129,8 @@ void kepler_config_print_help(FILE *out, const struct kepler_program *prog)
 	fprintf(out, "Usage: %s [OPTION]...%s%s\n", prog->name, *prog->args ? " " : "", prog->args);
 	wrap(out, prog->summary, 0, 0);
 	fputs("\nOptions (precedence: flags > --config FILE > defaults):\n", out);
-	fprintf(out, "  --config=FILE%*sYAML file with any keys below, nested by dots\n",
-		FLAG_COLUMN - 15, "");
+	fprintf(out, "  --config=FILE%*sYAML file with any keys below, nested by dots\n", FLAG_COLUMN - 15,
+		"");
 	fprintf(out, "%*s(--monitor.interval=5s is monitor: {interval: 5s}).\n", FLAG_COLUMN, "");
 	for (const struct kepler_option *o = kepler_options; o->key; o++)
 		if ((o->progs & prog->prog) && !(o->flags & KEPLER_OPT_YAML_ONLY))
@@ -139,9 +138,12 @@ void kepler_config_print_help(FILE *out, const struct kepler_program *prog)
 	fprintf(out, "  -h, --help%*sShow this help and exit.\n", FLAG_COLUMN - 12, "");
 	fprintf(out, "  --version%*sShow the version and exit.\n", FLAG_COLUMN - 11, "");
 	fputs("\nDevelopment settings (dev.*) exist only as YAML keys. Reference:\n"
-	      "docs/configuration.md.\n", out);
-	wrap(out, prog->exit_status ? prog->exit_status :
-		  "Exit status: 0 success, 1 failure (the reason is logged), 2 usage or configuration error.",
+	      "docs/configuration.md.\n",
+	      out);
+	wrap(out,
+	     prog->exit_status
+		     ? prog->exit_status
+		     : "Exit status: 0 success, 1 failure (the reason is logged), 2 usage or configuration error.",
 	     0, 0);
 }
 
@@ -173,8 +175,8 @@ static void md_row(FILE *out, const struct kepler_option *o)
 
 	choices_text(o, ", ", "`", choices, sizeof(choices));
 	range_text(o, range, sizeof(range));
-	fprintf(out, "| `%s` | %s%s%s%s%s | `%s` | ", o->key, type_name(o),
-		*choices ? ": " : "", choices, *range ? ", " : "", range, o->defval);
+	fprintf(out, "| `%s` | %s%s%s%s%s | `%s` | ", o->key, type_name(o), *choices ? ": " : "", choices,
+		*range ? ", " : "", range, o->defval);
 	md_progs(out, o->progs);
 	fprintf(out, " | %s |\n", o->help);
 }
@@ -194,8 +196,7 @@ void kepler_config_write_markdown(FILE *out)
 		fprintf(out, "%s### %s\n\n", s ? "\n" : "", sections[s].title);
 		fputs("| Key | Type | Default | Used by | Meaning |\n|---|---|---|---|---|\n", out);
 		for (const struct kepler_option *o = kepler_options; o->key; o++)
-			if ((o->flags & (KEPLER_OPT_YAML_ONLY | KEPLER_OPT_FLAG_ONLY)) ==
-			    sections[s].want)
+			if ((o->flags & (KEPLER_OPT_YAML_ONLY | KEPLER_OPT_FLAG_ONLY)) == sections[s].want)
 				md_row(out, o);
 	}
 }

@@ -15,13 +15,12 @@ const struct kepler_option *kepler_option_find(const char *key, unsigned prog, b
 const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml);
 
 /* Parse @value for @o into @cfg; @origin names the key and place for errors. */
-int kepler_config_set_value(const struct kepler_option *o, struct kepler_config *cfg,
-			    const char *value, const char *origin, struct kepler_error *err);
+int kepler_config_set_value(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+			    const char *origin, struct kepler_error *err);
 
 /* Replace the list @o with @items (a YAML sequence). */
-int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *cfg,
-			   const char *const *items, size_t n, const char *origin,
-			   struct kepler_error *err);
+int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *cfg, const char *const *items,
+			   size_t n, const char *origin, struct kepler_error *err);
 
 /* The program name of a single enum kepler_prog bit ("kepler-exporter"). */
 const char *kepler_prog_name(unsigned prog_bit);

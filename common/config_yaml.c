@@ -46,12 +46,11 @@ static bool is_null_scalar(const yaml_node_t *n)
 
 	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return false;
-	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-	       !strcmp(v, "NULL");
+	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
 }
 
-static int set_sequence(struct yaml_walk *w, const struct kepler_option *o,
-			const yaml_node_t *seq, const char *origin)
+static int set_sequence(struct yaml_walk *w, const struct kepler_option *o, const yaml_node_t *seq,
+			const char *origin)
 {
 	size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
 	const char **items = calloc(n ? n : 1, sizeof(*items));
@@ -75,8 +74,8 @@ static int set_sequence(struct yaml_walk *w, const struct kepler_option *o,
 	return r;
 }
 
-static int set_option(struct yaml_walk *w, const struct kepler_option *o,
-		      const yaml_node_t *key, const yaml_node_t *val)
+static int set_option(struct yaml_walk *w, const struct kepler_option *o, const yaml_node_t *key,
+		      const yaml_node_t *val)
 {
 	char origin[KEY_MAX + 300];
 	size_t idx = (size_t)(o - kepler_options);
@@ -91,8 +90,8 @@ static int set_option(struct yaml_walk *w, const struct kepler_option *o,
 	case YAML_SCALAR_NODE:
 		if (is_null_scalar(val))
 			return kepler_error_set(w->err, -EINVAL, "missing value for %s", origin);
-		return kepler_config_set_value(o, w->cfg, (const char *)val->data.scalar.value,
-					       origin, w->err);
+		return kepler_config_set_value(o, w->cfg, (const char *)val->data.scalar.value, origin,
+					       w->err);
 	case YAML_SEQUENCE_NODE:
 		if (o->type == KEPLER_OPT_LIST)
 			return set_sequence(w, o, val, origin);
@@ -106,20 +105,19 @@ static int set_option(struct yaml_walk *w, const struct kepler_option *o,
 
 static int walk_mapping(struct yaml_walk *w, const yaml_node_t *map, const char *prefix);
 
-static int walk_pair(struct yaml_walk *w, const yaml_node_t *key, const yaml_node_t *val,
-		     const char *prefix)
+static int walk_pair(struct yaml_walk *w, const yaml_node_t *key, const yaml_node_t *val, const char *prefix)
 {
 	const struct kepler_option *o;
 	const char *hint;
 	char name[KEY_MAX];
 
 	if (key->type != YAML_SCALAR_NODE)
-		return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names",
-					w->path, line_of(key));
+		return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names", w->path,
+					line_of(key));
 	if ((size_t)snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "",
 			     (const char *)key->data.scalar.value) >= sizeof(name))
-		return kepler_error_set(w->err, -EINVAL, "unknown key '%.100s...' (%s:%zu)", name,
-					w->path, line_of(key));
+		return kepler_error_set(w->err, -EINVAL, "unknown key '%.100s...' (%s:%zu)", name, w->path,
+					line_of(key));
 
 	o = kepler_option_find(name, 0, true);
 	if (o)
@@ -127,23 +125,20 @@ static int walk_pair(struct yaml_walk *w, const yaml_node_t *key, const yaml_nod
 	if (is_section(name)) {
 		if (val->type == YAML_MAPPING_NODE)
 			return walk_mapping(w, val, name);
-		return kepler_error_set(w->err, -EINVAL,
-					"'%s' (%s:%zu) is a section: expected keys under it",
+		return kepler_error_set(w->err, -EINVAL, "'%s' (%s:%zu) is a section: expected keys under it",
 					name, w->path, line_of(key));
 	}
 	hint = kepler_option_suggest(name, 0, true);
 	if (hint)
-		return kepler_error_set(w->err, -EINVAL,
-					"unknown key '%.100s' (%s:%zu); did you mean '%s'?", name,
-					w->path, line_of(key), hint);
+		return kepler_error_set(w->err, -EINVAL, "unknown key '%.100s' (%s:%zu); did you mean '%s'?",
+					name, w->path, line_of(key), hint);
 	return kepler_error_set(w->err, -EINVAL, "unknown key '%.100s' (%s:%zu)", name, w->path,
 				line_of(key));
 }
 
 static int walk_mapping(struct yaml_walk *w, const yaml_node_t *map, const char *prefix)
 {
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
 		int r;
@@ -157,8 +152,7 @@ static int walk_mapping(struct yaml_walk *w, const yaml_node_t *map, const char 
 	return 0;
 }
 
-static int load_document(FILE *f, const char *path, yaml_document_t *doc,
-			 struct kepler_error *err)
+static int load_document(FILE *f, const char *path, yaml_document_t *doc, struct kepler_error *err)
 {
 	yaml_parser_t parser;
 	int r = 0;

@@ -14,8 +14,7 @@ static enum kepler_log_format log_format = KEPLER_LOG_TEXT;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
-void kepler_log_setup(const char *prog, enum kepler_log_level level,
-		      enum kepler_log_format format)
+void kepler_log_setup(const char *prog, enum kepler_log_level level, enum kepler_log_format format)
 {
 	log_prog = prog;
 	log_level = level;
@@ -94,14 +93,12 @@ static void format_time(char *buf, size_t len, long long ts_ns)
 	struct tm tm;
 
 	gmtime_r(&secs, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (ts_ns / 1000000LL) % 1000LL);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ts_ns / 1000000LL) % 1000LL);
 }
 
-void kepler_log_format_line(char *buf, size_t len, enum kepler_log_format format,
-			    const char *prog, int pid, enum kepler_log_level level,
-			    long long ts_ns, const char *msg)
+void kepler_log_format_line(char *buf, size_t len, enum kepler_log_format format, const char *prog, int pid,
+			    enum kepler_log_level level, long long ts_ns, const char *msg)
 {
 	char ts[40];
 	size_t used;
@@ -109,9 +106,10 @@ void kepler_log_format_line(char *buf, size_t len, enum kepler_log_format format
 
 	format_time(ts, sizeof(ts), ts_ns);
 	if (json)
-		used = (size_t)snprintf(buf, len,
-					"{\"time\":\"%s\",\"level\":\"%s\",\"program\":\"%s\",\"pid\":%d,\"msg\":\"",
-					ts, level_names[level], prog, pid);
+		used = (size_t)snprintf(
+			buf, len,
+			"{\"time\":\"%s\",\"level\":\"%s\",\"program\":\"%s\",\"pid\":%d,\"msg\":\"", ts,
+			level_names[level], prog, pid);
 	else
 		used = (size_t)snprintf(buf, len, "%s %s[%d] %s: ", ts, prog, pid, level_names[level]);
 	if (used >= len - 4) /* the prefix alone filled the buffer */

@@ -34,10 +34,9 @@ static const struct unit duration_units[] = {
 };
 
 static const struct unit size_units[] = {
-	{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 }, { "GiB", 1ULL << 30 },
-	{ "TiB", 1ULL << 40 }, { "KB", 1000ULL },     { "MB", 1000000ULL },
-	{ "GB", 1000000000ULL }, { "TB", 1000000000000ULL }, { "B", 1ULL },
-	{ NULL, 0 },
+	{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 }, { "GiB", 1ULL << 30 },   { "TiB", 1ULL << 40 },
+	{ "KB", 1000ULL },     { "MB", 1000000ULL },  { "GB", 1000000000ULL }, { "TB", 1000000000000ULL },
+	{ "B", 1ULL },         { NULL, 0 },
 };
 
 /* a * b + c without overflow, or -ERANGE */
@@ -193,8 +192,10 @@ int kepler_parse_int(const char *s, int64_t *ret_value)
 const char *kepler_format_duration(uint64_t ns, char *buf, size_t len)
 {
 	static const struct unit parts[] = {
-		{ "h", 3600ULL * 1000000000ULL }, { "m", 60ULL * 1000000000ULL },
-		{ "s", 1000000000ULL }, { NULL, 0 },
+		{ "h", 3600ULL * 1000000000ULL },
+		{ "m", 60ULL * 1000000000ULL },
+		{ "s", 1000000000ULL },
+		{ NULL, 0 },
 	};
 	size_t used = 0;
 
@@ -215,8 +216,7 @@ const char *kepler_format_duration(uint64_t ns, char *buf, size_t len)
 	for (const struct unit *u = parts; u->name && used < len; u++) {
 		if (ns / u->factor == 0)
 			continue;
-		used += (size_t)snprintf(buf + used, len - used, "%" PRIu64 "%s",
-					 ns / u->factor, u->name);
+		used += (size_t)snprintf(buf + used, len - used, "%" PRIu64 "%s", ns / u->factor, u->name);
 		ns %= u->factor;
 	}
 	return buf;
@@ -232,8 +232,8 @@ static int parse_offset(const char *p, long *ret_s)
 		return 0;
 	}
 	if ((p[0] != '+' && p[0] != '-') ||
-	    (sscanf(p + 1, "%2d:%2d", &h, &m) != 2 && sscanf(p + 1, "%2d%2d", &h, &m) != 2) ||
-	    h > 23 || m > 59 || (strlen(p) != 6 && strlen(p) != 5))
+	    (sscanf(p + 1, "%2d:%2d", &h, &m) != 2 && sscanf(p + 1, "%2d%2d", &h, &m) != 2) || h > 23 ||
+	    m > 59 || (strlen(p) != 6 && strlen(p) != 5))
 		return -EINVAL;
 	*ret_s = (p[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
 	return 0;

@@ -75,12 +75,12 @@ static int read_sections(struct decoder *d, const struct blob_header *h)
 		if (d->sec[s.id].id)
 			return CORRUPT(d, "section %u appears twice", s.id);
 		if (s.record_size < base_size[s.id] || (s.id == SEC_STRINGS && s.record_size != 1))
-			return CORRUPT(d, "section %u records are %u bytes, need %u", s.id,
-				       s.record_size, base_size[s.id]);
-		if (__builtin_mul_overflow(s.count, (uint64_t)s.record_size, &bytes) ||
-		    s.offset > d->len || bytes > d->len - s.offset)
-			return CORRUPT(d, "section %u (%llu x %u bytes at %llu) runs past the end",
-				       s.id, (unsigned long long)s.count, s.record_size,
+			return CORRUPT(d, "section %u records are %u bytes, need %u", s.id, s.record_size,
+				       base_size[s.id]);
+		if (__builtin_mul_overflow(s.count, (uint64_t)s.record_size, &bytes) || s.offset > d->len ||
+		    bytes > d->len - s.offset)
+			return CORRUPT(d, "section %u (%llu x %u bytes at %llu) runs past the end", s.id,
+				       (unsigned long long)s.count, s.record_size,
 				       (unsigned long long)s.offset);
 		d->sec[s.id] = s;
 	}
@@ -101,8 +101,7 @@ static void get_record(const struct decoder *d, uint32_t id, size_t i, void *out
 	const struct blob_section *s = &d->sec[id];
 
 	memset(out, 0, size);
-	memcpy(out, d->blob + s->offset + i * s->record_size,
-	       s->record_size < size ? s->record_size : size);
+	memcpy(out, d->blob + s->offset + i * s->record_size, s->record_size < size ? s->record_size : size);
 }
 
 static int get_str(const struct decoder *d, struct blob_str ref, const char **ret)
@@ -111,16 +110,17 @@ static int get_str(const struct decoder *d, struct blob_str ref, const char **re
 	    memchr(d->strings + ref.off, '\0', ref.len))
 		return kepler_error_set(d->err, -EPROTO,
 					"corrupt snapshot: string at %u+%u is out of bounds or "
-					"unterminated", ref.off, ref.len);
+					"unterminated",
+					ref.off, ref.len);
 	*ret = d->strings + ref.off;
 	return 0;
 }
 
-#define STR(ref, dst)                                  \
-	do {                                           \
-		int r_ = get_str(d, (ref), &(dst));    \
-		if (r_ < 0)                            \
-			return r_;                     \
+#define STR(ref, dst)                               \
+	do {                                        \
+		int r_ = get_str(d, (ref), &(dst)); \
+		if (r_ < 0)                         \
+			return r_;                  \
 	} while (0)
 
 static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct blob_info *ret)
@@ -248,8 +248,8 @@ static int allocate(const struct decoder *d, struct kepler_snapshot *s)
 
 	if (d->sec[SEC_ENERGY].count != nwork * s->nzones)
 		return CORRUPT(d, "%llu zone energies for %llu workloads x %zu zones",
-			       (unsigned long long)d->sec[SEC_ENERGY].count,
-			       (unsigned long long)nwork, s->nzones);
+			       (unsigned long long)d->sec[SEC_ENERGY].count, (unsigned long long)nwork,
+			       s->nzones);
 	s->processes = calloc(s->nprocesses + 1, sizeof(*s->processes));
 	s->containers = calloc(s->ncontainers + 1, sizeof(*s->containers));
 	s->vms = calloc(s->nvms + 1, sizeof(*s->vms));
@@ -273,9 +273,8 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 		return r;
 	take_info(d, s, &info);
 	if (info.nzones > KEPLER_MAX_ZONES || info.nzones != d->sec[SEC_ZONES].count)
-		return CORRUPT(d, "%u zones in the header, %llu zone records (max %d)",
-			       info.nzones, (unsigned long long)d->sec[SEC_ZONES].count,
-			       KEPLER_MAX_ZONES);
+		return CORRUPT(d, "%u zones in the header, %llu zone records (max %d)", info.nzones,
+			       (unsigned long long)d->sec[SEC_ZONES].count, KEPLER_MAX_ZONES);
 	s->nzones = info.nzones;
 	r = allocate(d, s);
 	if (!r)

@@ -35,7 +35,7 @@ struct strtab {
 	struct slot {
 		uint64_t hash;
 		uint32_t off, len; /* len == UINT32_MAX: empty slot */
-	} *slots;
+	} * slots;
 	size_t nslots, used;
 };
 
@@ -174,7 +174,8 @@ static void *record(struct encoder *e, uint32_t id, size_t i)
 
 static int put_usage(struct encoder *e, const struct kepler_usage *u, struct blob_usage *ret)
 {
-	*ret = (struct blob_usage){ .state = u->state, .cpu_time_ns = u->cpu_time_ns,
+	*ret = (struct blob_usage){ .state = u->state,
+				    .cpu_time_ns = u->cpu_time_ns,
 				    .cpu_time_delta_ns = u->cpu_time_delta_ns };
 	if (e->snap->nzones && !u->zones)
 		return -EINVAL;
@@ -183,11 +184,11 @@ static int put_usage(struct encoder *e, const struct kepler_usage *u, struct blo
 	return 0;
 }
 
-#define ADD(str, field)                                                  \
-	do {                                                             \
-		int r_ = strtab_add(&e->strings, (str), &(field));       \
-		if (r_ < 0)                                              \
-			return r_;                                       \
+#define ADD(str, field)                                            \
+	do {                                                       \
+		int r_ = strtab_add(&e->strings, (str), &(field)); \
+		if (r_ < 0)                                        \
+			return r_;                                 \
 	} while (0)
 
 static int put_zones(struct encoder *e)
@@ -244,8 +245,8 @@ static int put_containers(struct encoder *e)
 	return 0;
 }
 
-static int put_named(struct encoder *e, uint32_t id, size_t i, const char *ident,
-		     const char *name, const char *extra, const struct kepler_usage *u)
+static int put_named(struct encoder *e, uint32_t id, size_t i, const char *ident, const char *name,
+		     const char *extra, const struct kepler_usage *u)
 {
 	struct blob_named *b = record(e, id, i);
 
@@ -281,12 +282,17 @@ static void put_info(struct encoder *e)
 	struct blob_info *b = record(e, SEC_INFO, 0);
 
 	*b = (struct blob_info){
-		.seq = s->seq, .wall_ns = s->wall_ns, .mono_ns = s->mono_ns,
-		.interval_ns = s->interval_ns, .flags = s->flags, .nzones = (uint32_t)s->nzones,
+		.seq = s->seq,
+		.wall_ns = s->wall_ns,
+		.mono_ns = s->mono_ns,
+		.interval_ns = s->interval_ns,
+		.flags = s->flags,
+		.nzones = (uint32_t)s->nzones,
 		.cpu_usage_ratio = s->cpu_usage_ratio,
 		.node_cpu_busy_delta_ns = s->node_cpu_busy_delta_ns,
 		.node_cpu_total_delta_ns = s->node_cpu_total_delta_ns,
-		.skipped_entries = s->skipped_entries, .lost_entries = s->lost_entries,
+		.skipped_entries = s->skipped_entries,
+		.lost_entries = s->lost_entries,
 		.cpu_count = s->cpu_count,
 	};
 }
@@ -350,7 +356,8 @@ out:
 	if (r == -ENOMEM)
 		kepler_error_set(err, r, "out of memory encoding a snapshot");
 	else if (r < 0)
-		kepler_error_set(err, r, "cannot encode snapshot: a string is NULL or too long, "
+		kepler_error_set(err, r,
+				 "cannot encode snapshot: a string is NULL or too long, "
 				 "or a workload has no zone energies");
 	free(e.buf);
 	free(e.strings.buf);

@@ -41,7 +41,7 @@ struct blob_header {
 	char magic[8];
 	uint16_t major;
 	uint16_t minor;
-	uint32_t header_size;  /* offset of the section table */
+	uint32_t header_size; /* offset of the section table */
 	uint32_t nsections;
 	uint32_t section_size; /* size of one section table entry */
 	uint64_t total_size;   /* of the whole blob */

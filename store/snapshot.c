@@ -61,16 +61,11 @@ int kepler_sort_from_name(const char *name, enum kepler_sort *ret)
 size_t kepler_workload_count(const struct kepler_snapshot *s, enum kepler_kind k)
 {
 	switch (k) {
-	case KEPLER_KIND_PROCESS:
-		return s->nprocesses;
-	case KEPLER_KIND_CONTAINER:
-		return s->ncontainers;
-	case KEPLER_KIND_VM:
-		return s->nvms;
-	case KEPLER_KIND_POD:
-		return s->npods;
-	default:
-		return 0;
+	case KEPLER_KIND_PROCESS: return s->nprocesses;
+	case KEPLER_KIND_CONTAINER: return s->ncontainers;
+	case KEPLER_KIND_VM: return s->nvms;
+	case KEPLER_KIND_POD: return s->npods;
+	default: return 0;
 	}
 }
 
@@ -79,10 +74,11 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-
 struct kepler_workload kepler_workload_at(const struct kepler_snapshot *s, enum kepler_kind k, size_t i)
 {
-	struct kepler_workload w = { .kind = k, .index = i, .id = "", .name = "", .detail = "", .parent = "" };
+	struct kepler_workload w = {
+		.kind = k, .index = i, .id = "", .name = "", .detail = "", .parent = ""
+	};
 
 	if (k == KEPLER_KIND_PROCESS) {
 		const struct kepler_process *p = &s->processes[i];
@@ -167,11 +163,8 @@ static int by_sort(const void *x, const void *y, void *arg)
 	int r = 0;
 
 	switch (c->sort) {
-	case KEPLER_SORT_PID:
-		return by_identity(a, b);
-	case KEPLER_SORT_NAME:
-		r = strcmp(a->title, b->title);
-		return r ? r : by_identity(a, b);
+	case KEPLER_SORT_PID: return by_identity(a, b);
+	case KEPLER_SORT_NAME: r = strcmp(a->title, b->title); return r ? r : by_identity(a, b);
 	case KEPLER_SORT_WATTS:
 		if (c->zoned)
 			r = cmp_u64_desc(a->usage->zones[z].delta_uj, b->usage->zones[z].delta_uj);
@@ -179,8 +172,7 @@ static int by_sort(const void *x, const void *y, void *arg)
 	case KEPLER_SORT_CPU:
 		r = cmp_u64_desc(a->usage->cpu_time_delta_ns, b->usage->cpu_time_delta_ns);
 		break;
-	default: /* energy: the first tie-breaker of the others */
-		break;
+	default: /* energy: the first tie-breaker of the others */ break;
 	}
 	if (!r && c->zoned)
 		r = cmp_u64_desc(a->usage->zones[z].total_uj, b->usage->zones[z].total_uj);

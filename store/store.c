@@ -20,27 +20,15 @@ int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err)
 	int code;
 
 	switch (rc) {
-	case MDB_NOTFOUND:
-		code = -ENOENT;
-		break;
+	case MDB_NOTFOUND: code = -ENOENT; break;
 	case MDB_MAP_FULL:
-	case MDB_TXN_FULL:
-		code = -ENOSPC;
-		break;
-	case MDB_READERS_FULL:
-		code = -EAGAIN;
-		break;
+	case MDB_TXN_FULL: code = -ENOSPC; break;
+	case MDB_READERS_FULL: code = -EAGAIN; break;
 	case MDB_CORRUPTED:
 	case MDB_PAGE_NOTFOUND:
-	case MDB_INVALID:
-		code = -EPROTO;
-		break;
-	case MDB_VERSION_MISMATCH:
-		code = -EPROTONOSUPPORT;
-		break;
-	default:
-		code = rc > 0 ? -rc : -EIO;
-		break;
+	case MDB_INVALID: code = -EPROTO; break;
+	case MDB_VERSION_MISMATCH: code = -EPROTONOSUPPORT; break;
+	default: code = rc > 0 ? -rc : -EIO; break;
 	}
 	return kepler_error_set(err, code, "%s: %s", what, mdb_strerror(rc));
 }
@@ -63,8 +51,7 @@ uint64_t kepler_store_get_key(const MDB_val *key)
 	return v;
 }
 
-int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create,
-			  struct kepler_error *err)
+int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, struct kepler_error *err)
 {
 	unsigned flags = create ? MDB_CREATE : 0;
 	int rc;
@@ -119,7 +106,8 @@ static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 	if (rc == ENOENT)
 		return kepler_error_set(err, -ENOENT,
 					"no store at '%s' (is kepler-collectd running with "
-					"--store.path=%s?)", s->path, s->path);
+					"--store.path=%s?)",
+					s->path, s->path);
 	if (rc == EACCES || rc == EPERM)
 		return kepler_error_set(err, -EACCES,
 					"permission denied opening the store '%s': readers need "
@@ -190,8 +178,8 @@ static void warn_world_writable(struct kepler_store *s)
 		return;
 	snprintf(s->warning + used, sizeof(s->warning) - used,
 		 "%sthe store directory '%s' is world-writable (mode %04o): any user can replace "
-		 "its files; make it 0750 (chmod 0750 '%s')", used ? "; " : "", s->path,
-		 (unsigned)(st.st_mode & 07777), s->path);
+		 "its files; make it 0750 (chmod 0750 '%s')",
+		 used ? "; " : "", s->path, (unsigned)(st.st_mode & 07777), s->path);
 }
 
 /* Modes and group: data 0640, lock 0660 (readers write their slot there). */
@@ -209,13 +197,14 @@ static void apply_permissions(struct kepler_store *s)
 		if (!g)
 			snprintf(s->warning, sizeof(s->warning),
 				 "group '%s' does not exist: the store stays in the collector's "
-				 "group; readers must run as root or in that group", s->opts.group);
+				 "group; readers must run as root or in that group",
+				 s->opts.group);
 	}
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(file, sizeof(file), "%s/%s", s->path, files[i].name);
 		if (g && chown(file, (uid_t)-1, g->gr_gid) < 0 && !s->warning[0])
-			snprintf(s->warning, sizeof(s->warning), "cannot give %s to group '%s': %s",
-				 file, s->opts.group, strerror(errno));
+			snprintf(s->warning, sizeof(s->warning), "cannot give %s to group '%s': %s", file,
+				 s->opts.group, strerror(errno));
 		chmod(file, files[i].mode);
 	}
 	if (g && chown(s->path, (uid_t)-1, g->gr_gid) == 0)
@@ -281,8 +270,8 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	if (!s->opts.max_map_size)
 		s->opts.max_map_size = s->map_size * 16;
 	if (mkdir(s->path, 0750) < 0 && errno != EEXIST) {
-		r = kepler_error_set(err, -errno, "cannot create the store directory '%s': %s",
-				     s->path, strerror(errno));
+		r = kepler_error_set(err, -errno, "cannot create the store directory '%s': %s", s->path,
+				     strerror(errno));
 		goto fail;
 	}
 	r = env_create(s, err);
@@ -322,8 +311,8 @@ static int reader_init(struct kepler_store *s, struct kepler_error *err)
 	if (major > KEPLER_FORMAT_MAJOR)
 		return kepler_error_set(err, -EPROTONOSUPPORT,
 					"the store '%s' has format %llu.x, newer than this reader's "
-					"%d.%d; upgrade kepler-c", s->path,
-					(unsigned long long)major, KEPLER_FORMAT_MAJOR,
+					"%d.%d; upgrade kepler-c",
+					s->path, (unsigned long long)major, KEPLER_FORMAT_MAJOR,
 					KEPLER_FORMAT_MINOR);
 	return 0;
 }
@@ -346,12 +335,12 @@ static int reader_check_initialized(struct kepler_store *s, struct kepler_error 
 		return kepler_error_set(err, -ENOENT,
 					"the store '%s' is not initialized yet (no snapshot written; "
 					"a collector stopped while creating it leaves it so until "
-					"the next one starts)", s->path);
+					"the next one starts)",
+					s->path);
 	return 0;
 }
 
-int kepler_store_open_reader(const char *path, struct kepler_store **ret,
-			     struct kepler_error *err)
+int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct kepler_error *err)
 {
 	struct kepler_store *s = store_new(path);
 	struct stat st;

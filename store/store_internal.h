@@ -19,13 +19,13 @@ struct kepler_store {
 	MDB_env *env;
 	MDB_dbi snapshots, series, meta;
 	bool writer;
-	bool have_dbs;      /* reader: the writer has created the databases */
+	bool have_dbs; /* reader: the writer has created the databases */
 	char *path;
 	struct kepler_store_options opts;
 	uint64_t map_size;
-	uint64_t last_seq;  /* writer */
-	unsigned commits;   /* writer: for periodic stale-reader checks */
-	int inotify_fd;     /* reader: lazily created by kepler_store_wait() */
+	uint64_t last_seq; /* writer */
+	unsigned commits;  /* writer: for periodic stale-reader checks */
+	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
 	char warning[256];
 };
 
@@ -40,17 +40,14 @@ void kepler_store_put_key(uint64_t seq, unsigned char key[8]);
 uint64_t kepler_store_get_key(const MDB_val *key);
 
 /* Open the three databases inside @txn (creating them if @create). */
-int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create,
-			  struct kepler_error *err);
+int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, struct kepler_error *err);
 
 /*
  * Meta values are text (readable with mdb_dump): get/put one key. Get: 0,
  * or MDB_NOTFOUND when the key is absent or not a number. Put: LMDB's code.
  */
-int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key,
-			      uint64_t *ret);
-int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
-			  const char *value);
+int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key, uint64_t *ret);
+int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key, const char *value);
 
 /*
  * The series database's value: this header, then the record (struct

@@ -17,8 +17,7 @@
 
 #include "store_internal.h"
 
-int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key,
-			      uint64_t *ret)
+int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key, uint64_t *ret)
 {
 	MDB_val k = { strlen(key), (void *)key }, v;
 	char buf[32];
@@ -37,8 +36,7 @@ int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *
 	return 0;
 }
 
-static void meta_get_str(struct kepler_store *s, MDB_txn *txn, const char *key, char *buf,
-			 size_t len)
+static void meta_get_str(struct kepler_store *s, MDB_txn *txn, const char *key, char *buf, size_t len)
 {
 	MDB_val k = { strlen(key), (void *)key }, v;
 	size_t n;
@@ -61,8 +59,7 @@ static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err
 	if (!s->have_dbs) {
 		if (kepler_store_open_dbs(s, *txn, false, NULL) < 0) {
 			mdb_txn_abort(*txn);
-			return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet",
-						s->path);
+			return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 		}
 		mdb_txn_commit(*txn); /* publish the handles, then start afresh */
 		return kepler_store_begin_read(s, txn, err);
@@ -70,8 +67,7 @@ static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err
 	return 0;
 }
 
-int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m,
-			  struct kepler_error *err)
+int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	uint64_t v;
@@ -98,8 +94,7 @@ int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m,
 	return 0;
 }
 
-int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret,
-			  struct kepler_error *err)
+int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
 {
 	MDB_val k = { strlen("node.cpus"), (void *)"node.cpus" }, v;
 	MDB_txn *txn;
@@ -110,8 +105,10 @@ int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret,
 		return r;
 	r = mdb_get(txn, s->meta, &k, &v);
 	if (r == MDB_NOTFOUND)
-		r = kepler_error_set(err, -ENOENT, "the store '%s' has no CPU list (collector older "
-					     "than format 1.1)", s->path);
+		r = kepler_error_set(err, -ENOENT,
+				     "the store '%s' has no CPU list (collector older "
+				     "than format 1.1)",
+				     s->path);
 	else if (r)
 		r = kepler_store_lmdb_error(r, "reading the CPU list", err);
 	else if ((r = kepler_cpuinfo_decode(v.mv_data, v.mv_size, ret)) < 0)
@@ -120,8 +117,7 @@ int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret,
 	return r;
 }
 
-static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret,
-		    struct kepler_error *err)
+static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -184,8 +180,10 @@ int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapsh
 		r = kepler_snapshot_decode(v.mv_data, v.mv_size, ret, err);
 	mdb_txn_abort(txn);
 	if (rc == MDB_NOTFOUND && seq)
-		return kepler_error_set(err, -ENOENT, "snapshot %" PRIu64 " is not in the store "
-					"(pruned or not yet written)", seq);
+		return kepler_error_set(err, -ENOENT,
+					"snapshot %" PRIu64 " is not in the store "
+					"(pruned or not yet written)",
+					seq);
 	if (rc == MDB_NOTFOUND)
 		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 	if (rc)
@@ -194,8 +192,7 @@ int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapsh
 }
 
 /* Only the header fields are decoded, inside the transaction: no copy. */
-int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret,
-			     struct kepler_error *err)
+int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -249,7 +246,8 @@ static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t
 	rc = mdb_cursor_open(txn, s->snapshots, &cur);
 	if (rc)
 		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		uint64_t seq = kepler_store_get_key(&k);
 
 		if (to && seq > to)
@@ -285,8 +283,7 @@ static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t 
 	return rc;
 }
 
-int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq,
-			struct kepler_error *err)
+int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq, struct kepler_error *err)
 {
 	uint64_t *seqs = NULL, best = 0, wall;
 	size_t n = 0;
@@ -294,7 +291,9 @@ int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_
 	int rc, r = begin(s, &txn, err);
 
 	if (r < 0)
-		return r == -ENOENT ? kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time") : r;
+		return r == -ENOENT
+			       ? kepler_error_set(err, -ENOENT, "no retained snapshot at or before that time")
+			       : r;
 	rc = list_in(s, txn, 0, 0, &seqs, &n);
 	if (rc)
 		r = kepler_store_lmdb_error(rc, "listing snapshots", err);
@@ -320,8 +319,8 @@ int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_
 	return 0;
 }
 
-int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs,
-		      size_t *ret_n, struct kepler_error *err)
+int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs, size_t *ret_n,
+		      struct kepler_error *err)
 {
 	MDB_txn *txn;
 	int rc, r = begin(s, &txn, err);
@@ -351,7 +350,8 @@ static bool take_series(const MDB_val *v, struct kepler_series_record *out)
 		return false;
 	memcpy(&h, v->mv_data, sizeof(h));
 	if (h.magic != KEPLER_SERIES_MAGIC || h.version > KEPLER_SERIES_VERSION ||
-	    h.record_size > v->mv_size - sizeof(h) || h.record_size < offsetof(struct kepler_series_record, zones))
+	    h.record_size > v->mv_size - sizeof(h) ||
+	    h.record_size < offsetof(struct kepler_series_record, zones))
 		return false;
 	memset(out, 0, sizeof(*out));
 	n = h.record_size < sizeof(*out) ? h.record_size : sizeof(*out);
@@ -428,8 +428,8 @@ static void watch_data_file(struct kepler_store *s)
 	}
 }
 
-int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns,
-		      uint64_t *ret_seq, struct kepler_error *err)
+int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
+		      struct kepler_error *err)
 {
 	uint64_t deadline = now_mono_ns() + timeout_ns, seq, now;
 	char drain[4096];

@@ -36,8 +36,7 @@ static uint64_t sum_counter(const struct kepler_snapshot *snap, size_t field)
 	return total;
 }
 
-void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
-				 struct kepler_series_record *ret)
+void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->seq = snap->seq;
@@ -65,8 +64,7 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
 	}
 }
 
-int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
-			  const char *value)
+int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key, const char *value)
 {
 	MDB_val k = { strlen(key), (void *)key }, v = { strlen(value), (void *)value };
 
@@ -106,8 +104,7 @@ static int prune_snapshots(struct kepler_store *s, MDB_txn *txn, uint64_t keep)
 /* Delete series records older than the retention, measured from @now_ns. */
 static int prune_series(struct kepler_store *s, MDB_txn *txn, uint64_t now_ns)
 {
-	uint64_t cutoff = now_ns > s->opts.retention_series_ns ? now_ns - s->opts.retention_series_ns
-							       : 0;
+	uint64_t cutoff = now_ns > s->opts.retention_series_ns ? now_ns - s->opts.retention_series_ns : 0;
 	size_t at = sizeof(struct series_header) + offsetof(struct kepler_series_record, wall_ns);
 	MDB_cursor *cur;
 	MDB_val k, v;
@@ -126,11 +123,12 @@ static int prune_series(struct kepler_store *s, MDB_txn *txn, uint64_t now_ns)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_snapshot *snap,
-		   void *blob, size_t len, uint64_t keep)
+static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_snapshot *snap, void *blob,
+		   size_t len, uint64_t keep)
 {
 	unsigned char key[8];
-	struct series_value sv = { .h = { .magic = KEPLER_SERIES_MAGIC, .version = KEPLER_SERIES_VERSION,
+	struct series_value sv = { .h = { .magic = KEPLER_SERIES_MAGIC,
+					  .version = KEPLER_SERIES_VERSION,
 					  .record_size = sizeof(struct kepler_series_record) } };
 	MDB_val k = { 8, key }, v = { len, blob }, sval = { sizeof(sv), &sv };
 	int rc;
@@ -178,16 +176,15 @@ static int prune_half(struct kepler_store *s)
 /* The map is full: grow it if allowed, else free the oldest snapshots. */
 static int make_room(struct kepler_store *s)
 {
-	if (s->map_size * 2 <= s->opts.max_map_size &&
-	    mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
+	if (s->map_size * 2 <= s->opts.max_map_size && mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
 		s->map_size *= 2;
 		return 0;
 	}
 	return prune_half(s);
 }
 
-static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob,
-		       size_t len, struct kepler_error *err)
+static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob, size_t len,
+		       struct kepler_error *err)
 {
 	uint64_t keep = s->opts.retention_snapshots ? s->opts.retention_snapshots : 1;
 	MDB_txn *txn;
@@ -214,8 +211,7 @@ static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, voi
 	return 0;
 }
 
-int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap,
-			struct kepler_error *err)
+int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err)
 {
 	void *blob;
 	size_t len;
@@ -237,8 +233,7 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap,
 	return 0;
 }
 
-int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta *m,
-			  struct kepler_error *err)
+int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta *m, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	int rc;
@@ -269,8 +264,7 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
 }
 
-int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *cpus,
-			  struct kepler_error *err)
+int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *cpus, struct kepler_error *err)
 {
 	char *text;
 	MDB_txn *txn;

@@ -104,8 +104,8 @@ static void bench(const char *bin, int n)
 	kill(c, SIGTERM);
 	waitpid(c, NULL, 0);
 	printf("%5d extra processes: start-up %.0f ms CPU (first %d s); then %.2f ms CPU per "
-	       "interval (mean of %d); peak RSS %.1f MiB\n", n, t0 * 1000.0, WARMUP,
-	       (t1 - t0) * 1000.0 / INTERVALS, INTERVALS, (double)hwm / 1024.0);
+	       "interval (mean of %d); peak RSS %.1f MiB\n",
+	       n, t0 * 1000.0, WARMUP, (t1 - t0) * 1000.0 / INTERVALS, INTERVALS, (double)hwm / 1024.0);
 	fflush(stdout);
 	stop_all(pids, n);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", store);

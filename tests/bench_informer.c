@@ -72,7 +72,10 @@ static void pingpong(int n)
 		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
 			break;
 	waitpid(pid, NULL, 0);
-	close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
 }
 
 /* ns per event of @prog under the ping-pong load; -1 on error */
@@ -116,7 +119,8 @@ static void bench_event_cost(void)
 	ns = event_ns(skel->progs.kepler_sched_switch, &events);
 	printf("eBPF sched_switch: %.1f ns per event (run_time_ns / run_cnt over %llu events, "
 	       "%d ping-pongs); an empty program measures %.1f ns here, so the program's own "
-	       "cost is %.1f ns\n", ns, events, PINGPONGS, floor_ns, ns - floor_ns);
+	       "cost is %.1f ns\n",
+	       ns, events, PINGPONGS, floor_ns, ns - floor_ns);
 out:
 	bench_floor__destroy(floor);
 	cputime__destroy(skel);

@@ -46,8 +46,10 @@ static void die(const char *what, const struct kepler_error *err)
 
 static void bench_size(const char *dir, size_t nprocs, int reps)
 {
-	struct kepler_store_options o = { .path = dir, .map_size = 4ULL << 30,
-					  .retention_snapshots = 8, .retention_series_ns = 86400 * SEC };
+	struct kepler_store_options o = { .path = dir,
+					  .map_size = 4ULL << 30,
+					  .retention_snapshots = 8,
+					  .retention_series_ns = 86400 * SEC };
 	struct kepler_store *w, *r;
 	struct kepler_snapshot *s;
 	struct kepler_error err;
@@ -96,8 +98,10 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 
 static void bench_attach_and_series(const char *dir)
 {
-	struct kepler_store_options o = { .path = dir, .map_size = 1ULL << 30,
-					  .retention_snapshots = 2, .retention_series_ns = 86400 * SEC };
+	struct kepler_store_options o = { .path = dir,
+					  .map_size = 1ULL << 30,
+					  .retention_snapshots = 2,
+					  .retention_series_ns = 86400 * SEC };
 	struct kepler_store *w, *r;
 	struct kepler_series_record *recs;
 	struct kepler_snapshot hdr;
@@ -142,8 +146,10 @@ static void bench_attach_and_series(const char *dir)
 /* kepler_store_seq_at over a full default ring (720 snapshots of 1000 processes). */
 static void bench_seq_at(const char *dir)
 {
-	struct kepler_store_options o = { .path = dir, .map_size = 1ULL << 30,
-					  .retention_snapshots = 720, .retention_series_ns = 86400 * SEC };
+	struct kepler_store_options o = { .path = dir,
+					  .map_size = 1ULL << 30,
+					  .retention_snapshots = 720,
+					  .retention_series_ns = 86400 * SEC };
 	struct kepler_store *w, *r;
 	struct kepler_error err;
 	struct fixture f;

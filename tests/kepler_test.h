@@ -18,20 +18,20 @@
 static unsigned kepler_test_skips;
 
 /* Skip the current case: the reason on stdout, the skip counted. */
-#define kepler_skip(...)                                                                           \
-	do {                                                                                       \
-		print_message("SKIP: " __VA_ARGS__);                                               \
-		print_message("\n");                                                               \
-		kepler_test_skips++;                                                               \
-		skip();                                                                            \
+#define kepler_skip(...)                             \
+	do {                                         \
+		print_message("SKIP: " __VA_ARGS__); \
+		print_message("\n");                 \
+		kepler_test_skips++;                 \
+		skip();                              \
 	} while (0)
 
 /* A check inside a case that cannot run here: reason printed, counted, the case goes on. */
-#define kepler_skip_part(...)                                                                      \
-	do {                                                                                       \
-		print_message("SKIP part: " __VA_ARGS__);                                          \
-		print_message("\n");                                                               \
-		kepler_test_skips++;                                                               \
+#define kepler_skip_part(...)                             \
+	do {                                              \
+		print_message("SKIP part: " __VA_ARGS__); \
+		print_message("\n");                      \
+		kepler_test_skips++;                      \
 	} while (0)
 
 static inline int kepler_test_exit(int failed)

@@ -29,8 +29,8 @@ static inline const char *fixture_str(struct fixture *f, const char *s)
 }
 
 static const char *const hostile[] = {
-	"plain", "with \"quotes\"", "new\nline", "back\\slash", "bad utf8 \xff\xfe\xc3",
-	"tab\there", "{\"json\": true}", "", "label=\"x\",y=\"z\"", "\xe2\x98\x83 snowman",
+	"plain",     "with \"quotes\"",  "new\nline", "back\\slash",         "bad utf8 \xff\xfe\xc3",
+	"tab\there", "{\"json\": true}", "",          "label=\"x\",y=\"z\"", "\xe2\x98\x83 snowman",
 };
 
 static inline void fixture_usage(struct fixture *f, struct kepler_usage *u, uint64_t seed)
@@ -87,7 +87,8 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 		}
 		p->exe = hostile[(i + 3) % 10];
 		p->type = (enum kepler_process_type)(i % KEPLER_PROC_TYPE_COUNT);
-		p->container_id = i % 4 == 1 ? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" : "";
+		p->container_id =
+			i % 4 == 1 ? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" : "";
 		p->vm_id = i % 4 == 2 ? "vm-uuid-1" : "";
 		p->cycles = i % 2 ? KEPLER_COUNTER_UNAVAILABLE : i * 11;
 		p->instructions = i * 13;
@@ -143,7 +144,7 @@ static inline void fixture_free(struct fixture *f)
 
 /* NULL if equal, else a description of the first difference. */
 static inline const char *usage_diff(const struct kepler_usage *a, const struct kepler_usage *b,
-			      size_t nzones)
+				     size_t nzones)
 {
 	if (a->state != b->state || a->cpu_time_ns != b->cpu_time_ns ||
 	    a->cpu_time_delta_ns != b->cpu_time_delta_ns)
@@ -155,14 +156,14 @@ static inline const char *usage_diff(const struct kepler_usage *a, const struct 
 	return NULL;
 }
 
-#define DIFF_STR(a, b, what) \
+#define DIFF_STR(a, b, what)       \
 	if (strcmp((a), (b)) != 0) \
-		return what
-#define DIFF_USAGE(a, b)                                                  \
-	do {                                                              \
-		const char *d_ = usage_diff(&(a), &(b), x->nzones);       \
-		if (d_)                                                   \
-			return d_;                                        \
+	return what
+#define DIFF_USAGE(a, b)                                            \
+	do {                                                        \
+		const char *d_ = usage_diff(&(a), &(b), x->nzones); \
+		if (d_)                                             \
+			return d_;                                  \
 	} while (0)
 
 static inline const char *snapshot_diff(const struct kepler_snapshot *x, const struct kepler_snapshot *y)
@@ -174,8 +175,8 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 	    x->node_cpu_total_delta_ns != y->node_cpu_total_delta_ns ||
 	    x->skipped_entries != y->skipped_entries || x->lost_entries != y->lost_entries)
 		return "header";
-	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses ||
-	    x->ncontainers != y->ncontainers || x->nvms != y->nvms || x->npods != y->npods)
+	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses || x->ncontainers != y->ncontainers ||
+	    x->nvms != y->nvms || x->npods != y->npods)
 		return "counts";
 	for (size_t z = 0; z < x->nzones; z++) {
 		const struct kepler_zone *a = &x->zones[z], *b = &y->zones[z];

@@ -24,8 +24,12 @@ static const struct kepler_cpu CPUS[] = {
 static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 {
 	struct kepler_store_options o = {
-		.path = dir, .group = group, .map_size = 64ULL << 20, .max_map_size = 4ULL << 30,
-		.retention_snapshots = 100, .retention_series_ns = 3600ULL * 1000000000ULL,
+		.path = dir,
+		.group = group,
+		.map_size = 64ULL << 20,
+		.max_map_size = 4ULL << 30,
+		.retention_snapshots = 100,
+		.retention_series_ns = 3600ULL * 1000000000ULL,
 	};
 	struct kepler_store *w;
 	struct kepler_error err;

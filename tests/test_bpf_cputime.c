@@ -46,11 +46,11 @@ static const char *bpf_missing(void)
 }
 
 /* Skip the case, visibly, when eBPF cannot run here. */
-#define require_bpf()                                                                              \
-	do {                                                                                       \
-		const char *why_ = bpf_missing();                                                  \
-		if (why_)                                                                          \
-			kepler_skip("%s", why_);                                                  \
+#define require_bpf()                             \
+	do {                                      \
+		const char *why_ = bpf_missing(); \
+		if (why_)                         \
+			kepler_skip("%s", why_);  \
 	} while (0)
 
 static void burn_cpu_ms(long ms)
@@ -135,8 +135,10 @@ static void test_exited_child_cpu_time(void **state)
 		usleep(10000);
 	}
 	got_ns = (double)val.cpu_ns;
-	print_message("child %d: eBPF %.1f ms, rusage %.1f ms; unseen switch-ins %llu\n", pid, got_ns / 1e6,
-		      want_ns / 1e6, (unsigned long long)stat_sum(bpf_map__fd(skel->maps.stats), KEPLER_CPUTIME_STAT_UNSEEN));
+	print_message(
+		"child %d: eBPF %.1f ms, rusage %.1f ms; unseen switch-ins %llu\n", pid, got_ns / 1e6,
+		want_ns / 1e6,
+		(unsigned long long)stat_sum(bpf_map__fd(skel->maps.stats), KEPLER_CPUTIME_STAT_UNSEEN));
 	assert_true(val.flags & KEPLER_CPUTIME_EXITED);
 	assert_true(val.flags & KEPLER_CPUTIME_DEAD);
 	assert_true(got_ns > want_ns * 0.95 && got_ns < want_ns * 1.05);

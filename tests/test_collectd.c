@@ -67,8 +67,10 @@ static void *tick_energy(void *arg)
 {
 	struct ctx *c = arg;
 	static const char *const files[] = {
-		"intel-rapl:0/energy_uj", "intel-rapl:1/energy_uj",
-		"intel-rapl:0/intel-rapl:0:0/energy_uj", "intel-rapl:1/intel-rapl:1:0/energy_uj",
+		"intel-rapl:0/energy_uj",
+		"intel-rapl:1/energy_uj",
+		"intel-rapl:0/intel-rapl:0:0/energy_uj",
+		"intel-rapl:1/intel-rapl:1:0/energy_uj",
 	};
 	static const uint64_t watts[] = { 40, 30, 5, 5 };
 	static const uint64_t base[4] = { 240422366267ULL, 239422366267ULL, 20000000000ULL, 20000000001ULL };
@@ -78,8 +80,8 @@ static void *tick_energy(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 4; i++)
-		snprintf(path[i], sizeof(path[i]), "%s/devices/virtual/powercap/intel-rapl/%s",
-			 c->sysfs, files[i]);
+		snprintf(path[i], sizeof(path[i]), "%s/devices/virtual/powercap/intel-rapl/%s", c->sysfs,
+			 files[i]);
 	while (!c->stop_ticker) {
 		uint64_t us;
 
@@ -306,7 +308,8 @@ static void test_sums_over_intervals(void **state)
 		}
 		last_mono = s->mono_ns;
 		for (size_t z = 0; z < s->nzones; z++) {
-			assert_int_equal(s->zones[z].energy.total_uj, last_total[z] + s->zones[z].energy.delta_uj);
+			assert_int_equal(s->zones[z].energy.total_uj,
+					 last_total[z] + s->zones[z].energy.delta_uj);
 			last_total[z] = s->zones[z].energy.total_uj;
 		}
 		/*
@@ -339,8 +342,10 @@ static void test_sums_over_intervals(void **state)
 	watts = (double)pkg_uj * 1000.0 / (double)pkg_ns;
 	/* 10 %, or more where the ticker was late by more than 5 % of the run at either end */
 	slack = 7.0 + 70.0 * 2.0 * (double)c->ticker_max_gap_ns / (double)pkg_ns;
-	print_message("package: %.2f W over %.1f s (the fake tree runs at 70 W; ticker late by up to %.1f ms, "
-		      "so 70 +- %.1f W)\n", watts, (double)pkg_ns / 1e9, c->ticker_max_gap_ns / 1e6, slack);
+	print_message(
+		"package: %.2f W over %.1f s (the fake tree runs at 70 W; ticker late by up to %.1f ms, "
+		"so 70 +- %.1f W)\n",
+		watts, (double)pkg_ns / 1e9, c->ticker_max_gap_ns / 1e6, slack);
 	assert_true(watts > 70.0 - slack && watts < 70.0 + slack);
 	/* with procfs, processes shorter than an interval are not seen at all */
 	if (geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0) {
@@ -351,12 +356,14 @@ static void test_sums_over_intervals(void **state)
 			got_energy += had_energy[i];
 			owed_n += owed[i];
 			if (owed[i] && !had_energy[i])
-				fail_msg("burst process %d ran in an interval with active energy and got none",
-					 burst[i]);
+				fail_msg(
+					"burst process %d ran in an interval with active energy and got none",
+					burst[i]);
 		}
 		/* a starved ticker can leave an interval without energy: only those go without */
 		print_message("burst: %d short processes each terminated once; %u ran while there was "
-			      "active energy, %u got energy\n", BURST, owed_n, got_energy);
+			      "active energy, %u got energy\n",
+			      BURST, owed_n, got_energy);
 	} else {
 		kepler_skip_part("burst checks need the eBPF informer (root + BTF)");
 	}

@@ -43,8 +43,7 @@ static const char *yaml_file(const char *text)
 }
 
 /* Parse argv (NULL-terminated) for @prog; returns the result, fills @err. */
-static int parse(struct kepler_config *cfg, const struct kepler_program *prog,
-		 struct kepler_error *err, ...)
+static int parse(struct kepler_config *cfg, const struct kepler_program *prog, struct kepler_error *err, ...)
 {
 	char *argv[32];
 	int argc = 0;
@@ -68,8 +67,7 @@ static void expect_yaml_error(const char *text, const char *needle)
 	int r = parse(&cfg, &collectd, &err, "--config", path, NULL);
 
 	if (r >= 0 || !strstr(err.msg, needle))
-		fail_msg("YAML %s: got %d '%s', wanted an error containing '%s'", text, r,
-			 err.msg, needle);
+		fail_msg("YAML %s: got %d '%s', wanted an error containing '%s'", text, r, err.msg, needle);
 	kepler_config_done(&cfg);
 	unlink(path);
 }
@@ -81,15 +79,24 @@ static void test_durations(void **state)
 		int r;
 		uint64_t ns;
 	} cases[] = {
-		{ "500ms", 0, 500000000ULL },  { "5s", 0, 5 * NS_PER_S },
-		{ "1m", 0, 60 * NS_PER_S },    { "1h30m", 0, 5400 * NS_PER_S },
-		{ "1.5s", 0, 1500000000ULL },  { "0", 0, 0 },
-		{ "250us", 0, 250000ULL },     { "250\xc2\xb5s", 0, 250000ULL },
-		{ "7ns", 0, 7 },               { "1d", 0, 86400 * NS_PER_S },
-		{ "", -EINVAL, 0 },            { "5", -EINVAL, 0 },
-		{ "5x", -EINVAL, 0 },          { "s", -EINVAL, 0 },
-		{ "-1s", -EINVAL, 0 },         { "1.s", -EINVAL, 0 },
-		{ "5s ", -EINVAL, 0 },         { "99999999999h", -ERANGE, 0 },
+		{ "500ms", 0, 500000000ULL },
+		{ "5s", 0, 5 * NS_PER_S },
+		{ "1m", 0, 60 * NS_PER_S },
+		{ "1h30m", 0, 5400 * NS_PER_S },
+		{ "1.5s", 0, 1500000000ULL },
+		{ "0", 0, 0 },
+		{ "250us", 0, 250000ULL },
+		{ "250\xc2\xb5s", 0, 250000ULL },
+		{ "7ns", 0, 7 },
+		{ "1d", 0, 86400 * NS_PER_S },
+		{ "", -EINVAL, 0 },
+		{ "5", -EINVAL, 0 },
+		{ "5x", -EINVAL, 0 },
+		{ "s", -EINVAL, 0 },
+		{ "-1s", -EINVAL, 0 },
+		{ "1.s", -EINVAL, 0 },
+		{ "5s ", -EINVAL, 0 },
+		{ "99999999999h", -ERANGE, 0 },
 		{ "18446744073709551616ns", -ERANGE, 0 },
 	};
 	(void)state;
@@ -98,8 +105,7 @@ static void test_durations(void **state)
 		int r = kepler_parse_duration(cases[i].in, &ns);
 
 		if (r != cases[i].r || (r == 0 && ns != cases[i].ns))
-			fail_msg("duration '%s': got %d/%llu", cases[i].in, r,
-				 (unsigned long long)ns);
+			fail_msg("duration '%s': got %d/%llu", cases[i].in, r, (unsigned long long)ns);
 		if (r < 0)
 			assert_int_equal(ns, 12345); /* output untouched on error */
 	}
@@ -124,12 +130,18 @@ static void test_sizes(void **state)
 		int r;
 		uint64_t bytes;
 	} cases[] = {
-		{ "4096", 0, 4096 },         { "64MiB", 0, 64ULL << 20 },
-		{ "1GiB", 0, 1ULL << 30 },   { "10MB", 0, 10000000ULL },
-		{ "3KiB", 0, 3072 },         { "2B", 0, 2 },
-		{ "64 MiB", -EINVAL, 0 },    { "1.5GiB", -EINVAL, 0 },
-		{ "MiB", -EINVAL, 0 },       { "64Mi", -EINVAL, 0 },
-		{ "64MiBs", -EINVAL, 0 },    { "-1", -EINVAL, 0 },
+		{ "4096", 0, 4096 },
+		{ "64MiB", 0, 64ULL << 20 },
+		{ "1GiB", 0, 1ULL << 30 },
+		{ "10MB", 0, 10000000ULL },
+		{ "3KiB", 0, 3072 },
+		{ "2B", 0, 2 },
+		{ "64 MiB", -EINVAL, 0 },
+		{ "1.5GiB", -EINVAL, 0 },
+		{ "MiB", -EINVAL, 0 },
+		{ "64Mi", -EINVAL, 0 },
+		{ "64MiBs", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
 		{ "99999999999TiB", -ERANGE, 0 },
 	};
 	(void)state;
@@ -197,8 +209,8 @@ static void test_table_is_consistent(void **state)
 		if (!o->help || !*o->help || !o->progs)
 			fail_msg("%s: needs help text and at least one program", o->key);
 		for (const struct kepler_option *p = kepler_options; p < o; p++) {
-			bool both_yaml = !(o->flags & KEPLER_OPT_FLAG_ONLY) &&
-					 !(p->flags & KEPLER_OPT_FLAG_ONLY);
+			bool both_yaml =
+				!(o->flags & KEPLER_OPT_FLAG_ONLY) && !(p->flags & KEPLER_OPT_FLAG_ONLY);
 
 			if (strcmp(o->key, p->key) == 0 && (both_yaml || (o->progs & p->progs)))
 				fail_msg("%s: defined twice for the same program", o->key);
@@ -221,15 +233,14 @@ static void test_precedence(void **state)
 	kepler_config_done(&cfg);
 
 	/* flags win over the file whatever their order on the command line */
-	assert_int_equal(parse(&cfg, &collectd, &err, "--monitor.interval=2s", "--config", path,
-			       NULL), 0);
+	assert_int_equal(parse(&cfg, &collectd, &err, "--monitor.interval=2s", "--config", path, NULL), 0);
 	assert_int_equal(cfg.monitor_interval_ns, 2 * NS_PER_S);
 	assert_int_equal(cfg.log_level, KEPLER_LEVEL_DEBUG);
 	kepler_config_done(&cfg);
 
 	/* the last of two flags wins; --key value and --key=value both work */
-	assert_int_equal(parse(&cfg, &collectd, &err, "--monitor.interval", "1s",
-			       "--monitor.interval=3s", NULL), 0);
+	assert_int_equal(
+		parse(&cfg, &collectd, &err, "--monitor.interval", "1s", "--monitor.interval=3s", NULL), 0);
 	assert_int_equal(cfg.monitor_interval_ns, 3 * NS_PER_S);
 	kepler_config_done(&cfg);
 	unlink(path);
@@ -239,16 +250,16 @@ static void test_every_type_from_yaml(void **state)
 {
 	struct kepler_config cfg;
 	struct kepler_error err;
-	const char *path = yaml_file(
-		"# every type\n"
-		"store:\n  path: /tmp/s\n  map-size: 64MiB\n  retention:\n    snapshots: 10\n"
-		"    series: 1h\n"
-		"monitor: {interval: 500ms, max-terminated: -1}\n"
-		"meter:\n  source: FAKE\n"
-		"rapl:\n  zones: [package, dram]\n"
-		"metrics: {level: 'node, pod'}\n"
-		"dev:\n  fake-meter:\n    zones:\n      - package\n    watts: 99\n"
-		"web:\n  listen-address: \"127.0.0.1:9\"\n");
+	const char *path =
+		yaml_file("# every type\n"
+			  "store:\n  path: /tmp/s\n  map-size: 64MiB\n  retention:\n    snapshots: 10\n"
+			  "    series: 1h\n"
+			  "monitor: {interval: 500ms, max-terminated: -1}\n"
+			  "meter:\n  source: FAKE\n"
+			  "rapl:\n  zones: [package, dram]\n"
+			  "metrics: {level: 'node, pod'}\n"
+			  "dev:\n  fake-meter:\n    zones:\n      - package\n    watts: 99\n"
+			  "web:\n  listen-address: \"127.0.0.1:9\"\n");
 
 	(void)state;
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
@@ -274,22 +285,18 @@ static void test_every_type_from_yaml(void **state)
 static void test_yaml_errors(void **state)
 {
 	(void)state;
-	expect_yaml_error("monitor:\n  interval: 5s\n  intervl: 5s\n",
-			  "unknown key 'monitor.intervl' (");
+	expect_yaml_error("monitor:\n  interval: 5s\n  intervl: 5s\n", "unknown key 'monitor.intervl' (");
 	expect_yaml_error("monitor:\n  interval: 5s\n  intervl: 5s\n",
 			  ":3); did you mean 'monitor.interval'?");
 	expect_yaml_error("bogus: 1\n", "unknown key 'bogus' (");
-	expect_yaml_error("monitor:\n  interval: abc\n",
-			  "invalid value 'abc' for 'monitor.interval' (");
+	expect_yaml_error("monitor:\n  interval: abc\n", "invalid value 'abc' for 'monitor.interval' (");
 	expect_yaml_error("monitor:\n  interval: abc\n", "expected a duration");
 	expect_yaml_error("monitor:\n  interval: 1ms\n", "out of range: must be from 100ms to 1h");
-	expect_yaml_error("store: {retention: {snapshots: 0}}\n",
-			  "'store.retention.snapshots' (");
+	expect_yaml_error("store: {retention: {snapshots: 0}}\n", "'store.retention.snapshots' (");
 	expect_yaml_error("store: {map-size: lots}\n", "expected a size");
 	expect_yaml_error("log: {level: loud}\n", "expected one of debug, info, warn, error");
 	expect_yaml_error("metrics: {level: [node, cluster]}\n", "invalid value 'cluster'");
-	expect_yaml_error("monitor:\n  interval: 5s\n  interval: 6s\n",
-			  "duplicate key 'monitor.interval' (");
+	expect_yaml_error("monitor:\n  interval: 5s\n  interval: 6s\n", "duplicate key 'monitor.interval' (");
 	expect_yaml_error("monitor: {interval: [1s, 2s]}\n", "not a list");
 	expect_yaml_error("monitor: {interval: {a: 1}}\n", "not a mapping");
 	expect_yaml_error("monitor: 5s\n", "'monitor' (");
@@ -312,8 +319,7 @@ static void test_yaml_empty_and_missing(void **state)
 	kepler_config_done(&cfg);
 	unlink(path);
 
-	assert_int_equal(parse(&cfg, &collectd, &err, "--config", "/nonexistent/k.yaml", NULL),
-			 -ENOENT);
+	assert_int_equal(parse(&cfg, &collectd, &err, "--config", "/nonexistent/k.yaml", NULL), -ENOENT);
 	assert_non_null(strstr(err.msg, "cannot read config file '/nonexistent/k.yaml'"));
 	kepler_config_done(&cfg);
 }
@@ -335,8 +341,7 @@ static void test_flag_errors(void **state)
 	(void)state;
 	expect_flag_error(&collectd, "--monitor.intervl=5s", NULL,
 			  "unknown option '--monitor.intervl'; did you mean '--monitor.interval'?");
-	expect_flag_error(&collectd, "--monitor.interval", NULL,
-			  "option '--monitor.interval' needs a value");
+	expect_flag_error(&collectd, "--monitor.interval", NULL, "option '--monitor.interval' needs a value");
 	expect_flag_error(&collectd, "--monitor.interval=fast", NULL,
 			  "invalid value 'fast' for --monitor.interval");
 	expect_flag_error(&collectd, "--monitor.max-terminated=-2", NULL, "out of range");
@@ -360,8 +365,9 @@ static void test_flags(void **state)
 	};
 
 	(void)state;
-	assert_int_equal(parse(&cfg, &stdout_prog, &err, "--follow", "--count", "3",
-			       "--format=JSON", "--level=node,process", NULL), 0);
+	assert_int_equal(parse(&cfg, &stdout_prog, &err, "--follow", "--count", "3", "--format=JSON",
+			       "--level=node,process", NULL),
+			 0);
 	assert_true(cfg.stdout_follow);
 	assert_int_equal(cfg.stdout_count, 3);
 	assert_int_equal(cfg.stdout_format, KEPLER_STDOUT_JSON);
@@ -408,8 +414,7 @@ static void test_help_lists_own_options(void **state)
 	for (const struct kepler_option *o = kepler_options; o->key; o++) {
 		bool own = (o->progs & KEPLER_PROG_COLLECTD) && !(o->flags & KEPLER_OPT_YAML_ONLY);
 
-		snprintf(needle, sizeof(needle), "  --%s%s", o->key,
-			 o->type == KEPLER_OPT_BOOL ? "" : "=");
+		snprintf(needle, sizeof(needle), "  --%s%s", o->key, o->type == KEPLER_OPT_BOOL ? "" : "=");
 		if (own != (strstr(help, needle) != NULL))
 			fail_msg("--help of kepler-collectd %s %s", own ? "misses" : "shows", o->key);
 	}

@@ -24,7 +24,7 @@
 struct parse_case {
 	const char *name;
 	const char *text;
-	size_t n;            /* CPUs expected */
+	size_t n;               /* CPUs expected */
 	struct kepler_cpu last; /* the last CPU, field by field */
 };
 
@@ -34,20 +34,26 @@ static const struct parse_case parse_cases[] = {
 	  "physical id\t: 0\nsiblings\t: 2\ncore id\t\t: 0\nflags\t\t: fpu vme\n\n"
 	  "processor\t: 1\nvendor_id\t: AuthenticAMD\nmodel name\t: Odd \"quoted\" \\ name  \n"
 	  "physical id\t: 0\ncore id\t\t: 1\n\n",
-	  2, { "1", "AuthenticAMD", "Odd \"quoted\" \\ name", "0", "1" } },
+	  2,
+	  { "1", "AuthenticAMD", "Odd \"quoted\" \\ name", "0", "1" } },
 	{ "arm64: no vendor or model; a block without processor is no CPU",
 	  "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n"
 	  "processor\t: 1\nBogoMIPS\t: 50.00\n\nHardware\t: some board\nmodel name\t: not a CPU\n",
-	  2, { "1", "", "", "", "" } },
+	  2,
+	  { "1", "", "", "", "" } },
 	{ "empty", "", 0, { "", "", "", "", "" } },
 	{ "no final newline, CRLF",
 	  "processor : 3\r\nmodel name : Truncated\r\ncore id : 9",
-	  1, { "3", "", "Truncated", "", "9" } },
+	  1,
+	  { "3", "", "Truncated", "", "9" } },
 	{ "value longer than its field is cut",
 	  "processor\t: 123456789012345678901234567890\n",
-	  1, { "123456789012345", "", "", "", "" } },
+	  1,
+	  { "123456789012345", "", "", "", "" } },
 	{ "keys before any processor line are ignored",
-	  "model name\t: orphan\nprocessor\t: 0\n", 1, { "0", "", "", "", "" } },
+	  "model name\t: orphan\nprocessor\t: 0\n",
+	  1,
+	  { "0", "", "", "", "" } },
 };
 
 static void check_cpu(const char *name, const struct kepler_cpu *got, const struct kepler_cpu *want)
@@ -55,10 +61,9 @@ static void check_cpu(const char *name, const struct kepler_cpu *got, const stru
 	if (strcmp(got->processor, want->processor) || strcmp(got->vendor_id, want->vendor_id) ||
 	    strcmp(got->model_name, want->model_name) || strcmp(got->physical_id, want->physical_id) ||
 	    strcmp(got->core_id, want->core_id))
-		fail_msg("case \"%s\": got {%s|%s|%s|%s|%s}, want {%s|%s|%s|%s|%s}", name,
-			 got->processor, got->vendor_id, got->model_name, got->physical_id, got->core_id,
-			 want->processor, want->vendor_id, want->model_name, want->physical_id,
-			 want->core_id);
+		fail_msg("case \"%s\": got {%s|%s|%s|%s|%s}, want {%s|%s|%s|%s|%s}", name, got->processor,
+			 got->vendor_id, got->model_name, got->physical_id, got->core_id, want->processor,
+			 want->vendor_id, want->model_name, want->physical_id, want->core_id);
 }
 
 static void test_parse(void **state)
@@ -107,7 +112,9 @@ static void test_record_round_trip(void **state)
 
 static void test_record_malformed(void **state)
 {
-	static const struct { const char *name, *text; } cases[] = {
+	static const struct {
+		const char *name, *text;
+	} cases[] = {
 		{ "no version", "0\ta\tb\tc\td\n" },
 		{ "unknown version", "v2\n0\ta\tb\tc\td\n" },
 		{ "four fields", "v1\n0\ta\tb\tc\n" },
@@ -130,7 +137,8 @@ static void test_record_malformed(void **state)
 static void test_store(void **state)
 {
 	char dir[] = "/tmp/kepler-test-cpus-XXXXXX";
-	struct kepler_store_options o = { .map_size = 16ULL << 20, .retention_snapshots = 5,
+	struct kepler_store_options o = { .map_size = 16ULL << 20,
+					  .retention_snapshots = 5,
 					  .retention_series_ns = 3600ULL * 1000000000ULL };
 	struct kepler_cpu cpus[] = { { "0", "V", "M", "0", "0" }, { "1", "V", "M", "0", "1" } };
 	struct kepler_store *w, *r;

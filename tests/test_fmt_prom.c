@@ -88,7 +88,10 @@ static void test_escaping(void **state)
 		{ "comma", "a,b", "a,b", "\"a,b\"", "\"a,b\"" },
 		{ "tab and control", "a\tb\x01", "a\tb\x01", "\"a\\u0009b\\u0001\"", "a\tb\x01" },
 		{ "snowman kept", "\xe2\x98\x83", "\xe2\x98\x83", "\"\xe2\x98\x83\"", "\xe2\x98\x83" },
-		{ "stray byte", "x\xff" "y", "x\xef\xbf\xbdy", "\"x\xef\xbf\xbdy\"", "x\xef\xbf\xbdy" },
+		{ "stray byte",
+		  "x\xff"
+		  "y",
+		  "x\xef\xbf\xbdy", "\"x\xef\xbf\xbdy\"", "x\xef\xbf\xbdy" },
 		{ "overlong NUL", "\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd", "\"\xef\xbf\xbd\xef\xbf\xbd\"",
 		  "\xef\xbf\xbd\xef\xbf\xbd" },
 		{ "surrogate", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
@@ -111,7 +114,8 @@ static void test_escaping(void **state)
 			fail_msg("case \"%s\": JSON '%s', want '%s'", name, json_escaped(cases[i].in),
 				 cases[i].json);
 		if (strcmp(csv_escaped(cases[i].in), cases[i].csv))
-			fail_msg("case \"%s\": CSV '%s', want '%s'", name, csv_escaped(cases[i].in), cases[i].csv);
+			fail_msg("case \"%s\": CSV '%s', want '%s'", name, csv_escaped(cases[i].in),
+				 cases[i].csv);
 	}
 }
 
@@ -133,28 +137,46 @@ static void tiny_build(struct tiny *t)
 	t->s.interval_ns = 2000000000ULL;
 	t->s.cpu_usage_ratio = 0.25;
 	t->s.nzones = 1;
-	t->s.zones[0] = (struct kepler_zone){ "package", "/sys/class/powercap/intel-rapl:0",
-					      KEPLER_SOURCE_RAPL, { 10000000, 4000000 },
-					      { 3000000, 1000000 }, { 7000000, 3000000 } };
+	t->s.zones[0] = (struct kepler_zone){ "package",
+					      "/sys/class/powercap/intel-rapl:0",
+					      KEPLER_SOURCE_RAPL,
+					      { 10000000, 4000000 },
+					      { 3000000, 1000000 },
+					      { 7000000, 3000000 } };
 	t->e[0] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[1] = (struct kepler_energy){ 500000, 250000 };
 	t->e[2] = (struct kepler_energy){ 500000, 250000 };
 	t->e[3] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[4] = (struct kepler_energy){ 500000, 250000 };
-	t->p[0] = (struct kepler_process){ .pid = 42, .start_time_ns = 1, .comm = "web \"srv\"",
-					   .exe = "/usr/bin/web", .type = KEPLER_PROC_REGULAR,
-					   .container_id = "", .vm_id = "",
-					   .usage = { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[0] } };
-	t->p[1] = (struct kepler_process){ .pid = 43, .start_time_ns = 2, .comm = "ctr",
-					   .exe = "/bin/ctr", .type = KEPLER_PROC_CONTAINER,
-					   .container_id = "abc", .vm_id = "",
-					   .usage = { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[1] } };
-	t->c = (struct kepler_container){ "abc", "app", "containerd", "uid-1",
+	t->p[0] =
+		(struct kepler_process){ .pid = 42,
+					 .start_time_ns = 1,
+					 .comm = "web \"srv\"",
+					 .exe = "/usr/bin/web",
+					 .type = KEPLER_PROC_REGULAR,
+					 .container_id = "",
+					 .vm_id = "",
+					 .usage = { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[0] } };
+	t->p[1] = (struct kepler_process){ .pid = 43,
+					   .start_time_ns = 2,
+					   .comm = "ctr",
+					   .exe = "/bin/ctr",
+					   .type = KEPLER_PROC_CONTAINER,
+					   .container_id = "abc",
+					   .vm_id = "",
+					   .usage = { KEPLER_STATE_TERMINATED, 200000000, 200000000,
+						      &t->e[1] } };
+	t->c = (struct kepler_container){ "abc",
+					  "app",
+					  "containerd",
+					  "uid-1",
 					  { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[2] } };
-	t->v = (struct kepler_vm){ "vm-1", "guest", "kvm",
-				   { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3] } };
-	t->pod = (struct kepler_pod){ "uid-1", "web-0", "default",
-				      { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4] } };
+	t->v = (struct kepler_vm){
+		"vm-1", "guest", "kvm", { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3] }
+	};
+	t->pod = (struct kepler_pod){
+		"uid-1", "web-0", "default", { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4] }
+	};
 	t->s.nprocesses = 2;
 	t->s.processes = t->p;
 	t->s.ncontainers = 1;
@@ -165,7 +187,8 @@ static void tiny_build(struct tiny *t)
 	t->s.pods = &t->pod;
 }
 
-static const char *render(const struct kepler_snapshot *s, unsigned levels, const struct kepler_strlist *zones)
+static const char *render(const struct kepler_snapshot *s, unsigned levels,
+			  const struct kepler_strlist *zones)
 {
 	static struct kepler_buf b;
 	struct kepler_prom_options o = { .levels = levels, .zones = zones, .node_name = "n1" };
@@ -331,11 +354,14 @@ static void test_watts_sum(void **state)
 	for (int i = 0; i < N; i++) {
 		e[i] = (struct kepler_energy){ 0, (uint64_t)rand_r(&seed) % 100000 };
 		active += e[i].delta_uj;
-		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1, .comm = "w", .exe = "",
-						.container_id = "", .vm_id = "",
+		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1,
+						.comm = "w",
+						.exe = "",
+						.container_id = "",
+						.vm_id = "",
 						.usage = { .zones = &e[i] } };
 	}
-	s.zones[0] = (struct kepler_zone){ "package", "", KEPLER_SOURCE_FAKE, { 0, active },
+	s.zones[0] = (struct kepler_zone){ "package",     "",      KEPLER_SOURCE_FAKE, { 0, active },
 					   { 0, active }, { 0, 0 } };
 	s.processes = p;
 	s.nprocesses = N;
@@ -361,7 +387,8 @@ static void test_cpu_info(void **state)
 	(void)state;
 	kepler_fmt_prom_cpu_info(&b, &ci);
 	kepler_buf_addc(&b, '\0');
-	assert_string_equal(b.data,
+	assert_string_equal(
+		b.data,
 		"# HELP kepler_node_cpu_info CPU information from procfs\n"
 		"# TYPE kepler_node_cpu_info gauge\n"
 		"kepler_node_cpu_info{core_id=\"0\",model_name=\"AMD EPYC 7B13\",physical_id=\"0\",processor=\"0\","

@@ -44,11 +44,11 @@ static const char *bpf_missing(void)
 }
 
 /* Skip the case, visibly, when eBPF cannot run here. */
-#define require_bpf()                                                                              \
-	do {                                                                                       \
-		const char *why_ = bpf_missing();                                                  \
-		if (why_)                                                                          \
-			kepler_skip("%s", why_);                                                  \
+#define require_bpf()                             \
+	do {                                      \
+		const char *why_ = bpf_missing(); \
+		if (why_)                         \
+			kepler_skip("%s", why_);  \
 	} while (0)
 
 static uint64_t cpu_now_ns(void)
@@ -98,7 +98,8 @@ static int teardown(void **state)
 
 static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 {
-	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF, .procfs = "/proc",
+	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF,
+					    .procfs = "/proc",
 					    .bpf_max_processes = max,
 					    .hw_counters_software = sw_counters };
 	struct kepler_informer *inf = NULL;
@@ -214,7 +215,8 @@ static void test_running_process(void **state)
 	child_pid = 0;
 	p = terminated_proc(inf, pid);
 	print_message("running child: %.2f ms at the first refresh (it had used %.2f ms), %.2f ms in its "
-		      "interval, %.2f ms reported late\n", first / 1e6, child_cpu[0] / 1e6, one / 1e6,
+		      "interval, %.2f ms reported late\n",
+		      first / 1e6, child_cpu[0] / 1e6, one / 1e6,
 		      (double)(p->cpu_time_ns - before_end) / 1e6);
 	if (one > (child_cpu[1] - child_cpu[0]) * 1.05)
 		fail_msg("%llu ns reported for an interval in which the child used %llu ns",
@@ -304,7 +306,8 @@ static void test_hog_charged_as_it_runs(void **state)
 		after[0] = after[1];
 	}
 	print_message("hog: %.1f ms over 8 refreshes; worst %.1f ms more, %.1f ms less than the kernel's "
-		      "window allows\n", sum / 1e6, worst_over / 1e6, worst_under / 1e6);
+		      "window allows\n",
+		      sum / 1e6, worst_over / 1e6, worst_under / 1e6);
 	assert_int_equal(bad, 0);
 	assert_true(p->cpu_time_ns - start_cpu == sum);
 	teardown(NULL);
@@ -445,7 +448,8 @@ static void test_overflow_reported(void **state)
  */
 static int open_task_clock(pid_t pid)
 {
-	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+				     .size = sizeof(a),
 				     .config = PERF_COUNT_SW_TASK_CLOCK };
 	int fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 

@@ -68,15 +68,16 @@ static void node_stat(struct ctx *c, unsigned busy, unsigned idle)
 	char path[128], text[256];
 
 	snprintf(path, sizeof(path), "%s/stat", c->dir);
-	snprintf(text, sizeof(text), "cpu  %u 0 0 %u 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\n",
-		 busy, idle);
+	snprintf(text, sizeof(text),
+		 "cpu  %u 0 0 %u 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\n", busy,
+		 idle);
 	write_file(path, text, strlen(text));
 }
 
 /* A process: stat with utime/stime/start ticks and flags; optional cgroup, exe, cmdline. */
 static void proc(struct ctx *c, unsigned pid, const char *comm, unsigned utime, unsigned stime,
-		 unsigned start, unsigned flags, const char *cgroup, const char *exe,
-		 const char *cmdline, size_t cmdline_len)
+		 unsigned start, unsigned flags, const char *cgroup, const char *exe, const char *cmdline,
+		 size_t cmdline_len)
 {
 	char path[160], text[512];
 
@@ -153,7 +154,7 @@ static void test_baseline_and_deltas(void **state)
 	p = find(c, 10, 1000);
 	assert_non_null(p);
 	assert_int_equal(p->cpu_time_ns, 150 * TICK); /* lifetime */
-	assert_int_equal(p->cpu_time_delta_ns, 0);     /* first refresh: baseline */
+	assert_int_equal(p->cpu_time_delta_ns, 0);    /* first refresh: baseline */
 	assert_string_equal(p->comm, "worker");
 	assert_string_equal(p->id->exe, "/usr/bin/worker");
 	assert_int_equal(p->id->type, KEPLER_PROC_REGULAR);
@@ -216,17 +217,18 @@ static void test_new_vanished_and_reuse(void **state)
 static void test_unreadable_and_kinds(void **state)
 {
 	static const char qemu[] = "/usr/bin/qemu-system-x86_64\0-name\0guest=web,debug-threads=on\0"
-				   "-uuid\0" "3f2504e0-4f89-11d3-9a0c-0305e82c3301\0";
+				   "-uuid\0"
+				   "3f2504e0-4f89-11d3-9a0c-0305e82c3301\0";
 	struct ctx *c = *state;
 	const struct kepler_proc *p;
 	char path[160];
 
 	node_stat(c, 0, 0);
 	proc(c, 2, "kthreadd", 0, 1, 0, 0x00208040, NULL, NULL, NULL, 0);
-	proc(c, 20, "nginx", 5, 5, 2000, 0, "0::/system.slice/docker-" CID ".scope\n",
-	     "/usr/sbin/nginx", NULL, 0);
-	proc(c, 30, "qemu-system-x86", 50, 50, 3000, 0, NULL, "/usr/bin/qemu-system-x86_64",
-	     qemu, sizeof(qemu) - 1);
+	proc(c, 20, "nginx", 5, 5, 2000, 0, "0::/system.slice/docker-" CID ".scope\n", "/usr/sbin/nginx",
+	     NULL, 0);
+	proc(c, 30, "qemu-system-x86", 50, 50, 3000, 0, NULL, "/usr/bin/qemu-system-x86_64", qemu,
+	     sizeof(qemu) - 1);
 	proc(c, 40, "odd) (name", 1, 1, 4000, 0, NULL, NULL, NULL, 0);
 	open_procfs(c);
 	refresh(c);

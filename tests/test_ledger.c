@@ -54,7 +54,8 @@ static void world_init(struct world *w, size_t n)
 			p->container_id = w->cids[i % 4];
 			p->container_runtime = "containerd";
 			if (i % 4 < 2) {
-				snprintf(w->pod[i], sizeof(w->pod[i]), "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f6%zu", i % 2);
+				snprintf(w->pod[i], sizeof(w->pod[i]),
+					 "8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f6%zu", i % 2);
 				p->pod_uid = w->pod[i];
 			}
 			p->type = KEPLER_PROC_CONTAINER;
@@ -73,14 +74,22 @@ static void world_init(struct world *w, size_t n)
 static struct kepler_ledger_input input(struct world *w, uint64_t t, bool first)
 {
 	struct kepler_ledger_input in = {
-		.wall_ns = 1800000000 * SEC + t, .mono_ns = t, .interval_ns = 5 * SEC, .first = first,
-		.nzones = 3, .busy_delta_ns = 3 * SEC, .total_delta_ns = 10 * SEC, .usage_ratio = 0.3,
-		.procs = w->procs, .nprocs = w->n,
+		.wall_ns = 1800000000 * SEC + t,
+		.mono_ns = t,
+		.interval_ns = 5 * SEC,
+		.first = first,
+		.nzones = 3,
+		.busy_delta_ns = 3 * SEC,
+		.total_delta_ns = 10 * SEC,
+		.usage_ratio = 0.3,
+		.procs = w->procs,
+		.nprocs = w->n,
 	};
 	static const char *const names[] = { "package", "core", "dram" };
 
 	for (unsigned z = 0; z < 3; z++)
-		in.zones[z] = (struct kepler_ledger_zone_in){ .name = names[z], .path = "p",
+		in.zones[z] = (struct kepler_ledger_zone_in){ .name = names[z],
+							      .path = "p",
 							      .source = KEPLER_SOURCE_RAPL };
 	return in;
 }
@@ -236,7 +245,8 @@ static const struct kepler_process *find(const struct kepler_snapshot *s, uint32
 
 static void test_terminated_carry(void **state)
 {
-	struct kepler_ledger_params p = { .terminated_ttl_ns = 20 * SEC, .max_terminated = 2,
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 20 * SEC,
+					  .max_terminated = 2,
 					  .min_terminated_energy_uj = 10 * J };
 	static struct world w;
 	struct kepler_ledger *l;

@@ -88,12 +88,20 @@ static size_t world_at(struct world *w, int k)
 
 		snprintf(w->comm[n], sizeof(w->comm[n]), "proc-%d", pid);
 		*p = (struct kepler_ledger_proc){
-			.pid = (uint32_t)pid, .start_time_ns = 1000 + (uint64_t)pid, .comm = w->comm[n],
-			.exe = "/usr/bin/x", .container_id = "", .container_runtime = "", .pod_uid = "",
-			.vm_id = "", .vm_name = "", .vm_hypervisor = "",
+			.pid = (uint32_t)pid,
+			.start_time_ns = 1000 + (uint64_t)pid,
+			.comm = w->comm[n],
+			.exe = "/usr/bin/x",
+			.container_id = "",
+			.container_runtime = "",
+			.pod_uid = "",
+			.vm_id = "",
+			.vm_name = "",
+			.vm_hypervisor = "",
 			.cpu_time_delta_ns = (uint64_t)(pid % 5 + 1) * 10000000ULL,
 			.cpu_time_ns = (uint64_t)(k + 1) * 50000000ULL,
-			.cycles = KEPLER_COUNTER_UNAVAILABLE, .instructions = KEPLER_COUNTER_UNAVAILABLE,
+			.cycles = KEPLER_COUNTER_UNAVAILABLE,
+			.instructions = KEPLER_COUNTER_UNAVAILABLE,
 			.cache_misses = KEPLER_COUNTER_UNAVAILABLE,
 		};
 		/* the oldest three of the window end in this interval */
@@ -105,7 +113,8 @@ static size_t world_at(struct world *w, int k)
 			p->container_runtime = "containerd";
 			p->type = KEPLER_PROC_CONTAINER;
 			if (pid % 2 == 0) {
-				snprintf(w->pod[n], sizeof(w->pod[n]), "8d6f1b0e-3c2a-4e57-9a1d-%012d", pid / 12);
+				snprintf(w->pod[n], sizeof(w->pod[n]), "8d6f1b0e-3c2a-4e57-9a1d-%012d",
+					 pid / 12);
 				p->pod_uid = w->pod[n];
 			}
 		} else if (pid % 7 == 0) {
@@ -121,21 +130,32 @@ static struct kepler_ledger_input input(struct world *w, int k)
 {
 	static const char *const names[] = { "package", "dram" };
 	struct kepler_ledger_input in = {
-		.wall_ns = 1800000000 * SEC + (uint64_t)k * 5 * SEC, .mono_ns = (uint64_t)k * 5 * SEC,
-		.interval_ns = 5 * SEC, .first = k == 0, .nzones = 2, .busy_delta_ns = 4 * SEC,
-		.total_delta_ns = 10 * SEC, .usage_ratio = 0.4, .cpu_count = 2, .procs = w->procs,
+		.wall_ns = 1800000000 * SEC + (uint64_t)k * 5 * SEC,
+		.mono_ns = (uint64_t)k * 5 * SEC,
+		.interval_ns = 5 * SEC,
+		.first = k == 0,
+		.nzones = 2,
+		.busy_delta_ns = 4 * SEC,
+		.total_delta_ns = 10 * SEC,
+		.usage_ratio = 0.4,
+		.cpu_count = 2,
+		.procs = w->procs,
 	};
 
 	in.nprocs = world_at(w, k);
 	for (unsigned z = 0; z < 2; z++)
-		in.zones[z] = (struct kepler_ledger_zone_in){ .name = names[z], .path = "p",
+		in.zones[z] = (struct kepler_ledger_zone_in){ .name = names[z],
+							      .path = "p",
 							      .source = KEPLER_SOURCE_RAPL,
-							      .delta_uj = 1000003ULL * (z + 1) * (uint64_t)(k + 1) };
+							      .delta_uj = 1000003ULL * (z + 1) *
+									  (uint64_t)(k + 1) };
 	return in;
 }
 
 static const struct kepler_ledger_params params = {
-	.terminated_ttl_ns = 12 * SEC, .max_terminated = 4, .min_terminated_energy_uj = 0,
+	.terminated_ttl_ns = 12 * SEC,
+	.max_terminated = 4,
+	.min_terminated_energy_uj = 0,
 };
 
 struct blob {
@@ -205,7 +225,8 @@ static void test_every_allocation_of_every_interval(void **state)
 			countdown = 0;
 			if (r == 0 && allocs < n) { /* every allocation of the build has failed once */
 				kepler_ledger_free(l);
-				print_message("interval %d: %ld allocations, each failed in turn\n", f, n - 1);
+				print_message("interval %d: %ld allocations, each failed in turn\n", f,
+					      n - 1);
 				break;
 			}
 			if (r != 0 && r != -ENOMEM)

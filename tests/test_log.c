@@ -18,8 +18,8 @@ static void test_text_line(void **state)
 	char buf[256];
 
 	(void)state;
-	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_TEXT, "kepler-collectd", 42,
-			       KEPLER_LOG_WARN, TS, "slow iteration: 7 ms");
+	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_TEXT, "kepler-collectd", 42, KEPLER_LOG_WARN, TS,
+			       "slow iteration: 7 ms");
 	assert_string_equal(buf, "2026-11-28T16:00:00.123Z kepler-collectd[42] warn: slow iteration: 7 ms\n");
 }
 
@@ -28,8 +28,8 @@ static void test_json_line_escapes(void **state)
 	char buf[256];
 
 	(void)state;
-	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_JSON, "kepler-exporter", 7,
-			       KEPLER_LOG_ERROR, TS, "comm \"a\\b\"\nnext\x01 bad\xff end \xc3\xa9");
+	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_JSON, "kepler-exporter", 7, KEPLER_LOG_ERROR, TS,
+			       "comm \"a\\b\"\nnext\x01 bad\xff end \xc3\xa9");
 	assert_string_equal(buf, "{\"time\":\"2026-11-28T16:00:00.123Z\",\"level\":\"error\","
 				 "\"program\":\"kepler-exporter\",\"pid\":7,\"msg\":\"comm "
 				 "\\\"a\\\\b\\\"\\u000anext\\u0001 bad\xef\xbf\xbd end \xc3\xa9\"}\n");
@@ -40,8 +40,7 @@ static void test_text_escapes_newlines(void **state)
 	char buf[256];
 
 	(void)state;
-	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_TEXT, "k", 1, KEPLER_LOG_INFO, TS,
-			       "two\nlines");
+	kepler_log_format_line(buf, sizeof(buf), KEPLER_LOG_TEXT, "k", 1, KEPLER_LOG_INFO, TS, "two\nlines");
 	assert_non_null(strstr(buf, "two\\x0alines\n"));
 	assert_int_equal(strchr(buf, '\n') - buf, (long)strlen(buf) - 1);
 }

@@ -47,8 +47,12 @@ static int setup(void **state)
 	c->zones.items = c->zone_items;
 	c->chips.items = c->chip_items;
 	c->p = (struct kepler_meter_params){
-		.source = KEPLER_METER_RAPL, .sysfs = c->dir, .rapl_zones = &c->zones,
-		.hwmon_chips = &c->chips, .model_file = "", .fake_zones = &c->fake,
+		.source = KEPLER_METER_RAPL,
+		.sysfs = c->dir,
+		.rapl_zones = &c->zones,
+		.hwmon_chips = &c->chips,
+		.model_file = "",
+		.fake_zones = &c->fake,
 		.fake_watts = 40,
 	};
 	*state = c;
@@ -362,7 +366,7 @@ static void test_rapl_garbage(void **state)
 		assert_int_equal(read_at(c, (i + 1) * SEC, &err), rows[i].code);
 		if (!strstr(err.msg, rows[i].msg) || !strstr(err.msg, "intel-rapl:0/energy_uj"))
 			fail_msg("row %zu: message '%s'", i, err.msg);
-		assert_int_equal(z->delta_uj, 0);        /* nothing invented */
+		assert_int_equal(z->delta_uj, 0); /* nothing invented */
 		assert_true(z->parts[0].read_failed);
 		assert_int_equal(dram->delta_uj, 1 * J); /* the other zone still read */
 	}
@@ -612,7 +616,8 @@ static void test_model_errors(void **state)
 	} rows[] = {
 		{ "kind: [", "model.yaml:2: malformed YAML: did not find expected node content" },
 		{ "", "empty model file" },
-		{ "kind: other\nversion: 1\nfeatures: [cpu_count]\nzones: {}\n", "model.yaml:1: kind must be" },
+		{ "kind: other\nversion: 1\nfeatures: [cpu_count]\nzones: {}\n",
+		  "model.yaml:1: kind must be" },
 		{ "kind: kepler-power-model\nversion: 2\nfeatures: [cpu_count]\nzones: {}\n",
 		  "model.yaml:2: model format version 2; this kepler-collectd reads version 1" },
 		{ "kind: kepler-power-model\nversion: 1\nfeatures: [gpu_busy]\nzones: {}\n",
@@ -633,7 +638,8 @@ static void test_model_errors(void **state)
 		  "'1e999' is not a finite number" },
 		{ "kind: kepler-power-model\nversion: 1\nfeatures: [cpu_busy]\nzones:\n  package:\n    intercept: 1\n    coefficients: {cpu_busy: -2e7}\n",
 		  "model.yaml:7: -2e7 is out of range" },
-		{ "kind: kepler-power-model\nversion: 1\nversion: 1\n", "model.yaml:3: duplicate key 'version'" },
+		{ "kind: kepler-power-model\nversion: 1\nversion: 1\n",
+		  "model.yaml:3: duplicate key 'version'" },
 		{ "kind: kepler-power-model\nversion: 1\nwatts: 3\n", "model.yaml:3: unknown key 'watts'" },
 		{ "- a\n- b\n", "the model must be a mapping" },
 	};
@@ -643,8 +649,9 @@ static void test_model_errors(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct kepler_error err = { 0 };
 
-		assert_int_equal(kepler_power_model_parse(rows[i].text, strlen(rows[i].text),
-							  "model.yaml", &m, &err), -EINVAL);
+		assert_int_equal(
+			kepler_power_model_parse(rows[i].text, strlen(rows[i].text), "model.yaml", &m, &err),
+			-EINVAL);
 		if (!strstr(err.msg, rows[i].msg))
 			fail_msg("row %zu: '%s' lacks '%s'", i, err.msg, rows[i].msg);
 	}

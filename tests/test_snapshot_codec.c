@@ -166,8 +166,7 @@ static void test_newer_major_is_named(void **state)
  * offsets; it must decode to the same snapshot. Dropping a required
  * section must not.
  */
-static uint8_t *with_extra_section(const uint8_t *blob, size_t len, uint32_t replace_id,
-				   size_t *ret_len)
+static uint8_t *with_extra_section(const uint8_t *blob, size_t len, uint32_t replace_id, size_t *ret_len)
 {
 	struct blob_header h;
 	size_t table, extra = sizeof(struct blob_section);

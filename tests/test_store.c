@@ -33,8 +33,11 @@ static int setup(void **state)
 	if (!mkdtemp(c->dir))
 		return -1;
 	c->opts = (struct kepler_store_options){
-		.path = c->dir, .group = "", .map_size = 64ULL << 20,
-		.retention_snapshots = 720, .retention_series_ns = 24 * 3600 * SEC,
+		.path = c->dir,
+		.group = "",
+		.map_size = 64ULL << 20,
+		.retention_snapshots = 720,
+		.retention_series_ns = 24 * 3600 * SEC,
 	};
 	*state = c;
 	return 0;
@@ -175,8 +178,7 @@ static void test_ring_keeps_newest(void **state)
 	assert_int_equal(seq, 10); /* seed 9 at 45 s */
 	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 35 * SEC, &seq, &err), 0);
 	assert_int_equal(seq, 8);
-	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 34 * SEC, &seq, &err),
-			 -ENOENT);
+	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 34 * SEC, &seq, &err), -ENOENT);
 	assert_int_equal(kepler_store_seq_at(r, UINT64_MAX, &seq, &err), 0);
 	assert_int_equal(seq, 12);
 	assert_int_equal(kepler_store_list(r, 10, 11, &seqs, &n, &err), 0);
@@ -210,8 +212,7 @@ static void test_series_retention(void **state)
 	assert_int_equal(recs[6].zones[0].energy_delta_uj, 5000);
 	assert_int_equal(recs[6].instructions, 13); /* summed over processes 0 and 1 */
 	free(recs);
-	assert_int_equal(kepler_store_series(r, 1795881600000000000ULL + 80 * SEC, 0,
-					     &recs, &n, &err), 0);
+	assert_int_equal(kepler_store_series(r, 1795881600000000000ULL + 80 * SEC, 0, &recs, &n, &err), 0);
 	assert_int_equal(n, 4);
 	free(recs);
 	kepler_store_close(r);

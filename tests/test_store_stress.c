@@ -33,7 +33,9 @@ static char dir[64];
 static struct kepler_store_options options(void)
 {
 	return (struct kepler_store_options){
-		.path = dir, .map_size = 64ULL << 20, .retention_snapshots = 50,
+		.path = dir,
+		.map_size = 64ULL << 20,
+		.retention_snapshots = 50,
 		.retention_series_ns = 3600 * SEC,
 	};
 }

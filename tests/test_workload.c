@@ -31,47 +31,75 @@ static void test_cgroup_table(void **state)
 		/* docker: cgroupfs v1, systemd v1 and v2 */
 		{ "12:pids:/docker/" ID1 "\n11:cpu,cpuacct:/docker/" ID1 "\n", ID1, "docker", "" },
 		{ "0::/system.slice/docker-" ID1 ".scope\n", ID1, "docker", "" },
-		{ "4:cpu,cpuacct:/system.slice/docker-" ID1 ".scope\n1:name=systemd:/system.slice/docker-" ID1 ".scope\n", ID1, "docker", "" },
+		{ "4:cpu,cpuacct:/system.slice/docker-" ID1 ".scope\n1:name=systemd:/system.slice/docker-" ID1
+		  ".scope\n",
+		  ID1, "docker", "" },
 		{ "0::/docker/" ID1 "\n", ID1, "docker", "" },
 		/* containerd standalone */
 		{ "0::/system.slice/containerd-" ID1 ".scope\n", ID1, "containerd", "" },
 		{ "0::/containerd/" ID1 "\n", ID1, "containerd", "" },
 		/* kubepods, systemd driver, cgroup v2: every QoS class and runtime */
-		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
-		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
-		{ "0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
-		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
-		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
+		  ".slice/cri-containerd-" ID1 ".scope\n",
+		  ID1, "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
+		  ".slice/cri-containerd-" ID1 ".scope\n",
+		  ID1, "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1,
+		  "containerd", UID },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-" ID1
+		  ".scope\n",
+		  ID1, "crio", UID },
+		{ "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
+		  ".slice/crio-" ID1 ".scope\n",
+		  ID1, "crio", UID },
 		{ "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" ID1 ".scope\n", ID1, "crio", UID },
-		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/docker-" ID1 ".scope\n", ID1, "docker", UID },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
+		  ".slice/docker-" ID1 ".scope\n",
+		  ID1, "docker", UID },
 		/* kubepods, systemd driver, cgroup v1 */
-		{ "11:cpu,cpuacct:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
-		{ "3:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU ".slice:cri-containerd:" ID1 "\n", ID1, "containerd", "" },
+		{ "11:cpu,cpuacct:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
+		  ".slice/cri-containerd-" ID1 ".scope\n",
+		  ID1, "containerd", UID },
+		{ "3:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
+		  ".slice:cri-containerd:" ID1 "\n",
+		  ID1, "containerd", "" },
 		/* kubepods, cgroupfs driver: every QoS class */
 		{ "0::/kubepods/burstable/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
 		{ "0::/kubepods/besteffort/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
 		{ "0::/kubepods/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
-		{ "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" ID1 "\n10:pids:/kubepods/burstable/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" ID1 "\n10:pids:/kubepods/burstable/pod" UID
+		  "/" ID1 "\n",
+		  ID1, "kubernetes", UID },
 		{ "0::/kubepods/burstable/pod" UID "/crio-" ID1 "\n", ID1, "crio", UID },
 		/* kind / nested kubelet */
-		{ "0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1, "containerd", UID },
+		{ "0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod" UIDU
+		  ".slice/cri-containerd-" ID1 ".scope\n",
+		  ID1, "containerd", UID },
 		/* docker in docker: the deepest wins */
 		{ "0::/docker/" ID2 "/docker/" ID1 "\n", ID1, "docker", "" },
-		{ "0::/system.slice/docker-" ID2 ".scope/kubepods/besteffort/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/system.slice/docker-" ID2 ".scope/kubepods/besteffort/pod" UID "/" ID1 "\n", ID1,
+		  "kubernetes", UID },
 		/* podman rootful, rootless, cgroupfs, payload */
 		{ "0::/machine.slice/libpod-" ID1 ".scope\n", ID1, "podman", "" },
 		{ "0::/machine.slice/libpod-" ID1 ".scope/container\n", ID1, "podman", "" },
-		{ "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID1 ".scope\n", ID1, "podman", "" },
+		{ "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID1 ".scope\n", ID1,
+		  "podman", "" },
 		{ "1:name=systemd:/libpod_parent/libpod-" ID1 "\n", ID1, "podman", "" },
 		{ "0::/machine.slice/libpod-payload-" ID1 "\n", ID1, "podman", "" },
 		/* not containers */
 		{ "0::/machine.slice/libpod-conmon-" ID1 ".scope\n", NULL, NULL, NULL },
-		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-conmon-" ID1 ".scope\n", NULL, NULL, NULL },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
+		  ".slice/crio-conmon-" ID1 ".scope\n",
+		  NULL, NULL, NULL },
 		{ "0::/user.slice/user-1000.slice/session-2.scope\n", NULL, NULL, NULL },
 		{ "0::/system.slice/sshd.service\n", NULL, NULL, NULL },
 		{ "0::/\n", NULL, NULL, NULL },
-		{ "0::/docker/" "2a7d6c3b9e0f1a2b" "\n", NULL, NULL, NULL },  /* short id */
-		{ "0::/docker/" ID1 "x\n", NULL, NULL, NULL },                 /* 65 chars */
+		{ "0::/docker/"
+		  "2a7d6c3b9e0f1a2b"
+		  "\n",
+		  NULL, NULL, NULL },                          /* short id */
+		{ "0::/docker/" ID1 "x\n", NULL, NULL, NULL }, /* 65 chars */
 		{ "0::/DOCKER/" ID1 "\n", NULL, NULL, NULL },
 		{ "", NULL, NULL, NULL },
 		{ "garbage without colons", NULL, NULL, NULL },
@@ -124,12 +152,18 @@ static void test_vm_cmdlines(void **state)
 		const char *id, *name, *hyp;
 	} rows[] = {
 		{ Q("/usr/bin/qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0-uuid\0"
-		    "3f2504e0-4f89-11d3-9a0c-0305e82c3301\0-m\0" "2048\0"),
+		    "3f2504e0-4f89-11d3-9a0c-0305e82c3301\0-m\0"
+		    "2048\0"),
 		  "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "vm1", "kvm" },
-		{ Q("/usr/libexec/qemu-kvm\0-name\0instance-00000001\0-uuid\0abc\0"), "abc", "instance-00000001", "kvm" },
+		{ Q("/usr/libexec/qemu-kvm\0-name\0instance-00000001\0-uuid\0abc\0"), "abc",
+		  "instance-00000001", "kvm" },
 		{ Q("qemu-system-aarch64\0-name=arm-guest\0"), "arm-guest", "arm-guest", "kvm" },
-		{ Q("/usr/bin/kvm\0-name\0k\0-xen-domid\0" "7\0"), "k", "k", "xen" },
-		{ Q("/usr/bin/qemu-system-x86_64\0-m\0" "512\0"), "2f7573722f62696e", "kvm-2f757372", "kvm" },
+		{ Q("/usr/bin/kvm\0-name\0k\0-xen-domid\0"
+		    "7\0"),
+		  "k", "k", "xen" },
+		{ Q("/usr/bin/qemu-system-x86_64\0-m\0"
+		    "512\0"),
+		  "2f7573722f62696e", "kvm-2f757372", "kvm" },
 		{ Q("/usr/bin/qemu-system-x86_64\0-name\0evil\nname\0"), "evil_name", "evil_name", "kvm" },
 		{ Q("/usr/bin/qemu-img\0convert\0"), NULL, NULL, NULL },
 		{ Q("/bin/bash\0-c\0qemu-system-x86_64 -name x\0"), NULL, NULL, NULL },
@@ -177,7 +211,12 @@ static void test_pid_stat(void **state)
 	assert_int_equal(st.start_ticks, 555);
 	/* garbage */
 	static const char *const bad[] = {
-		"", "1234", "1234 (bash", "x (bash) S 1", "1234 (bash) S", "1234 (bash) S 1 2 3",
+		"",
+		"1234",
+		"1234 (bash",
+		"x (bash) S 1",
+		"1234 (bash) S",
+		"1234 (bash) S 1 2 3",
 		"1234 (bash) S 1 1 1 0 0 abc 0 0 0 0 1 1 0 0 0 0 1 0 5\n",
 		"1234 (bash) S 1 1 1 0 0 0 0 0 0 0 99999999999999999999999 1 0 0 0 0 1 0 5\n",
 		"0 (zero) S 1 1 1 0 0 0 0 0 0 0 1 1 0 0 0 0 1 0 5\n",
@@ -189,11 +228,10 @@ static void test_pid_stat(void **state)
 
 static void test_cpu_stat(void **state)
 {
-	static const char text[] =
-		"cpu  100 5 50 800 20 3 2 10 0 0\n"
-		"cpu0 50 2 25 400 10 1 1 5 0 0\n"
-		"cpu1 50 3 25 400 10 2 1 5 0 0\n"
-		"intr 12345 0 0\nctxt 999\nbtime 1700000000\n";
+	static const char text[] = "cpu  100 5 50 800 20 3 2 10 0 0\n"
+				   "cpu0 50 2 25 400 10 1 1 5 0 0\n"
+				   "cpu1 50 3 25 400 10 2 1 5 0 0\n"
+				   "intr 12345 0 0\nctxt 999\nbtime 1700000000\n";
 	struct kepler_cpu_stat cs;
 
 	(void)state;
@@ -211,10 +249,8 @@ static void test_cpu_stat(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cgroup_table),
-		cmocka_unit_test(test_cgroup_path),
-		cmocka_unit_test(test_vm_cmdlines),
-		cmocka_unit_test(test_pid_stat),
+		cmocka_unit_test(test_cgroup_table), cmocka_unit_test(test_cgroup_path),
+		cmocka_unit_test(test_vm_cmdlines),  cmocka_unit_test(test_pid_stat),
 		cmocka_unit_test(test_cpu_stat),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

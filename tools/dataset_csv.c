@@ -79,22 +79,25 @@ int kepler_dataset_parse(char *text, const char *name, struct kepler_dataset *d,
 
 	d->text = text;
 	if (text[0] == '{')
-		return kepler_error_set(err, -EINVAL, "%s looks like JSON lines: kepler-train reads CSV "
-					"(kepler-dataset --format csv)", name);
+		return kepler_error_set(err, -EINVAL,
+					"%s looks like JSON lines: kepler-train reads CSV "
+					"(kepler-dataset --format csv)",
+					name);
 	p = split_record(text, d->cols, &d->ncols, KEPLER_DATASET_MAX_COLS);
 	if (d->ncols > KEPLER_DATASET_MAX_COLS)
 		return kepler_error_set(err, -EINVAL, "%s: %zu columns, at most %d are read", name, d->ncols,
 					KEPLER_DATASET_MAX_COLS);
 	if (d->ncols < 2)
-		return kepler_error_set(err, -EINVAL, "%s: no CSV header (is it a kepler-dataset file?)", name);
+		return kepler_error_set(err, -EINVAL, "%s: no CSV header (is it a kepler-dataset file?)",
+					name);
 	while (*p) {
 		p = split_record(p, fields, &n, KEPLER_DATASET_MAX_COLS);
 		line++;
 		if (n == 1 && !fields[0][0])
 			continue; /* a blank line */
 		if (n != d->ncols)
-			return kepler_error_set(err, -EINVAL, "%s: record %zu has %zu fields, the header %zu", name,
-						line, n, d->ncols);
+			return kepler_error_set(err, -EINVAL, "%s: record %zu has %zu fields, the header %zu",
+						name, line, n, d->ncols);
 		if (add_row(d, fields, n) < 0)
 			return kepler_error_set(err, -ENOMEM, "out of memory");
 	}

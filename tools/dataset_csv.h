@@ -14,10 +14,10 @@
 #define KEPLER_DATASET_MAX_COLS 256
 
 struct kepler_dataset {
-	char *text;                              /* the file, unquoted in place */
-	char *cols[KEPLER_DATASET_MAX_COLS];     /* header names */
+	char *text;                          /* the file, unquoted in place */
+	char *cols[KEPLER_DATASET_MAX_COLS]; /* header names */
 	size_t ncols;
-	char ***rows;                            /* rows[r][c], never NULL ("" when empty) */
+	char ***rows; /* rows[r][c], never NULL ("" when empty) */
 	size_t nrows, cap;
 };
 

@@ -22,7 +22,8 @@ static const struct kepler_program program = {
 	.name = "kepler-train",
 	.prog = KEPLER_PROG_TRAIN,
 	.args = "DATASET",
-	.summary = "Fits a linear power model per zone from a kepler-dataset CSV (node level), reports its error on the last 20% of the rows, and writes a model file for kepler-collectd --meter.source model --meter.model-file FILE.",
+	.summary =
+		"Fits a linear power model per zone from a kepler-dataset CSV (node level), reports its error on the last 20% of the rows, and writes a model file for kepler-collectd --meter.source model --meter.model-file FILE.",
 	.min_args = 1,
 	.max_args = 1,
 };
@@ -133,14 +134,15 @@ static int fit_zone(const struct kepler_dataset *d, const int *fcol, size_t nf, 
 	m = usable(d, fcol, nf, ycol, scol, idx, x, y, &out->skipped, &incomplete);
 	ntrain = (size_t)((double)m * (1.0 - HELD_OUT));
 	if (m < 10 || ntrain < k || m - ntrain < 2) {
-		kepler_err("zone %s: %zu usable rows of %zu; at least 10 are needed (%zu left out as "
-			   "model estimates%s, %zu without a number in the target or a feature)%s",
-			   out->zone, m, n, out->skipped,
-			   out->skipped ? ": a model's own output is never trained on" : "", incomplete,
-			   out->skipped && out->skipped == n
-				   ? "; every row is an estimate: this store's collector had no meter for "
-				     "this zone, so train on data from a machine that measures it (RAPL, hwmon)"
-				   : "");
+		kepler_err(
+			"zone %s: %zu usable rows of %zu; at least 10 are needed (%zu left out as "
+			"model estimates%s, %zu without a number in the target or a feature)%s",
+			out->zone, m, n, out->skipped,
+			out->skipped ? ": a model's own output is never trained on" : "", incomplete,
+			out->skipped && out->skipped == n
+				? "; every row is an estimate: this store's collector had no meter for "
+				  "this zone, so train on data from a machine that measures it (RAPL, hwmon)"
+				: "");
 		goto out;
 	}
 	memset(b, 0, sizeof(out->beta));
@@ -159,7 +161,8 @@ static int fit_zone(const struct kepler_dataset *d, const int *fcol, size_t nf, 
 		a[i * k + i] += lambda; /* ridge: the intercept is not penalised */
 	if (solve(a, b, k) < 0) {
 		kepler_err("zone %s: the features are constant or collinear in the training rows; "
-			   "choose others with --features", out->zone);
+			   "choose others with --features",
+			   out->zone);
 		goto out;
 	}
 	for (size_t r = ntrain; r < m; r++)
@@ -234,15 +237,17 @@ static int write_model(const char *path, const char *dataset, const struct keple
 	gmtime_r(&now, &tm);
 	strftime(today, sizeof(today), "%Y-%m-%d", &tm);
 	snprintf(name, sizeof(name), "trained-%s-%s", first_value(d, "node", false), today);
-	fprintf(f, "# Trained by kepler-train from %s on %s: a linear model per zone,\n"
-		   "# watts = intercept + sum(coefficient x feature). Load it with\n"
-		   "# kepler-collectd --meter.source model --meter.model-file %s\n",
+	fprintf(f,
+		"# Trained by kepler-train from %s on %s: a linear model per zone,\n"
+		"# watts = intercept + sum(coefficient x feature). Load it with\n"
+		"# kepler-collectd --meter.source model --meter.model-file %s\n",
 		dataset, today, path);
 	fprintf(f, "kind: kepler-power-model\nversion: 1\nname: ");
 	yaml_str(f, name);
 	fprintf(f, "\nprovenance:\n  source: \"kepler-train\"\n  dataset: ");
 	yaml_str(f, dataset);
-	snprintf(buf, sizeof(buf), "%s to %s", first_value(d, "timestamp", false), first_value(d, "timestamp", true));
+	snprintf(buf, sizeof(buf), "%s to %s", first_value(d, "timestamp", false),
+		 first_value(d, "timestamp", true));
 	fprintf(f, "\n  range: ");
 	yaml_str(f, buf);
 	fprintf(f, "\n  node: ");
@@ -252,11 +257,14 @@ static int write_model(const char *path, const char *dataset, const struct keple
 	fprintf(f, "\n  method: \"%s, lambda %g; held out: the last %d %% of the rows in time order\"\n",
 		lambda > 0 ? "ridge regression" : "ordinary least squares", lambda, (int)(HELD_OUT * 100));
 	for (size_t z = 0; z < nfits; z++)
-		fprintf(f, "  error_%s: \"MAE %.4g W, MAPE %.3g %%, R2 %.4f on %zu held-out rows (%zu for training)\"\n",
+		fprintf(f,
+			"  error_%s: \"MAE %.4g W, MAPE %.3g %%, R2 %.4f on %zu held-out rows (%zu for training)\"\n",
 			fits[z].zone, fits[z].mae, fits[z].mape, fits[z].r2, fits[z].ntest, fits[z].ntrain);
 	if (per_cpu > 0)
-		fprintf(f, "  per_cpu: \"intercept divided by the training node's %g CPUs into the cpu_count "
-			   "coefficient\"\n", per_cpu);
+		fprintf(f,
+			"  per_cpu: \"intercept divided by the training node's %g CPUs into the cpu_count "
+			"coefficient\"\n",
+			per_cpu);
 	fprintf(f, "features: [%s", per_cpu > 0 ? "cpu_count" : "");
 	for (size_t i = 0; i < nf; i++)
 		fprintf(f, "%s%s", i || per_cpu > 0 ? ", " : "", feat[i]);
@@ -277,7 +285,8 @@ static int write_model(const char *path, const char *dataset, const struct keple
 }
 
 /* --features a,b -> names known to the model source, and their columns. */
-static int features(const char *list, const struct kepler_dataset *d, const char **feat, int *fcol, size_t *nf)
+static int features(const char *list, const struct kepler_dataset *d, const char **feat, int *fcol,
+		    size_t *nf)
 {
 	static char copy[256];
 	char *save = NULL;
@@ -291,7 +300,8 @@ static int features(const char *list, const struct kepler_dataset *d, const char
 			k++;
 		if (k == MAX_FEATURES) {
 			kepler_err("feature '%s' cannot be evaluated by the model source (it knows "
-				   "cpu_count, cpu_busy, cpu_usage_ratio)", t);
+				   "cpu_count, cpu_busy, cpu_usage_ratio)",
+				   t);
 			return -1;
 		}
 		for (size_t i = 0; i < *nf; i++)
@@ -323,7 +333,8 @@ static double training_cpus(const struct kepler_dataset *d, const char *const *f
 	double n = 0;
 
 	if (nf != 1 || strcmp(feat[0], "cpu_busy")) {
-		kepler_err("--per-cpu needs --features cpu_busy: the idle part goes per CPU, the rest per busy CPU");
+		kepler_err(
+			"--per-cpu needs --features cpu_busy: the idle part goes per CPU, the rest per busy CPU");
 		return -1;
 	}
 	if (c < 0) {
@@ -340,7 +351,9 @@ static double training_cpus(const struct kepler_dataset *d, const char *const *f
 			return -1;
 		}
 		if (n > 0 && v != n) {
-			kepler_err("--per-cpu: cpu_count changes within the dataset (%g, then %g): train on one node", n, v);
+			kepler_err(
+				"--per-cpu: cpu_count changes within the dataset (%g, then %g): train on one node",
+				n, v);
 			return -1;
 		}
 		n = v;
@@ -395,15 +408,17 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < nf; i++)
 			printf(" %+.6g x %s", fits[nfits].beta[i + 1], feat[i]);
 		if (per_cpu > 0)
-			printf("\n  per CPU: watts = %.6g x cpu_count %+.6g x cpu_busy", fits[nfits].beta[0] / per_cpu,
-			       fits[nfits].beta[1]);
+			printf("\n  per CPU: watts = %.6g x cpu_count %+.6g x cpu_busy",
+			       fits[nfits].beta[0] / per_cpu, fits[nfits].beta[1]);
 		printf("\n  held out (%zu rows, last %d %%): MAE %.4g W, MAPE %.3g %%, R2 %.4f; trained on %zu rows%s\n",
-		       fits[nfits].ntest, (int)(HELD_OUT * 100), fits[nfits].mae, fits[nfits].mape, fits[nfits].r2,
-		       fits[nfits].ntrain, fits[nfits].skipped ? "; model estimates skipped" : "");
+		       fits[nfits].ntest, (int)(HELD_OUT * 100), fits[nfits].mae, fits[nfits].mape,
+		       fits[nfits].r2, fits[nfits].ntrain,
+		       fits[nfits].skipped ? "; model estimates skipped" : "");
 		nfits++;
 	}
 	if (!nfits) {
-		kepler_err("%s has no <zone>_watts column: is it a node-level kepler-dataset CSV?", cfg.args[0]);
+		kepler_err("%s has no <zone>_watts column: is it a node-level kepler-dataset CSV?",
+			   cfg.args[0]);
 		goto out;
 	}
 	if (write_model(cfg.train_output, cfg.args[0], &d, feat, nf, fits, nfits, lambda, per_cpu) < 0)

@@ -20,7 +20,7 @@ PACKAGES=(
 	liblmdb-dev libmicrohttpd-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev
 	libcrypt-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
-	libcmocka-dev libclang-rt-14-dev lmdb-utils tmux prometheus jq curl
+	libcmocka-dev libclang-rt-14-dev clang-format-14 lmdb-utils tmux prometheus jq curl
 	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema
 )
 

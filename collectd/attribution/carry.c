@@ -43,7 +43,8 @@ static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input 
 	for (unsigned z = 0; z < l->nzones; z++)
 		zones[z] = (struct kepler_energy){ .total_uj = o->p.usage.zones[z].total_uj };
 	r->p.usage.cpu_time_delta_ns = 0;
-	r->p.cycles = r->p.instructions = r->p.cache_misses = in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
+	r->p.cycles = r->p.instructions = r->p.cache_misses =
+		in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
 	r->ended_mono_ns = o->ended_mono_ns;
 	r->owned = o->owned; /* moved */
 	o->owned = NULL;

@@ -76,8 +76,8 @@ void ledger_groups_free(struct kepler_ledger *l)
 /* Create the container and VM of @p, if it has them. */
 static int ensure_of_process(struct kepler_ledger *l, const struct kepler_ledger_proc *p)
 {
-	if (p->container_id[0] &&
-	    !ledger_group_get(l, KEPLER_KIND_CONTAINER, p->container_id, "", p->container_runtime, p->pod_uid))
+	if (p->container_id[0] && !ledger_group_get(l, KEPLER_KIND_CONTAINER, p->container_id, "",
+						    p->container_runtime, p->pod_uid))
 		return -ENOMEM;
 	if (p->vm_id[0] && !ledger_group_get(l, KEPLER_KIND_VM, p->vm_id, p->vm_name, p->vm_hypervisor, ""))
 		return -ENOMEM;
@@ -221,8 +221,10 @@ static void add_pods(struct kepler_ledger *l)
 			continue; /* (dormant containers are not emitted; pods were reserved) */
 		for (unsigned z = 0; z < l->nzones; z++)
 			e[z] = (struct kepler_energy){ .total_uj = c->total[z], .delta_uj = c->delta[z] };
-		u = (struct kepler_usage){ .state = c->terminated ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING,
-					   .cpu_time_ns = c->cpu_total, .cpu_time_delta_ns = c->cpu_delta,
+		u = (struct kepler_usage){ .state = c->terminated ? KEPLER_STATE_TERMINATED
+								  : KEPLER_STATE_RUNNING,
+					   .cpu_time_ns = c->cpu_total,
+					   .cpu_time_delta_ns = c->cpu_delta,
 					   .zones = e };
 		group_add(l, g, &u);
 	}
@@ -275,13 +277,17 @@ void ledger_emit_groups(struct kepler_ledger *l)
 				continue;
 			if (k == KEPLER_KIND_CONTAINER) {
 				l->containers[s->ncontainers] = (struct kepler_container){
-					.id = g->id, .name = g->name, .runtime = g->extra, .pod_id = g->pod_id };
+					.id = g->id, .name = g->name, .runtime = g->extra, .pod_id = g->pod_id
+				};
 				u = &l->containers[s->ncontainers++].usage;
 			} else if (k == KEPLER_KIND_VM) {
-				l->vms[s->nvms] = (struct kepler_vm){ .id = g->id, .name = g->name, .hypervisor = g->extra };
+				l->vms[s->nvms] = (struct kepler_vm){ .id = g->id,
+								      .name = g->name,
+								      .hypervisor = g->extra };
 				u = &l->vms[s->nvms++].usage;
 			} else {
-				l->pods[s->npods] = (struct kepler_pod){ .id = g->id, .name = g->name, .ns = g->extra };
+				l->pods[s->npods] =
+					(struct kepler_pod){ .id = g->id, .name = g->name, .ns = g->extra };
 				u = &l->pods[s->npods++].usage;
 			}
 			fill_usage(l, g, u, &l->group_pool[used]);

@@ -66,7 +66,7 @@ static int setup_zones(struct kepler_ledger *l, const struct kepler_ledger_input
 		snprintf(names[z], sizeof(names[z]), "%s", in->zones[z].name);
 		ptrs[z] = names[z];
 	}
-	if (l->nresume && ledger_remap_resumed(l, (const char (*)[64])names, in->nzones) < 0)
+	if (l->nresume && ledger_remap_resumed(l, (const char(*)[64])names, in->nzones) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	l->nzones = in->nzones;
 	memcpy(l->zone_names, names, sizeof(names));
@@ -115,8 +115,12 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 	s->nzones = l->nzones;
 	for (unsigned z = 0; z < l->nzones; z++)
 		s->zones[z] = (struct kepler_zone){
-			.name = in->zones[z].name, .path = in->zones[z].path, .source = in->zones[z].source,
-			.energy = l->node[z][0], .active = l->node[z][1], .idle = l->node[z][2],
+			.name = in->zones[z].name,
+			.path = in->zones[z].path,
+			.source = in->zones[z].source,
+			.energy = l->node[z][0],
+			.active = l->node[z][1],
+			.idle = l->node[z][2],
 		};
 	/* the records are contiguous structs with the process first: copy them out (room reserved) */
 	s->nprocesses = cur->n;

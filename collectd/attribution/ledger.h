@@ -32,7 +32,7 @@
 
 struct kepler_ledger_params {
 	uint64_t terminated_ttl_ns;
-	int64_t max_terminated;             /* -1: all, 0: none */
+	int64_t max_terminated; /* -1: all, 0: none */
 	uint64_t min_terminated_energy_uj;
 };
 
@@ -49,14 +49,14 @@ struct kepler_ledger_zone_in {
  */
 struct kepler_ledger_proc {
 	uint32_t pid;
-	uint64_t start_time_ns;     /* with pid, the identity */
+	uint64_t start_time_ns; /* with pid, the identity */
 	const char *comm, *exe;
 	enum kepler_process_type type;
 	const char *container_id, *container_runtime, *pod_uid;
 	const char *vm_id, *vm_name, *vm_hypervisor;
-	enum kepler_state state;    /* terminated: ended in this interval */
-	uint64_t cpu_time_ns;       /* cumulative */
-	uint64_t cpu_time_delta_ns; /* this interval */
+	enum kepler_state state;                     /* terminated: ended in this interval */
+	uint64_t cpu_time_ns;                        /* cumulative */
+	uint64_t cpu_time_delta_ns;                  /* this interval */
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
 };
 

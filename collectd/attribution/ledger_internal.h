@@ -85,7 +85,7 @@ struct kepler_ledger {
 	size_t weights_cap, shares_cap, scratch_cap;
 	struct proc_rec **cand; /* carry: candidates */
 	size_t cand_cap;
-	char **owned;           /* per input process: its strings' block if terminated */
+	char **owned; /* per input process: its strings' block if terminated */
 	size_t owned_cap;
 };
 

@@ -55,7 +55,10 @@ struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nzones)
 }
 
 /* The strings a record owns once terminated, in the order of their block. */
-#define OWNED_FIELDS(p) { &(p)->comm, &(p)->exe, &(p)->container_id, &(p)->vm_id }
+#define OWNED_FIELDS(p)                                                \
+	{                                                              \
+		&(p)->comm, &(p)->exe, &(p)->container_id, &(p)->vm_id \
+	}
 
 /* Point @p's strings into @block (laid out by ledger_own_strings()). */
 static void point_into(struct kepler_process *p, char *block)
@@ -131,7 +134,8 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
 	    ledger_grow((void **)&l->cand, &l->cand_cap, prev->n, sizeof(*l->cand)) < 0 ||
 	    ledger_grow((void **)&l->owned, &l->owned_cap, n, sizeof(*l->owned)) < 0 ||
-	    ledger_grow((void **)&l->snap.processes, &l->snap_procs_cap, most, sizeof(*l->snap.processes)) < 0)
+	    ledger_grow((void **)&l->snap.processes, &l->snap_procs_cap, most, sizeof(*l->snap.processes)) <
+		    0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct kepler_process p;
@@ -184,8 +188,8 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 		r->p.usage.zones[z].total_uj = (old ? old->p.usage.zones[z].total_uj : 0) + d;
 	}
 	if (kp->state == KEPLER_STATE_TERMINATED) {
-		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED
-			? old->ended_mono_ns : in->mono_ns;
+		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED ? old->ended_mono_ns
+											: in->mono_ns;
 		r->owned = l->owned[i]; /* moved */
 		l->owned[i] = NULL;
 		point_into(&r->p, r->owned);

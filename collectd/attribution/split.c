@@ -63,8 +63,7 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
  * index first), without sorting: find the left-th largest fraction, give
  * to every larger one, then to equal ones in index order.
  */
-static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64_t *ret,
-			   uint64_t *tmp)
+static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64_t *ret, uint64_t *tmp)
 {
 	size_t m = 0, above = 0;
 	uint64_t cut;
@@ -88,8 +87,7 @@ static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64
 		}
 }
 
-uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret,
-		      uint64_t *scratch)
+uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret, uint64_t *scratch)
 {
 	uint64_t total = 0, given = 0;
 	uint64_t *frac = scratch;

@@ -24,7 +24,6 @@ uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns
  * entries. Linear time (no sort).
  * Returns W.
  */
-uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret,
-		      uint64_t *scratch);
+uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret, uint64_t *scratch);
 
 #endif /* KEPLER_COLLECTD_SPLIT_H */

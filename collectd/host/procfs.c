@@ -103,8 +103,8 @@ int kepler_procfs_parse_pid_stat(const char *buf, size_t len, struct kepler_pid_
 
 static int parse_cpu_fields(const char *p, const char *end, struct kepler_cpu_stat *ret)
 {
-	uint64_t *f[] = { &ret->user, &ret->nice, &ret->system, &ret->idle,
-			  &ret->iowait, &ret->irq, &ret->softirq, &ret->steal };
+	uint64_t *f[] = { &ret->user,   &ret->nice, &ret->system,  &ret->idle,
+			  &ret->iowait, &ret->irq,  &ret->softirq, &ret->steal };
 
 	while (p < end && *p == ' ')
 		p++;

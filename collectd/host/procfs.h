@@ -24,7 +24,7 @@ struct kepler_pid_stat {
 	char comm[KEPLER_COMM_MAX]; /* raw bytes, NUL-terminated, may be invalid UTF-8 */
 	uint32_t flags;             /* PF_* */
 	uint64_t utime_ticks, stime_ticks;
-	uint64_t start_ticks;       /* since boot, in USER_HZ ticks */
+	uint64_t start_ticks; /* since boot, in USER_HZ ticks */
 };
 
 /* The aggregate "cpu" line of /proc/stat, in USER_HZ ticks, and the CPU count. */

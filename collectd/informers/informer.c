@@ -64,7 +64,8 @@ static int read_node(struct kepler_informer *inf, struct kepler_error *err)
 	if (inf->node.busy_delta_ns > inf->node.total_delta_ns)
 		inf->node.busy_delta_ns = inf->node.total_delta_ns;
 	inf->node.usage_ratio = inf->node.total_delta_ns
-		? (double)inf->node.busy_delta_ns / (double)inf->node.total_delta_ns : 0;
+					? (double)inf->node.busy_delta_ns / (double)inf->node.total_delta_ns
+					: 0;
 	inf->node.busy_ns = busy;
 	inf->node.total_ns = total;
 	inf->last_cpu = cs;
@@ -196,8 +197,9 @@ static void set_counters(const struct kepler_informer *inf, struct kepler_proc_e
 		if (fresh)
 			d[i] = s->counters[i];
 		else
-			d[i] = s->counters[i] >= e->source_counters[i] ? s->counters[i] - e->source_counters[i]
-								       : s->counters[i];
+			d[i] = s->counters[i] >= e->source_counters[i]
+				       ? s->counters[i] - e->source_counters[i]
+				       : s->counters[i];
 		e->source_counters[i] = s->counters[i];
 	}
 	e->pub.cycles = d[0];
@@ -232,7 +234,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 	old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 	if (old && old->pub.id) {
 		e = *old;
-		old->pub.id = NULL; /* moved */
+		old->pub.id = NULL;             /* moved */
 		if (s->cpu_ns < e.source_cpu) { /* the source's counter restarted */
 			e.offset += e.source_cpu;
 			e.source_cpu = 0;
@@ -370,8 +372,7 @@ const char *kepler_informer_describe(const struct kepler_informer *inf)
 	return inf->describe;
 }
 
-void kepler_informer_params_from_config(const struct kepler_config *cfg,
-					struct kepler_informer_params *ret)
+void kepler_informer_params_from_config(const struct kepler_config *cfg, struct kepler_informer_params *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = (enum kepler_informer_kind)cfg->informer;
@@ -422,8 +423,7 @@ out:
 	return r;
 }
 
-int kepler_informer_open(const struct kepler_informer_params *p,
-			 struct kepler_informer_attempts *attempts,
+int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_informer_attempts *attempts,
 			 struct kepler_informer **ret, struct kepler_error *err)
 {
 	struct kepler_informer *inf;

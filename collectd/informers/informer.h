@@ -34,7 +34,7 @@
 
 /* What a process is, resolved once per (pid, start time) and cached. */
 struct kepler_proc_identity {
-	char *exe; /* "" for kernel threads, or when unreadable (counted as skipped) */
+	char *exe;    /* "" for kernel threads, or when unreadable (counted as skipped) */
 	char *cgroup; /* cgroup path (v2, else v1 cpu controller), "" if unknown */
 	enum kepler_process_type type;
 	struct kepler_container_ref container; /* id "" if none */
@@ -43,13 +43,13 @@ struct kepler_proc_identity {
 
 struct kepler_proc {
 	uint32_t pid;
-	uint64_t start_time_ns;  /* since boot, USER_HZ resolution (as /proc/PID/stat) */
+	uint64_t start_time_ns; /* since boot, USER_HZ resolution (as /proc/PID/stat) */
 	char comm[KEPLER_COMM_MAX];
-	uint64_t cpu_time_ns;       /* cumulative: lifetime CPU time of the process */
-	uint64_t cpu_time_delta_ns; /* this interval */
-	enum kepler_state state;    /* terminated: ended during this interval */
+	uint64_t cpu_time_ns;                        /* cumulative: lifetime CPU time of the process */
+	uint64_t cpu_time_delta_ns;                  /* this interval */
+	enum kepler_state state;                     /* terminated: ended during this interval */
 	uint64_t cycles, instructions, cache_misses; /* this interval, or unavailable */
-	struct kepler_proc_identity *id; /* never NULL, owned by the informer */
+	struct kepler_proc_identity *id;             /* never NULL, owned by the informer */
 };
 
 struct kepler_node_cpu {
@@ -69,8 +69,8 @@ struct kepler_informer_stats {
 
 struct kepler_informer_params {
 	enum kepler_informer_kind kind;
-	const char *procfs;           /* "/proc" */
-	uint32_t bpf_max_processes;   /* entries of the eBPF map */
+	const char *procfs;         /* "/proc" */
+	uint32_t bpf_max_processes; /* entries of the eBPF map */
 	/*
 	 * Tests only: count with software events (cpu-clock, in ns) in place of
 	 * the hardware counters, to exercise the path on machines without them.
@@ -94,12 +94,10 @@ struct kepler_informer;
  * Errors: -EPERM (no privileges for BPF), -ENOENT (no BTF, no procfs),
  * -ENOMEM, or the kernel's error loading the program.
  */
-int kepler_informer_open(const struct kepler_informer_params *p,
-			 struct kepler_informer_attempts *attempts,
+int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_informer_attempts *attempts,
 			 struct kepler_informer **ret, struct kepler_error *err);
 
-void kepler_informer_params_from_config(const struct kepler_config *cfg,
-					struct kepler_informer_params *ret);
+void kepler_informer_params_from_config(const struct kepler_config *cfg, struct kepler_informer_params *ret);
 
 /*
  * Refresh: read the node's and every process's CPU time. Entries that

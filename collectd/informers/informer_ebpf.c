@@ -41,22 +41,22 @@ struct ebpf_state {
 	struct cputime *skel;
 	int map_fd, stats_fd;
 	uint32_t max_entries;
-	struct kepler_cputime_key *keys;     /* parallel to inf->samples */
+	struct kepler_cputime_key *keys; /* parallel to inf->samples */
 	struct kepler_cputime_value *values;
-	struct kepler_cputime_key *dead;     /* keys to delete after the refresh */
+	struct kepler_cputime_key *dead; /* keys to delete after the refresh */
 	uint32_t ndead;
 	uint64_t last_overflow;
 	int ncpus;
 	int running_fd;
 	struct kepler_cputime_running *running; /* [ncpus], read after the map */
 	struct kepler_cputime_running *before;  /* [ncpus], read before the map */
-	uint32_t *reread;            /* tgids switched out while the map was read, [ncpus] */
+	uint32_t *reread;                       /* tgids switched out while the map was read, [ncpus] */
 	uint32_t nreread;
 	struct pending {
 		uint32_t tgid;
-		bool mapped;         /* the process has a map entry */
+		bool mapped; /* the process has a map entry */
 		uint64_t ns;
-	} *pending;                  /* uncharged time of the tasks on a CPU now, [ncpus] */
+	} * pending; /* uncharged time of the tasks on a CPU now, [ncpus] */
 	uint32_t npending;
 	int *perf_fds; /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
 };
@@ -253,8 +253,8 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 			s->pending_ns += e->source_cpu - s->cpu_ns;
 			s->cpu_ns = e->source_cpu;
 		}
-		if (!s->exited && e && e->source_cpu == s->cpu_ns &&
-		    gc_due(e->idle_refreshes + 1) && gone(inf, k))
+		if (!s->exited && e && e->source_cpu == s->cpu_ns && gc_due(e->idle_refreshes + 1) &&
+		    gone(inf, k))
 			s->exited = true;
 		if (s->exited)
 			st->dead[st->ndead++] = *k;
@@ -343,7 +343,9 @@ static const struct kepler_informer_ops ebpf_ops = {
 static int perf_open(__u32 type, __u64 config, int cpu)
 {
 	struct perf_event_attr attr = {
-		.type = type, .size = sizeof(attr), .config = config,
+		.type = type,
+		.size = sizeof(attr),
+		.config = config,
 	};
 
 	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -357,7 +359,9 @@ static int perf_open(__u32 type, __u64 config, int cpu)
 static bool open_perf(struct ebpf_state *st, bool software, char *why, size_t size)
 {
 	static const __u64 hw[KEPLER_CPUTIME_NCOUNTERS] = {
-		PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CACHE_MISSES,
+		PERF_COUNT_HW_CPU_CYCLES,
+		PERF_COUNT_HW_INSTRUCTIONS,
+		PERF_COUNT_HW_CACHE_MISSES,
 	};
 	static const char *const names[] = { "cycles", "instructions", "cache-misses" };
 	int n = KEPLER_CPUTIME_NCOUNTERS * st->ncpus;
@@ -402,7 +406,8 @@ static void close_perf(struct ebpf_state *st)
 static int attach_perf(struct ebpf_state *st, struct kepler_error *err)
 {
 	struct bpf_map *maps[KEPLER_CPUTIME_NCOUNTERS] = {
-		st->skel->maps.perf_cycles, st->skel->maps.perf_instructions,
+		st->skel->maps.perf_cycles,
+		st->skel->maps.perf_instructions,
 		st->skel->maps.perf_cache_misses,
 	};
 
@@ -417,8 +422,8 @@ static int attach_perf(struct ebpf_state *st, struct kepler_error *err)
 	return 0;
 }
 
-static int load(struct ebpf_state *st, const struct kepler_informer_params *p, char *why,
-		size_t why_size, struct kepler_error *err)
+static int load(struct ebpf_state *st, const struct kepler_informer_params *p, char *why, size_t why_size,
+		struct kepler_error *err)
 {
 	bool counters;
 	int r;
@@ -437,8 +442,10 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	st->skel->rodata->hw_counters = counters;
 	r = cputime__load(st->skel);
 	if (r == -EPERM || r == -EACCES)
-		return kepler_error_set(err, r, "loading the eBPF program needs root or CAP_BPF and "
-					"CAP_PERFMON (%s)", libbpf_msg[0] ? libbpf_msg : strerror(-r));
+		return kepler_error_set(err, r,
+					"loading the eBPF program needs root or CAP_BPF and "
+					"CAP_PERFMON (%s)",
+					libbpf_msg[0] ? libbpf_msg : strerror(-r));
 	if (r < 0)
 		return kepler_error_set(err, r, "cannot load the eBPF program: %s (%s)", strerror(-r),
 					libbpf_msg);
@@ -449,8 +456,8 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	}
 	r = cputime__attach(st->skel);
 	if (r < 0)
-		return kepler_error_set(err, r, "cannot attach the eBPF program: %s (%s)",
-					strerror(-r), libbpf_msg);
+		return kepler_error_set(err, r, "cannot attach the eBPF program: %s (%s)", strerror(-r),
+					libbpf_msg);
 	return 0;
 }
 
@@ -462,7 +469,8 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	int r;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		return kepler_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux): the "
+		return kepler_error_set(err, -ENOENT,
+					"no kernel BTF (/sys/kernel/btf/vmlinux): the "
 					"eBPF informer needs CONFIG_DEBUG_INFO_BTF");
 	st = calloc(1, sizeof(*st));
 	if (!st)
@@ -491,7 +499,7 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
-		 "hardware counters %s: %s)", st->max_entries,
-		 inf->hw_counters ? "from" : "unavailable", why);
+		 "hardware counters %s: %s)",
+		 st->max_entries, inf->hw_counters ? "from" : "unavailable", why);
 	return 0;
 }

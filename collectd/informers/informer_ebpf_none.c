@@ -9,6 +9,7 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 {
 	(void)inf;
 	(void)p;
-	return kepler_error_set(err, -EOPNOTSUPP, "this kepler-collectd was built without eBPF "
+	return kepler_error_set(err, -EOPNOTSUPP,
+				"this kepler-collectd was built without eBPF "
 				"(-DKEPLER_BPF=OFF)");
 }

@@ -13,26 +13,26 @@ struct kepler_proc_sample {
 	uint32_t pid;
 	uint64_t start_time_ns; /* rounded down to USER_HZ ticks */
 	char comm[KEPLER_COMM_MAX];
-	uint64_t cpu_ns;        /* the source's cumulative counter */
-	uint64_t pending_ns;    /* ebpf: the part of cpu_ns not in the map yet (running now) */
-	uint64_t cgroup_id;     /* cgroup v2 id, 0 if unknown */
-	uint64_t counters[3];   /* cycles, instructions, cache misses: the source's cumulative */
-	bool exited;            /* ended (ebpf: the leader exited) */
+	uint64_t cpu_ns;      /* the source's cumulative counter */
+	uint64_t pending_ns;  /* ebpf: the part of cpu_ns not in the map yet (running now) */
+	uint64_t cgroup_id;   /* cgroup v2 id, 0 if unknown */
+	uint64_t counters[3]; /* cycles, instructions, cache misses: the source's cumulative */
+	bool exited;          /* ended (ebpf: the leader exited) */
 	bool kthread;
-	bool unreadable;        /* procfs: /proc/PID/stat not readable now: keep what we had */
-	bool has_stat;          /* procfs: @stat is filled */
+	bool unreadable; /* procfs: /proc/PID/stat not readable now: keep what we had */
+	bool has_stat;   /* procfs: @stat is filled */
 	struct kepler_pid_stat stat;
 };
 
 /* An entry of the process table: the public record and the engine's state. */
 struct kepler_proc_entry {
 	struct kepler_proc pub;
-	uint64_t source_cpu; /* the source's counter at the last refresh */
+	uint64_t source_cpu;     /* the source's counter at the last refresh */
 	uint64_t source_pending; /* ebpf: the running slice included in source_cpu */
-	uint64_t offset;     /* cpu_time_ns = offset + source counter */
+	uint64_t offset;         /* cpu_time_ns = offset + source counter */
 	uint64_t source_counters[3];
 	uint32_t idle_refreshes;
-	bool drop;           /* reported terminated: gone at the next refresh */
+	bool drop; /* reported terminated: gone at the next refresh */
 };
 
 /* Open addressing on pid, entries in a dense array. */
@@ -57,7 +57,7 @@ struct kepler_informer {
 	enum kepler_informer_kind kind;
 	const struct kepler_informer_ops *ops;
 	char *procfs;
-	int procfd;  /* open directory of procfs */
+	int procfd; /* open directory of procfs */
 	struct kepler_proc_sample *samples;
 	size_t nsamples, samples_cap;
 	struct kepler_proc_table table, next;
@@ -74,8 +74,8 @@ struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *in
 
 /* Table operations (proc_table.c). */
 int kepler_proc_table_reserve(struct kepler_proc_table *t, size_t n);
-struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table *t,
-						 uint32_t pid, uint64_t start_time_ns);
+struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table *t, uint32_t pid,
+						 uint64_t start_time_ns);
 /* Append (the key must not be present); NULL if out of memory. */
 struct kepler_proc_entry *kepler_proc_table_add(struct kepler_proc_table *t,
 						const struct kepler_proc_entry *e);

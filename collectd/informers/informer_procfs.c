@@ -98,10 +98,11 @@ int kepler_informer_procfs_open(struct kepler_informer *inf, const struct kepler
 	inf->ops = &procfs_ops;
 	r = kepler_read_file_at(inf->procfd, "stat", buf, sizeof(buf), &len);
 	if (r < 0 && r != -EFBIG)
-		return kepler_error_set(err, r, "%s/stat is not readable: %s (is %s a procfs?)",
-					inf->procfs, strerror(-r), inf->procfs);
+		return kepler_error_set(err, r, "%s/stat is not readable: %s (is %s a procfs?)", inf->procfs,
+					strerror(-r), inf->procfs);
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "procfs (%s/PID/stat each interval; processes shorter than an interval are not seen; "
-		 "hardware counters unavailable)", inf->procfs);
+		 "hardware counters unavailable)",
+		 inf->procfs);
 	return 0;
 }

@@ -60,8 +60,8 @@ int kepler_proc_table_reserve(struct kepler_proc_table *t, size_t n)
 	return 0;
 }
 
-struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table *t,
-						 uint32_t pid, uint64_t start_time_ns)
+struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table *t, uint32_t pid,
+						 uint64_t start_time_ns)
 {
 	size_t s;
 

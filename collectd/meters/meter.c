@@ -40,8 +40,8 @@ static bool plausible(const struct kepler_counter *c, uint64_t delta_uj, uint64_
 	return delta_uj <= limit;
 }
 
-enum kepler_counter_event kepler_counter_update(struct kepler_counter *c, uint64_t raw_uj,
-						uint64_t mono_ns, uint64_t *ret_delta_uj)
+enum kepler_counter_event kepler_counter_update(struct kepler_counter *c, uint64_t raw_uj, uint64_t mono_ns,
+						uint64_t *ret_delta_uj)
 {
 	uint64_t dt = c->primed && mono_ns > c->last_mono_ns ? mono_ns - c->last_mono_ns : 0;
 	enum kepler_counter_event ev;
@@ -79,8 +79,7 @@ enum kepler_counter_event kepler_counter_update(struct kepler_counter *c, uint64
  * reading and this one is the mean of the two powers times the elapsed
  * time. Energy below 1 uJ is carried to the next reading, not dropped.
  */
-static uint64_t integrate_power(struct kepler_part_state *st, uint64_t power_uw,
-				uint64_t mono_ns)
+static uint64_t integrate_power(struct kepler_part_state *st, uint64_t power_uw, uint64_t mono_ns)
 {
 	unsigned __int128 e;
 	uint64_t dt, delta;
@@ -182,10 +181,9 @@ static int read_part(struct kepler_meter *m, unsigned i, unsigned j, uint64_t mo
 		part->event = KEPLER_COUNTER_OK;
 	} else {
 		if (st->counter.max_range_uj && v > st->counter.max_range_uj)
-			return kepler_error_set(err, -EINVAL,
-						"%s reads %llu, above its max_energy_range_uj %llu",
-						st->file, (unsigned long long)v,
-						(unsigned long long)st->counter.max_range_uj);
+			return kepler_error_set(
+				err, -EINVAL, "%s reads %llu, above its max_energy_range_uj %llu", st->file,
+				(unsigned long long)v, (unsigned long long)st->counter.max_range_uj);
 		part->event = kepler_counter_update(&st->counter, v, mono_ns, &delta);
 		if (part->event == KEPLER_COUNTER_WRAPPED)
 			m->zones[i].wraps++;
@@ -271,8 +269,7 @@ int kepler_meter_zone_finish(struct kepler_meter_zone *z, int index, struct kepl
 
 static int zone_rank(const char *name)
 {
-	static const char *const order[] = { "package", "core", "uncore", "dram", "psys",
-					     "platform", NULL };
+	static const char *const order[] = { "package", "core", "uncore", "dram", "psys", "platform", NULL };
 
 	for (int i = 0; order[i]; i++)
 		if (!strcmp(order[i], name))
@@ -336,11 +333,10 @@ static void meter_reset(struct kepler_meter *m)
 	memset(m, 0, sizeof(*m));
 }
 
-typedef int (*open_fn)(struct kepler_meter *, const struct kepler_meter_params *,
-		       struct kepler_error *);
+typedef int (*open_fn)(struct kepler_meter *, const struct kepler_meter_params *, struct kepler_error *);
 
-static int open_one(struct kepler_meter *m, enum kepler_meter_source src,
-		    const struct kepler_meter_params *p, struct kepler_error *err)
+static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const struct kepler_meter_params *p,
+		    struct kepler_error *err)
 {
 	static const open_fn fns[] = {
 		[KEPLER_METER_RAPL] = kepler_meter_rapl_open,
@@ -364,7 +360,9 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 		      struct kepler_meter **ret_meter, struct kepler_error *err)
 {
 	static const enum kepler_meter_source auto_order[] = {
-		KEPLER_METER_RAPL, KEPLER_METER_HWMON, KEPLER_METER_MODEL,
+		KEPLER_METER_RAPL,
+		KEPLER_METER_HWMON,
+		KEPLER_METER_MODEL,
 	};
 	struct kepler_meter *m;
 	int r = -ENOENT;
@@ -401,8 +399,7 @@ out:
 	return 0;
 }
 
-void kepler_meter_params_from_config(const struct kepler_config *cfg,
-				     struct kepler_meter_params *ret)
+void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kepler_meter_params *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->source = (enum kepler_meter_source)cfg->meter_source;
@@ -414,8 +411,7 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg,
 	ret->fake_watts = cfg->dev_fake_meter_watts;
 }
 
-int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s,
-		      struct kepler_error *err)
+int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	return m->ops->read(m, s, err);
 }

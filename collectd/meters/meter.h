@@ -47,7 +47,7 @@ enum kepler_counter_event {
 	KEPLER_COUNTER_OK = 0,
 	KEPLER_COUNTER_PRIMED, /* first reading: no delta yet */
 	KEPLER_COUNTER_WRAPPED,
-	KEPLER_COUNTER_RESET,  /* backwards (or implausibly far forward): delta 0 */
+	KEPLER_COUNTER_RESET, /* backwards (or implausibly far forward): delta 0 */
 };
 
 /*
@@ -67,23 +67,23 @@ struct kepler_counter {
  * @ret_delta_uj the energy since the previous reading: 0 on the first
  * reading and on a reset. Returns the event.
  */
-enum kepler_counter_event kepler_counter_update(struct kepler_counter *c, uint64_t raw_uj,
-						uint64_t mono_ns, uint64_t *ret_delta_uj);
+enum kepler_counter_event kepler_counter_update(struct kepler_counter *c, uint64_t raw_uj, uint64_t mono_ns,
+						uint64_t *ret_delta_uj);
 
 /* One socket's RAPL domain, or one hwmon sensor. */
 struct kepler_meter_part {
 	char name[KEPLER_METER_NAME_MAX]; /* "package-0", "power_meter_power1" */
-	char *path;                        /* the sysfs directory or file */
-	uint64_t total_uj;                 /* cumulative since the meter opened */
-	uint64_t delta_uj;                 /* last read */
-	enum kepler_counter_event event;   /* last read */
-	bool read_failed;                  /* last read failed: delta 0 */
+	char *path;                       /* the sysfs directory or file */
+	uint64_t total_uj;                /* cumulative since the meter opened */
+	uint64_t delta_uj;                /* last read */
+	enum kepler_counter_event event;  /* last read */
+	bool read_failed;                 /* last read failed: delta 0 */
 };
 
 struct kepler_meter_zone {
 	char name[KEPLER_METER_NAME_MAX]; /* "package", "dram", "platform" */
-	char *path;    /* the part's path, "aggregated-<name>" for several */
-	int index;     /* the part's index, -1 for an aggregate */
+	char *path;                       /* the part's path, "aggregated-<name>" for several */
+	int index;                        /* the part's index, -1 for an aggregate */
 	enum kepler_source source;
 	uint64_t max_range_uj; /* sum of the parts' ranges, 0 if unbounded */
 	uint64_t total_uj;     /* cumulative since the meter opened: Σ parts */
@@ -97,10 +97,10 @@ struct kepler_meter_zone {
 /* What a meter needs to open (usually straight from struct kepler_config). */
 struct kepler_meter_params {
 	enum kepler_meter_source source;
-	const char *sysfs;                       /* "/sys" */
+	const char *sysfs;                        /* "/sys" */
 	const struct kepler_strlist *rapl_zones;  /* empty: all */
 	const struct kepler_strlist *hwmon_chips; /* chip names counted as platform */
-	const char *model_file;                  /* "" or NULL: built-in model */
+	const char *model_file;                   /* "" or NULL: built-in model */
 	const struct kepler_strlist *fake_zones;
 	int64_t fake_watts;
 };
@@ -134,8 +134,7 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 		      struct kepler_meter **ret_meter, struct kepler_error *err);
 
 /* Fill @ret from a configuration. The pointers stay owned by @cfg. */
-void kepler_meter_params_from_config(const struct kepler_config *cfg,
-				     struct kepler_meter_params *ret);
+void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kepler_meter_params *ret);
 
 /*
  * Read every zone. Zones whose files could not be read keep delta 0 for
@@ -144,8 +143,7 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg,
  * @err; the return is then negative (-EIO, -EACCES, -ENOENT, -EINVAL) but
  * every other zone was read. Returns 0 when every zone was read.
  */
-int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s,
-		      struct kepler_error *err);
+int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err);
 
 /* The source actually in use (never KEPLER_METER_AUTO). */
 enum kepler_meter_source kepler_meter_source(const struct kepler_meter *m);

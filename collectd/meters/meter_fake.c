@@ -32,8 +32,7 @@ static double share(const char *zone)
 	return 0.5;
 }
 
-static int fake_read(struct kepler_meter *m, const struct kepler_meter_sample *s,
-		     struct kepler_error *err)
+static int fake_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	struct fake_meter *fm = m->priv;
 	double watts[KEPLER_MAX_ZONES], load = 0.3 + 0.7 * kepler_meter_sample_ratio(s);
@@ -63,15 +62,15 @@ int kepler_meter_fake_open(struct kepler_meter *m, const struct kepler_meter_par
 	m->priv = fm;
 	m->ops = &fake_ops;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = p->fake_zones && p->fake_zones->count ? p->fake_zones->items[i]
-									 : defaults[i];
+		const char *name =
+			p->fake_zones && p->fake_zones->count ? p->fake_zones->items[i] : defaults[i];
 		struct kepler_meter_zone *z;
 		int r;
 
 		for (unsigned k = 0; k < m->nzones; k++)
 			if (!strcmp(m->zones[k].name, name))
-				return kepler_error_set(err, -EINVAL,
-							"dev.fake-meter.zones lists '%s' twice", name);
+				return kepler_error_set(err, -EINVAL, "dev.fake-meter.zones lists '%s' twice",
+							name);
 		z = kepler_meter_add_zone(m, name, KEPLER_SOURCE_FAKE, 1, err);
 		if (!z)
 			return err ? err->code : -ENOMEM;

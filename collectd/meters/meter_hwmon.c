@@ -51,8 +51,8 @@ static bool exists(const char *path)
 }
 
 /* The label of sensor <type><n> if the chip has one, else "<chip>_<type><n>". */
-static void sensor_name(const char *dir, const char *chip, const char *type, unsigned n,
-			char *buf, size_t size)
+static void sensor_name(const char *dir, const char *chip, const char *type, unsigned n, char *buf,
+			size_t size)
 {
 	char path[4096], label[KEPLER_METER_NAME_MAX];
 
@@ -67,8 +67,8 @@ static void sensor_name(const char *dir, const char *chip, const char *type, uns
 	snprintf(buf, size, "%s_%s%u", chip, type, n);
 }
 
-static int add_sensor(struct hwmon_scan *sc, const char *dir, const char *chip,
-		      const char *type, unsigned n, const char *suffix, enum kepler_part_kind kind)
+static int add_sensor(struct hwmon_scan *sc, const char *dir, const char *chip, const char *type, unsigned n,
+		      const char *suffix, enum kepler_part_kind kind)
 {
 	struct sensor *s;
 
@@ -98,8 +98,8 @@ static void scan_chip(struct hwmon_scan *sc, const char *dir, const char *chip)
 			add_sensor(sc, dir, chip, "power", n, "input", KEPLER_PART_POWER);
 }
 
-static int scan_hwmon(struct hwmon_scan *sc, const char *base,
-		      const struct kepler_strlist *chips, struct kepler_error *err)
+static int scan_hwmon(struct hwmon_scan *sc, const char *base, const struct kepler_strlist *chips,
+		      struct kepler_error *err)
 {
 	struct dirent **ents = NULL;
 	size_t o = 0;
@@ -119,9 +119,8 @@ static int scan_hwmon(struct hwmon_scan *sc, const char *base,
 			snprintf(path, sizeof(path), "%s/name", dir);
 			if (kepler_sysfs_read_line(path, chip, sizeof(chip), NULL) == 0) {
 				if (o < sizeof(sc->seen_chips))
-					o += (size_t)snprintf(sc->seen_chips + o,
-							      sizeof(sc->seen_chips) - o, "%s%s",
-							      o ? ", " : "", chip);
+					o += (size_t)snprintf(sc->seen_chips + o, sizeof(sc->seen_chips) - o,
+							      "%s%s", o ? ", " : "", chip);
 				if (chip_wanted(chips, chip))
 					scan_chip(sc, dir, chip);
 			}
@@ -178,8 +177,8 @@ int kepler_meter_hwmon_open(struct kepler_meter *m, const struct kepler_meter_pa
 	if (sc->n == 0) {
 		r = kepler_error_set(err, -ENOENT,
 				     "no power meter in %s: no power or energy sensor on a chip of "
-				     "hwmon.chips (chips here: %s)", base,
-				     sc->seen_chips[0] ? sc->seen_chips : "none");
+				     "hwmon.chips (chips here: %s)",
+				     base, sc->seen_chips[0] ? sc->seen_chips : "none");
 		goto out;
 	}
 	z = kepler_meter_add_zone(m, "platform", KEPLER_SOURCE_HWMON, sc->n, err);

@@ -18,20 +18,19 @@ enum kepler_part_kind {
 /* The private side of a part (struct kepler_meter_part is the public one). */
 struct kepler_part_state {
 	enum kepler_part_kind kind;
-	char *file; /* read at each read */
-	struct kepler_counter counter;     /* ENERGY */
-	uint64_t last_power_uw;            /* POWER */
-	uint64_t last_mono_ns;             /* POWER */
-	bool primed;                       /* POWER */
-	uint64_t remainder;                /* POWER: energy below 1 uJ, in uW*ns */
-	double carry_uj;                   /* NONE: energy below 1 uJ, carried */
-	unsigned source_index;             /* NONE: the source's own zone number */
+	char *file;                    /* read at each read */
+	struct kepler_counter counter; /* ENERGY */
+	uint64_t last_power_uw;        /* POWER */
+	uint64_t last_mono_ns;         /* POWER */
+	bool primed;                   /* POWER */
+	uint64_t remainder;            /* POWER: energy below 1 uJ, in uW*ns */
+	double carry_uj;               /* NONE: energy below 1 uJ, carried */
+	unsigned source_index;         /* NONE: the source's own zone number */
 };
 
 struct kepler_meter_ops {
 	/* Read every zone; see kepler_meter_read(). */
-	int (*read)(struct kepler_meter *m, const struct kepler_meter_sample *s,
-		    struct kepler_error *err);
+	int (*read)(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err);
 	/* Free the source's private data; the zones are freed by meter.c. */
 	void (*close)(struct kepler_meter *m);
 };

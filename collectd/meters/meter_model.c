@@ -19,8 +19,7 @@ struct model_meter {
 	char text[1400];
 };
 
-static int model_read(struct kepler_meter *m, const struct kepler_meter_sample *s,
-		      struct kepler_error *err)
+static int model_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	struct model_meter *mm = m->priv;
 	double x[KEPLER_FEATURE_COUNT], watts[KEPLER_MAX_ZONES];
@@ -41,8 +40,8 @@ static const struct kepler_meter_ops model_ops = {
 	.close = kepler_meter_free_priv,
 };
 
-static int add_model_zones(struct kepler_meter *m, const struct kepler_power_model *model,
-			   const char *where, struct kepler_error *err)
+static int add_model_zones(struct kepler_meter *m, const struct kepler_power_model *model, const char *where,
+			   struct kepler_error *err)
 {
 	for (unsigned i = 0; i < model->nzones; i++) {
 		struct kepler_meter_zone *z;
@@ -81,8 +80,7 @@ int kepler_meter_model_open(struct kepler_meter *m, const struct kepler_meter_pa
 		r = kepler_power_model_load(p->model_file, &mm->model, err);
 		snprintf(where, sizeof(where), "model:%s", p->model_file);
 	} else {
-		r = kepler_power_model_parse(kepler_default_model_yaml,
-					     strlen(kepler_default_model_yaml),
+		r = kepler_power_model_parse(kepler_default_model_yaml, strlen(kepler_default_model_yaml),
 					     "built-in model", &mm->model, err);
 		snprintf(where, sizeof(where), "model:builtin");
 	}
@@ -98,7 +96,7 @@ const char *kepler_meter_provenance(const struct kepler_meter *m)
 
 	if (m->source != KEPLER_METER_MODEL || !mm)
 		return NULL;
-	snprintf(((struct model_meter *)mm)->text, sizeof(mm->text), "model '%s' (%s)",
-		 mm->model.name, mm->model.provenance[0] ? mm->model.provenance : "no provenance given");
+	snprintf(((struct model_meter *)mm)->text, sizeof(mm->text), "model '%s' (%s)", mm->model.name,
+		 mm->model.provenance[0] ? mm->model.provenance : "no provenance given");
 	return mm->text;
 }

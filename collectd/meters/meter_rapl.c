@@ -23,7 +23,7 @@
 #define MAX_DOMAINS 128
 
 struct domain {
-	char entry[64]; /* "intel-rapl:0:1" */
+	char entry[64];                   /* "intel-rapl:0:1" */
 	char base[KEPLER_METER_NAME_MAX]; /* "package" */
 	char name[KEPLER_METER_NAME_MAX]; /* "package-0" */
 	int index;
@@ -101,7 +101,8 @@ static int scan_domains(struct discovery *dc, struct kepler_error *err)
 		if (r == -ENOENT)
 			return kepler_error_set(err, r,
 						"no RAPL: %s does not exist (a VM, or no powercap "
-						"driver: modprobe intel_rapl_msr)", dc->dir);
+						"driver: modprobe intel_rapl_msr)",
+						dc->dir);
 		return kepler_error_set(err, r, "cannot list %s: %s", dc->dir, strerror(-r));
 	}
 	for (int i = 0; i < n; i++) {
@@ -169,8 +170,7 @@ static void filter_and_dedup(struct discovery *dc, const struct kepler_strlist *
 		if (!d->mmio)
 			continue;
 		for (unsigned j = 0; j < dc->n; j++)
-			if (!dc->d[j].mmio && !strcmp(dc->d[j].base, d->base) &&
-			    dc->d[j].index == d->index)
+			if (!dc->d[j].mmio && !strcmp(dc->d[j].base, d->base) && dc->d[j].index == d->index)
 				d->dropped = true;
 	}
 }
@@ -190,9 +190,8 @@ static void found_names(const struct discovery *dc, char *buf, size_t size)
 	}
 }
 
-static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsigned zi,
-		      unsigned pj, const struct discovery *dc, const struct domain *d,
-		      struct kepler_error *err)
+static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsigned zi, unsigned pj,
+		      const struct discovery *dc, const struct domain *d, struct kepler_error *err)
 {
 	struct kepler_meter_part *part = &z->parts[pj];
 	struct kepler_part_state *st = &m->states[zi][pj];
@@ -219,12 +218,12 @@ static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsig
 	if (r == -EACCES)
 		return kepler_error_set(err, r,
 					"permission denied reading %s (root-only since Linux 5.10): "
-					"run kepler-collectd as root", st->file);
+					"run kepler-collectd as root",
+					st->file);
 	return r;
 }
 
-static int build_zones(struct kepler_meter *m, const struct discovery *dc,
-		       struct kepler_error *err)
+static int build_zones(struct kepler_meter *m, const struct discovery *dc, struct kepler_error *err)
 {
 	bool used[MAX_DOMAINS] = { false };
 
@@ -284,8 +283,7 @@ int kepler_meter_rapl_open(struct kepler_meter *m, const struct kepler_meter_par
 	if (r == 0 && m->nzones == 0) {
 		found_names(dc, found, sizeof(found));
 		r = kepler_error_set(err, -ENOENT,
-				     "no RAPL zones left after filtering by rapl.zones (found: %s)",
-				     found);
+				     "no RAPL zones left after filtering by rapl.zones (found: %s)", found);
 	}
 out:
 	free(dc->dir);

@@ -67,8 +67,8 @@ static int number(struct model_parse *mp, const yaml_node_t *n, double *ret)
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || errno == ERANGE || !isfinite(v))
-		return kepler_error_set(mp->err, -EINVAL, "%s:%u: '%.40s' is not a finite number",
-					mp->origin, line(n), s);
+		return kepler_error_set(mp->err, -EINVAL, "%s:%u: '%.40s' is not a finite number", mp->origin,
+					line(n), s);
 	if (fabs(v) > KEPLER_MODEL_MAX_WATTS)
 		return kepler_error_set(mp->err, -EINVAL, "%s:%u: %.40s is out of range (at most %g in size)",
 					mp->origin, line(n), s, KEPLER_MODEL_MAX_WATTS);
@@ -76,12 +76,10 @@ static int number(struct model_parse *mp, const yaml_node_t *n, double *ret)
 	return 0;
 }
 
-typedef int (*pair_fn)(struct model_parse *mp, const char *key, yaml_node_t *k,
-		       yaml_node_t *v, void *ctx);
+typedef int (*pair_fn)(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx);
 
 /* Call @fn for each key of mapping @map; duplicate keys are errors. */
-static int each_pair(struct model_parse *mp, yaml_node_t *map, const char *what, pair_fn fn,
-		     void *ctx)
+static int each_pair(struct model_parse *mp, yaml_node_t *map, const char *what, pair_fn fn, void *ctx)
 {
 	char msg[160];
 
@@ -112,8 +110,7 @@ static int each_pair(struct model_parse *mp, yaml_node_t *map, const char *what,
 	return 0;
 }
 
-static int provenance_pair(struct model_parse *mp, const char *key, yaml_node_t *k,
-			   yaml_node_t *v, void *ctx)
+static int provenance_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
 	struct kepler_power_model *m = mp->m;
 	size_t o = strlen(m->provenance);
@@ -139,7 +136,8 @@ static int parse_features(struct model_parse *mp, yaml_node_t *seq)
 		int f = s ? feature_by_name(s) : -1;
 
 		if (f < 0) {
-			snprintf(msg, sizeof(msg), "unknown feature '%.40s' (known: cpu_count, cpu_busy, cpu_usage_ratio)",
+			snprintf(msg, sizeof(msg),
+				 "unknown feature '%.40s' (known: cpu_count, cpu_busy, cpu_usage_ratio)",
 				 s ? s : "");
 			return fail(mp, n, msg);
 		}
@@ -161,8 +159,7 @@ static bool listed(const struct kepler_power_model *m, int f)
 	return false;
 }
 
-static int coef_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v,
-		     void *ctx)
+static int coef_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
 	struct kepler_power_model_zone *z = ctx;
 	int f = feature_by_name(key);
@@ -180,8 +177,7 @@ struct zone_ctx {
 	bool has_intercept, has_coef;
 };
 
-static int zone_field(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v,
-		      void *ctx)
+static int zone_field(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
 	struct zone_ctx *zc = ctx;
 	char msg[160];
@@ -200,8 +196,7 @@ static int zone_field(struct model_parse *mp, const char *key, yaml_node_t *k, y
 	return fail(mp, k, msg);
 }
 
-static int zone_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v,
-		     void *ctx)
+static int zone_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
 	struct kepler_power_model *m = mp->m;
 	struct zone_ctx zc = { 0 };
@@ -239,8 +234,7 @@ struct top_ctx {
 	yaml_node_t *features, *zones, *kind, *version;
 };
 
-static int top_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v,
-		    void *ctx)
+static int top_pair(struct model_parse *mp, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
 	struct top_ctx *t = ctx;
 	char msg[160];
@@ -275,8 +269,9 @@ static int check_header(struct model_parse *mp, yaml_node_t *root, const struct 
 	if (!ver || strspn(ver, "0123456789") != strlen(ver) || !*ver)
 		return fail(mp, t->version ? t->version : root, "version must be a whole number");
 	if (atol(ver) > KEPLER_MODEL_VERSION || atol(ver) < 1) {
-		snprintf(msg, sizeof(msg), "model format version %.20s; this kepler-collectd reads version %d",
-			 ver, KEPLER_MODEL_VERSION);
+		snprintf(msg, sizeof(msg),
+			 "model format version %.20s; this kepler-collectd reads version %d", ver,
+			 KEPLER_MODEL_VERSION);
 		return fail(mp, t->version, msg);
 	}
 	if (!t->features || !t->zones)
@@ -284,8 +279,8 @@ static int check_header(struct model_parse *mp, yaml_node_t *root, const struct 
 	return 0;
 }
 
-int kepler_power_model_parse(const char *text, size_t len, const char *origin,
-			     struct kepler_power_model *ret, struct kepler_error *err)
+int kepler_power_model_parse(const char *text, size_t len, const char *origin, struct kepler_power_model *ret,
+			     struct kepler_error *err)
 {
 	struct model_parse mp = { .origin = origin, .err = err };
 	struct kepler_power_model *m;
@@ -335,8 +330,7 @@ int kepler_power_model_parse(const char *text, size_t len, const char *origin,
 	return r;
 }
 
-int kepler_power_model_load(const char *path, struct kepler_power_model *ret,
-			    struct kepler_error *err)
+int kepler_power_model_load(const char *path, struct kepler_power_model *ret, struct kepler_error *err)
 {
 	char *buf;
 	size_t n;

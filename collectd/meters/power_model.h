@@ -59,12 +59,11 @@ const char *kepler_model_feature_name(enum kepler_model_feature f);
  * a coefficient for each feature, a coefficient for an unlisted feature,
  * numbers that are not finite or beyond KEPLER_MODEL_MAX_WATTS, no zones or more than KEPLER_MAX_ZONES.
  */
-int kepler_power_model_parse(const char *text, size_t len, const char *origin,
-			     struct kepler_power_model *ret, struct kepler_error *err);
+int kepler_power_model_parse(const char *text, size_t len, const char *origin, struct kepler_power_model *ret,
+			     struct kepler_error *err);
 
 /* Read and parse the file @path (-ENOENT, -EACCES, or as above). */
-int kepler_power_model_load(const char *path, struct kepler_power_model *ret,
-			    struct kepler_error *err);
+int kepler_power_model_load(const char *path, struct kepler_power_model *ret, struct kepler_error *err);
 
 /* The built-in default model's YAML text (NUL-terminated). */
 extern const char kepler_default_model_yaml[];

@@ -33,8 +33,7 @@ static void escape_contents(const char *in, size_t len, char *out, size_t size)
 	out[o] = '\0';
 }
 
-static int read_small(const char *path, char *buf, size_t size, size_t *ret_len,
-		      struct kepler_error *err)
+static int read_small(const char *path, char *buf, size_t size, size_t *ret_len, struct kepler_error *err)
 {
 	ssize_t n;
 	int fd, r;
@@ -86,8 +85,7 @@ int kepler_sysfs_parse_u64(const char *buf, size_t len, const char *path, uint64
 
 out_garbage:
 	escape_contents(text, len, shown, sizeof(shown));
-	return kepler_error_set(err, -EINVAL, "%s holds '%s', expected an unsigned number",
-				path, shown);
+	return kepler_error_set(err, -EINVAL, "%s holds '%s', expected an unsigned number", path, shown);
 }
 
 int kepler_sysfs_read_u64(const char *path, uint64_t *ret, struct kepler_error *err)

@@ -83,7 +83,8 @@ static bool pod_uid_of(struct seg s, char *uid)
 	if (s.n >= 3 + KEPLER_POD_UID_LEN && !memcmp(s.p, "pod", 3)) {
 		p = s.p + 3;
 		n = s.n - 3;
-	} else if (s.n > 9 && (!memcmp(s.p, "kubepods-", 9) || !memcmp(s.p, "kubelet-kubepods-", 17 < s.n ? 17 : s.n))) {
+	} else if (s.n > 9 &&
+		   (!memcmp(s.p, "kubepods-", 9) || !memcmp(s.p, "kubelet-kubepods-", 17 < s.n ? 17 : s.n))) {
 		for (size_t i = 9; i + 3 < s.n; i++)
 			if (!memcmp(s.p + i - 1, "-pod", 4)) {
 				p = s.p + i + 3;
@@ -107,15 +108,14 @@ static bool pod_uid_of(struct seg s, char *uid)
 }
 
 /* The container id in segment @i of a path, or NULL; sets the runtime. */
-static const char *id_in_segment(const struct seg *segs, size_t i, bool under_pod,
-				 const char **runtime)
+static const char *id_in_segment(const struct seg *segs, size_t i, bool under_pod, const char **runtime)
 {
 	static const struct {
 		const char *prefix, *runtime;
 	} prefixed[] = {
-		{ "docker-", "docker" },     { "cri-containerd-", "containerd" },
+		{ "docker-", "docker" },         { "cri-containerd-", "containerd" },
 		{ "containerd-", "containerd" }, { "crio-", "crio" },
-		{ "libpod-", "podman" },     { "libpod-payload-", "podman" },
+		{ "libpod-", "podman" },         { "libpod-payload-", "podman" },
 	};
 	const char *id;
 
@@ -148,8 +148,8 @@ static const char *id_in_segment(const struct seg *segs, size_t i, bool under_po
 #define MAX_SEGS 64
 
 /* Scan one cgroup path; keep the deepest id (largest offset) in @best. */
-static void scan_path(const char *path, size_t len, struct kepler_container_ref *best,
-		      long *best_off, const char *line_start)
+static void scan_path(const char *path, size_t len, struct kepler_container_ref *best, long *best_off,
+		      const char *line_start)
 {
 	struct seg segs[MAX_SEGS];
 	size_t nseg = 0, i = 0;
@@ -250,8 +250,9 @@ void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
 		c1 = memchr(p, ':', (size_t)(eol - p));
 		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
 		if (c2) {
-			rank = c1 - p == 1 && *p == '0' && c2 == c1 + 1 ? 3
-			       : has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1)) ? 2 : 1;
+			rank = c1 - p == 1 && *p == '0' && c2 == c1 + 1            ? 3
+			       : has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1)) ? 2
+										   : 1;
 			if (rank > best_rank) {
 				best_rank = rank;
 				best = c2 + 1;

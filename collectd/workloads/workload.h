@@ -19,7 +19,7 @@
 
 struct kepler_container_ref {
 	char id[KEPLER_CONTAINER_ID_LEN + 1];
-	const char *runtime; /* docker, containerd, crio, podman, kubernetes */
+	const char *runtime;                  /* docker, containerd, crio, podman, kubernetes */
 	char pod_uid[KEPLER_POD_UID_LEN + 1]; /* "" if not in a Kubernetes pod */
 };
 

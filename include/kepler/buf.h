@@ -13,18 +13,20 @@
 struct kepler_buf {
 	char *data; /* not NUL-terminated unless kepler_buf_cstr() was called */
 	size_t len, cap;
-	int error;  /* 0, or -ENOMEM after a failed growth */
+	int error; /* 0, or -ENOMEM after a failed growth */
 };
 
-#define KEPLER_BUF_INIT { NULL, 0, 0, 0 }
+#define KEPLER_BUF_INIT       \
+	{                     \
+		NULL, 0, 0, 0 \
+	}
 
 /* Make room for @extra more bytes. 0 or -ENOMEM (also stored in @error). */
 int kepler_buf_reserve(struct kepler_buf *b, size_t extra);
 void kepler_buf_add(struct kepler_buf *b, const void *p, size_t n);
 void kepler_buf_adds(struct kepler_buf *b, const char *s);
 void kepler_buf_addc(struct kepler_buf *b, char c);
-void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* @v in decimal. */
 void kepler_buf_u64(struct kepler_buf *b, uint64_t v);
 /*

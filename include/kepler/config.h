@@ -33,8 +33,8 @@ enum kepler_prog {
 	KEPLER_PROG_TOP = 1u << 3,
 	KEPLER_PROG_DATASET = 1u << 4,
 	KEPLER_PROG_TRAIN = 1u << 5,
-	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT |
-			      KEPLER_PROG_TOP | KEPLER_PROG_DATASET,
+	KEPLER_PROG_READERS =
+		KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP | KEPLER_PROG_DATASET,
 	KEPLER_PROG_ALL = 0x3f,
 };
 
@@ -61,7 +61,13 @@ struct kepler_strlist {
 /* enum values, in the order of each option's choices */
 enum kepler_log_level_opt { KEPLER_LEVEL_DEBUG, KEPLER_LEVEL_INFO, KEPLER_LEVEL_WARN, KEPLER_LEVEL_ERROR };
 enum kepler_log_format_opt { KEPLER_LOGFMT_TEXT, KEPLER_LOGFMT_JSON };
-enum kepler_meter_source { KEPLER_METER_AUTO, KEPLER_METER_RAPL, KEPLER_METER_HWMON, KEPLER_METER_MODEL, KEPLER_METER_FAKE };
+enum kepler_meter_source {
+	KEPLER_METER_AUTO,
+	KEPLER_METER_RAPL,
+	KEPLER_METER_HWMON,
+	KEPLER_METER_MODEL,
+	KEPLER_METER_FAKE
+};
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
 enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDOUT_JSON };
 enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
@@ -129,33 +135,33 @@ struct kepler_config {
 	bool train_per_cpu;
 
 	/* not options: what the command line carried besides them */
-	char *config_file;  /* --config FILE, NULL if none */
-	char **args;        /* positional arguments (owned array, borrowed strings) */
+	char *config_file; /* --config FILE, NULL if none */
+	char **args;       /* positional arguments (owned array, borrowed strings) */
 	size_t nargs;
 };
 
 /* One row of the option table. */
 struct kepler_option {
-	const char *key;       /* YAML key, dotted; the flag is "--" key */
+	const char *key; /* YAML key, dotted; the flag is "--" key */
 	enum kepler_opt_type type;
-	size_t offset;         /* of the value in struct kepler_config */
-	const char *defval;    /* default, parsed like any other value */
-	const char *metavar;   /* shown in --help, e.g. "DURATION" */
-	const char *help;      /* one sentence */
-	unsigned progs;        /* enum kepler_prog mask */
-	unsigned flags;        /* enum kepler_opt_flags mask */
-	int64_t min, max;      /* INT, DURATION (ns), SIZE (bytes); 0,0 = any */
+	size_t offset;              /* of the value in struct kepler_config */
+	const char *defval;         /* default, parsed like any other value */
+	const char *metavar;        /* shown in --help, e.g. "DURATION" */
+	const char *help;           /* one sentence */
+	unsigned progs;             /* enum kepler_prog mask */
+	unsigned flags;             /* enum kepler_opt_flags mask */
+	int64_t min, max;           /* INT, DURATION (ns), SIZE (bytes); 0,0 = any */
 	const char *const *choices; /* ENUM (required), LIST (optional) */
 };
 
 /* A binary, as --help and --version present it. */
 struct kepler_program {
-	const char *name;     /* "kepler-collectd" */
-	unsigned prog;        /* its enum kepler_prog bit */
-	const char *args;     /* usage after the options, e.g. "DATASET" or "" */
-	const char *summary;  /* one paragraph shown by --help */
+	const char *name;          /* "kepler-collectd" */
+	unsigned prog;             /* its enum kepler_prog bit */
+	const char *args;          /* usage after the options, e.g. "DATASET" or "" */
+	const char *summary;       /* one paragraph shown by --help */
 	size_t min_args, max_args; /* positional argument count allowed */
-	const char *exit_status; /* the --help line after "Exit status: "; NULL: the usual */
+	const char *exit_status;   /* the --help line after "Exit status: "; NULL: the usual */
 };
 
 /* The option table, terminated by a row with key == NULL. */
@@ -164,8 +170,8 @@ extern const struct kepler_option kepler_options[];
 /* Outcome of kepler_config_parse() besides errors. */
 enum kepler_config_action {
 	KEPLER_CONFIG_RUN = 0,
-	KEPLER_CONFIG_HELP = 1,     /* --help was given: print it, exit 0 */
-	KEPLER_CONFIG_VERSION = 2,  /* --version was given: print it, exit 0 */
+	KEPLER_CONFIG_HELP = 1,    /* --help was given: print it, exit 0 */
+	KEPLER_CONFIG_VERSION = 2, /* --version was given: print it, exit 0 */
 };
 
 /* Fill @cfg with the table's defaults. Returns 0 or -errno (-ENOMEM). */
@@ -180,16 +186,15 @@ void kepler_config_done(struct kepler_config *cfg);
  * suggestion when one is close), wrong types, out-of-range values, duplicate
  * keys and malformed YAML.
  */
-int kepler_config_load_file(struct kepler_config *cfg, const char *path,
-			    unsigned prog, struct kepler_error *err);
+int kepler_config_load_file(struct kepler_config *cfg, const char *path, unsigned prog,
+			    struct kepler_error *err);
 
 /*
  * Apply one value given as text to the option @key, as a flag would.
  * @origin names where it came from for error messages ("--log.level").
  */
-int kepler_config_set(struct kepler_config *cfg, const char *key,
-		      const char *value, const char *origin, unsigned prog,
-		      struct kepler_error *err);
+int kepler_config_set(struct kepler_config *cfg, const char *key, const char *value, const char *origin,
+		      unsigned prog, struct kepler_error *err);
 
 /*
  * The whole command line for @prog: defaults, then --config FILE, then the
@@ -197,8 +202,7 @@ int kepler_config_set(struct kepler_config *cfg, const char *key,
  * @cfg is complete. On error returns -EINVAL (bad usage or value) or
  * another -errno, with the message in @err.
  */
-int kepler_config_parse(struct kepler_config *cfg,
-			const struct kepler_program *prog, int argc,
+int kepler_config_parse(struct kepler_config *cfg, const struct kepler_program *prog, int argc,
 			char *const argv[], struct kepler_error *err);
 
 /* Print --help for @prog, generated from the option table. */
@@ -214,8 +218,7 @@ void kepler_config_write_markdown(FILE *out);
  * For the mains: kepler_config_parse(), then print help or version and exit
  * 0, or print the error and exit 2. Returns only when the program should run.
  */
-void kepler_config_parse_or_exit(struct kepler_config *cfg,
-				 const struct kepler_program *prog, int argc,
+void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_program *prog, int argc,
 				 char *const argv[]);
 
 /* Value parsers, exposed for tests and for readers' own arguments. */

@@ -12,11 +12,11 @@
 #include <stddef.h>
 
 struct kepler_cpu {
-	char processor[16];    /* "processor" */
-	char vendor_id[64];    /* "vendor_id" ("" where the architecture has none) */
-	char model_name[128];  /* "model name" */
-	char physical_id[16];  /* "physical id" */
-	char core_id[16];      /* "core id" */
+	char processor[16];   /* "processor" */
+	char vendor_id[64];   /* "vendor_id" ("" where the architecture has none) */
+	char model_name[128]; /* "model name" */
+	char physical_id[16]; /* "physical id" */
+	char core_id[16];     /* "core id" */
 };
 
 struct kepler_cpuinfo {

@@ -13,8 +13,8 @@
 #define KEPLER_ERROR_MSG_MAX 512
 
 struct kepler_error {
-	int code;                        /* negative errno, 0 if none */
-	char msg[KEPLER_ERROR_MSG_MAX];  /* NUL-terminated, "" if none */
+	int code;                       /* negative errno, 0 if none */
+	char msg[KEPLER_ERROR_MSG_MAX]; /* NUL-terminated, "" if none */
 };
 
 /*

@@ -36,10 +36,10 @@ static inline unsigned kepler_level_of(enum kepler_kind k)
 unsigned kepler_levels_from_list(const struct kepler_strlist *names);
 
 struct kepler_prom_options {
-	unsigned levels;               /* enum kepler_level bits */
+	unsigned levels;                    /* enum kepler_level bits */
 	const struct kepler_strlist *zones; /* zone names to export (case-insensitive); NULL or empty: all */
-	const char *node_name;         /* the node_name label; NULL: "" */
-	const struct kepler_cpuinfo *cpus; /* kepler_node_cpu_info series; NULL: none */
+	const char *node_name;              /* the node_name label; NULL: "" */
+	const struct kepler_cpuinfo *cpus;  /* kepler_node_cpu_info series; NULL: none */
 };
 
 /*
@@ -91,9 +91,9 @@ void kepler_fmt_csv_field(struct kepler_buf *out, const char *s);
 void kepler_fmt_json_string(struct kepler_buf *out, const char *s);
 
 struct kepler_table_options {
-	unsigned levels;      /* enum kepler_level bits */
+	unsigned levels; /* enum kepler_level bits */
 	enum kepler_sort sort;
-	size_t limit;         /* rows per table; 0: all */
+	size_t limit; /* rows per table; 0: all */
 };
 
 /*

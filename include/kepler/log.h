@@ -28,14 +28,12 @@ enum kepler_log_format {
  * and the format. Before this call: "kepler", info, text.
  * @prog must stay valid for the life of the process.
  */
-void kepler_log_setup(const char *prog, enum kepler_log_level level,
-		      enum kepler_log_format format);
+void kepler_log_setup(const char *prog, enum kepler_log_level level, enum kepler_log_format format);
 
 /* True if a message at @level would be written. */
 bool kepler_log_enabled(enum kepler_log_level level);
 
-void kepler_log(enum kepler_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void kepler_log(enum kepler_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kepler_logv(enum kepler_log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
@@ -49,8 +47,7 @@ void kepler_logv(enum kepler_log_level level, const char *fmt, va_list ap)
  * ending in '\n'); exposed for tests. @ts_ns is wall-clock time in ns.
  * Control characters and invalid UTF-8 in @msg are escaped in both formats.
  */
-void kepler_log_format_line(char *buf, size_t len, enum kepler_log_format format,
-			    const char *prog, int pid, enum kepler_log_level level,
-			    long long ts_ns, const char *msg);
+void kepler_log_format_line(char *buf, size_t len, enum kepler_log_format format, const char *prog, int pid,
+			    enum kepler_log_level level, long long ts_ns, const char *msg);
 
 #endif /* KEPLER_LOG_H */

@@ -51,7 +51,7 @@ enum kepler_process_type {
 
 /* Snapshot flags (header). */
 enum kepler_snapshot_flags {
-	KEPLER_SNAP_FIRST = 1u << 0,     /* first interval after start: no deltas */
+	KEPLER_SNAP_FIRST = 1u << 0,       /* first interval after start: no deltas */
 	KEPLER_SNAP_HW_COUNTERS = 1u << 1, /* processes carry hardware counters */
 };
 
@@ -61,8 +61,8 @@ struct kepler_energy {
 };
 
 struct kepler_zone {
-	const char *name;    /* "package", "dram", ... */
-	const char *path;    /* sysfs path, "aggregated-package", or "" */
+	const char *name; /* "package", "dram", ... */
+	const char *path; /* sysfs path, "aggregated-package", or "" */
 	enum kepler_source source;
 	struct kepler_energy energy; /* active + idle */
 	struct kepler_energy active;
@@ -72,19 +72,19 @@ struct kepler_zone {
 /* What every workload level has in common. */
 struct kepler_usage {
 	enum kepler_state state;
-	uint64_t cpu_time_ns;       /* cumulative */
-	uint64_t cpu_time_delta_ns; /* this interval */
+	uint64_t cpu_time_ns;        /* cumulative */
+	uint64_t cpu_time_delta_ns;  /* this interval */
 	struct kepler_energy *zones; /* snapshot->nzones entries */
 };
 
 struct kepler_process {
 	uint32_t pid;
-	uint64_t start_time_ns;     /* since boot; (pid, start) is the identity */
+	uint64_t start_time_ns; /* since boot; (pid, start) is the identity */
 	const char *comm;
-	const char *exe;            /* "" for kernel threads or when unreadable */
+	const char *exe; /* "" for kernel threads or when unreadable */
 	enum kepler_process_type type;
-	const char *container_id;   /* "" if none */
-	const char *vm_id;          /* "" if none */
+	const char *container_id;                    /* "" if none */
+	const char *vm_id;                           /* "" if none */
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
 	struct kepler_usage usage;
 };
@@ -92,8 +92,8 @@ struct kepler_process {
 struct kepler_container {
 	const char *id;
 	const char *name;
-	const char *runtime;   /* docker, containerd, crio, podman, kubernetes */
-	const char *pod_id;    /* "" if none */
+	const char *runtime; /* docker, containerd, crio, podman, kubernetes */
+	const char *pod_id;  /* "" if none */
 	struct kepler_usage usage;
 };
 
@@ -105,9 +105,9 @@ struct kepler_vm {
 };
 
 struct kepler_pod {
-	const char *id;        /* pod UID */
+	const char *id; /* pod UID */
 	const char *name;
-	const char *ns;        /* namespace */
+	const char *ns; /* namespace */
 	struct kepler_usage usage;
 };
 
@@ -120,7 +120,7 @@ struct kepler_snapshot {
 	double cpu_usage_ratio; /* node busy / total CPU time, 0..1 */
 	uint64_t node_cpu_busy_delta_ns;
 	uint64_t node_cpu_total_delta_ns;
-	uint32_t cpu_count;       /* CPUs the collector counted (cpuN lines of /proc/stat); 0 if not recorded */
+	uint32_t cpu_count; /* CPUs the collector counted (cpuN lines of /proc/stat); 0 if not recorded */
 	uint32_t skipped_entries; /* /proc entries that could not be read */
 	uint32_t lost_entries;    /* processes lost to full eBPF maps */
 
@@ -162,13 +162,13 @@ const char *kepler_kind_name(enum kepler_kind k);
  */
 struct kepler_workload {
 	enum kepler_kind kind;
-	size_t index;        /* in the snapshot's array of its kind */
-	uint32_t pid;        /* processes; 0 for the others */
-	const char *id;      /* container and VM id, pod UID; "" for processes */
-	const char *name;    /* comm; the name ("" when it has none) */
-	const char *title;   /* what a person reads: the name, or the id when it has none */
-	const char *detail;  /* exe; container runtime; VM hypervisor; pod namespace */
-	const char *parent;  /* a process's container (else VM) id; a container's pod UID; else "" */
+	size_t index;       /* in the snapshot's array of its kind */
+	uint32_t pid;       /* processes; 0 for the others */
+	const char *id;     /* container and VM id, pod UID; "" for processes */
+	const char *name;   /* comm; the name ("" when it has none) */
+	const char *title;  /* what a person reads: the name, or the id when it has none */
+	const char *detail; /* exe; container runtime; VM hypervisor; pod namespace */
+	const char *parent; /* a process's container (else VM) id; a container's pod UID; else "" */
 	const struct kepler_usage *usage;
 };
 
@@ -176,8 +176,7 @@ struct kepler_workload {
 size_t kepler_workload_count(const struct kepler_snapshot *snap, enum kepler_kind k);
 
 /* The @i-th workload of kind @k (@i below kepler_workload_count()). */
-struct kepler_workload kepler_workload_at(const struct kepler_snapshot *snap, enum kepler_kind k,
-					  size_t i);
+struct kepler_workload kepler_workload_at(const struct kepler_snapshot *snap, enum kepler_kind k, size_t i);
 
 /*
  * The primary zone, which ranks workloads (Kepler's): the first present of
@@ -215,8 +214,8 @@ void kepler_workload_sort(const struct kepler_snapshot *snap, struct kepler_work
  * free()) and *ret_len are set. Returns 0, -EINVAL (more than
  * KEPLER_MAX_ZONES zones, a NULL string, a workload without zones) or -ENOMEM.
  */
-int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob,
-			   size_t *ret_len, struct kepler_error *err);
+int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, size_t *ret_len,
+			   struct kepler_error *err);
 
 /*
  * Decode and validate a blob. The result owns a copy of the blob: its

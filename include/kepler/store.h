@@ -25,12 +25,12 @@
 struct kepler_store;
 
 struct kepler_store_options {
-	const char *path;              /* directory, created if missing (writer) */
-	const char *group;             /* group owning the files; NULL or "" = keep */
-	uint64_t map_size;             /* initial LMDB map size in bytes */
-	uint64_t max_map_size;         /* growth limit; 0 = 16 x map_size */
-	uint64_t retention_snapshots;  /* newest snapshots kept */
-	uint64_t retention_series_ns;  /* series records kept this long */
+	const char *path;             /* directory, created if missing (writer) */
+	const char *group;            /* group owning the files; NULL or "" = keep */
+	uint64_t map_size;            /* initial LMDB map size in bytes */
+	uint64_t max_map_size;        /* growth limit; 0 = 16 x map_size */
+	uint64_t retention_snapshots; /* newest snapshots kept */
+	uint64_t retention_series_ns; /* series records kept this long */
 };
 
 /* Identity of the node and the collector, kept in the `meta` database. */
@@ -41,18 +41,18 @@ struct kepler_store_meta {
 	char boot_id[64];
 	char cpu_model[256];
 	uint32_t collector_pid;
-	uint64_t collector_start_ns; /* wall clock */
+	uint64_t collector_start_ns;    /* wall clock */
 	uint64_t collector_interval_ns; /* monitor.interval; 0 if not recorded */
-	uint64_t last_write_ns;      /* wall clock of the last commit */
+	uint64_t last_write_ns;         /* wall clock of the last commit */
 	uint64_t last_seq;
 };
 
 /* One node-level record of the `series` database. */
 struct kepler_series_zone {
 	char name[24];
-	uint32_t source;             /* enum kepler_source */
+	uint32_t source; /* enum kepler_source */
 	uint32_t pad;
-	uint64_t energy_uj;          /* cumulative */
+	uint64_t energy_uj; /* cumulative */
 	uint64_t energy_delta_uj;
 	uint64_t active_delta_uj;
 	uint64_t idle_delta_uj;
@@ -66,11 +66,11 @@ struct kepler_series_record {
 	uint64_t node_cpu_busy_delta_ns;
 	uint64_t node_cpu_total_delta_ns;
 	uint64_t cycles, instructions, cache_misses; /* summed over processes, or UNAVAILABLE */
-	uint32_t flags;              /* the snapshot's flags */
+	uint32_t flags;                              /* the snapshot's flags */
 	uint32_t nzones;
 	struct kepler_series_zone zones[KEPLER_MAX_ZONES];
 	/* appended later: 0 in older records */
-	uint32_t cpu_count;          /* the snapshot's cpu_count */
+	uint32_t cpu_count; /* the snapshot's cpu_count */
 	uint32_t pad;
 };
 
@@ -89,8 +89,7 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
  * file records the reader's slot). Errors: -ENOENT (no store at @path),
  * -EACCES (with the group to join), -EPROTONOSUPPORT (newer format).
  */
-int kepler_store_open_reader(const char *path, struct kepler_store **ret,
-			     struct kepler_error *err);
+int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct kepler_error *err);
 
 /* Close; accepts NULL. */
 void kepler_store_close(struct kepler_store *store);
@@ -104,8 +103,7 @@ const char *kepler_store_warning(const struct kepler_store *store);
  * then prune the ring and the series by retention. On MDB_MAP_FULL, grows
  * the map up to max_map_size, else prunes the oldest snapshots, and retries.
  */
-int kepler_store_commit(struct kepler_store *store, struct kepler_snapshot *snap,
-			struct kepler_error *err);
+int kepler_store_commit(struct kepler_store *store, struct kepler_snapshot *snap, struct kepler_error *err);
 
 /* Writer: record node and collector identity (format version is implicit). */
 int kepler_store_set_meta(struct kepler_store *store, const struct kepler_store_meta *meta,
@@ -124,14 +122,11 @@ int kepler_store_set_cpus(struct kepler_store *store, const struct kepler_cpuinf
  * none were (a collector older than format 1.1), -EBADMSG for a malformed
  * record. Free with kepler_cpuinfo_free().
  */
-int kepler_store_get_cpus(struct kepler_store *store, struct kepler_cpuinfo *ret,
-			  struct kepler_error *err);
+int kepler_store_get_cpus(struct kepler_store *store, struct kepler_cpuinfo *ret, struct kepler_error *err);
 
 /* Newest and oldest retained seq; -ENOENT when the store has no snapshot. */
-int kepler_store_latest_seq(struct kepler_store *store, uint64_t *ret_seq,
-			    struct kepler_error *err);
-int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq,
-			    struct kepler_error *err);
+int kepler_store_latest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
+int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
 
 /*
  * Decode snapshot @seq (0 = newest). -ENOENT if absent (pruned or never
@@ -164,19 +159,17 @@ int kepler_store_seq_at(struct kepler_store *store, uint64_t wall_ns, uint64_t *
  * oldest first, in a malloc'ed array (free()).
  */
 int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t to_ns,
-			struct kepler_series_record **ret, size_t *ret_n,
-			struct kepler_error *err);
+			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err);
 
 /*
  * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
  * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 1 s
  * re-check), never spins. On success *ret_seq is the newest seq.
  */
-int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns,
-		      uint64_t *ret_seq, struct kepler_error *err);
+int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
+		      struct kepler_error *err);
 
 /* Build the series record of @snap (what kepler_store_commit() stores). */
-void kepler_series_from_snapshot(const struct kepler_snapshot *snap,
-				 struct kepler_series_record *ret);
+void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret);
 
 #endif /* KEPLER_STORE_H */

@@ -22,8 +22,10 @@ static const struct kepler_program program = {
 	.name = "kepler-dataset",
 	.prog = KEPLER_PROG_DATASET,
 	.args = "",
-	.summary = "Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates. Columns: docs/power-models.md.",
-	.exit_status = "Exit status: 0 written (an empty range gives a header only), 1 the output cannot be written, 2 usage or store error.",
+	.summary =
+		"Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates. Columns: docs/power-models.md.",
+	.exit_status =
+		"Exit status: 0 written (an empty range gives a header only), 1 the output cannot be written, 2 usage or store error.",
 };
 
 #define SEC 1000000000ULL
@@ -291,7 +293,9 @@ static void workload_row(struct job *j, const struct kepler_snapshot *s, const s
 	}
 	cell_str(w, "state", kepler_state_name(u->state));
 	cell_u64(w, "cpu_time_delta_ns", u->cpu_time_delta_ns);
-	cell_num(w, "cpu_share", s->node_cpu_busy_delta_ns ? (double)u->cpu_time_delta_ns / (double)s->node_cpu_busy_delta_ns : 0.0);
+	cell_num(w, "cpu_share",
+		 s->node_cpu_busy_delta_ns ? (double)u->cpu_time_delta_ns / (double)s->node_cpu_busy_delta_ns
+					   : 0.0);
 	cell_num(w, "node_cpu_usage_ratio", s->cpu_usage_ratio);
 	if (p) {
 		cell_counter(w, "cycles", p->cycles);
@@ -367,7 +371,9 @@ static void empty_header(struct job *j)
 		"timestamp,wall_ns,seq,interval_ns,node,container_id,container_name,runtime,pod_id,state,"
 		"cpu_time_delta_ns,cpu_share,node_cpu_usage_ratio";
 
-	kepler_buf_adds(&j->w.header, j->level == LEVEL_NODE ? node_cols : j->level == LEVEL_PROCESS ? proc_cols : ctr_cols);
+	kepler_buf_adds(&j->w.header, j->level == LEVEL_NODE      ? node_cols
+				      : j->level == LEVEL_PROCESS ? proc_cols
+								  : ctr_cols);
 	for (size_t i = 0; i < j->zones.n; i++)
 		kepler_buf_printf(&j->w.header, ",%s_source,%s_joules,%s_watts", j->zones.name[i],
 				  j->zones.name[i], j->zones.name[i]);
@@ -392,17 +398,20 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 		return -EINVAL;
 	}
 	if (cfg->dataset_since[0] && kepler_parse_time(cfg->dataset_since, now, &j->since) < 0) {
-		kepler_err("invalid --since '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			   cfg->dataset_since);
+		kepler_err(
+			"invalid --since '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
+			cfg->dataset_since);
 		return -EINVAL;
 	}
 	if (cfg->dataset_until[0] && kepler_parse_time(cfg->dataset_until, now, &j->until) < 0) {
-		kepler_err("invalid --until '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			   cfg->dataset_until);
+		kepler_err(
+			"invalid --until '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
+			cfg->dataset_until);
 		return -EINVAL;
 	}
 	if (j->until && j->since > j->until) {
-		kepler_err("--since %s is after --until %s: an empty range", cfg->dataset_since, cfg->dataset_until);
+		kepler_err("--since %s is after --until %s: an empty range", cfg->dataset_since,
+			   cfg->dataset_until);
 		return -EINVAL;
 	}
 	return 0;
@@ -453,8 +462,9 @@ int main(int argc, char **argv)
 	}
 	kepler_info("%zu rows", j.rows);
 	if (j.estimates)
-		kepler_info("left out %zu intervals whose energy is a model estimate (--include-estimates keeps them)",
-			    j.estimates);
+		kepler_info(
+			"left out %zu intervals whose energy is a model estimate (--include-estimates keeps them)",
+			j.estimates);
 	rc = 0;
 out:
 	if (out != stdout)

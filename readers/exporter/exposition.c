@@ -139,8 +139,8 @@ void kepler_exposition_gzip_tail(const struct kepler_exposition *e, const char *
 {
 	uint32_t crc_tail = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)tail, (uInt)len);
 	/* a stored block: BFINAL=1, BTYPE=00, padded to a byte; LEN, NLEN little-endian */
-	unsigned char hdr[5] = { 0x01, (unsigned char)len, (unsigned char)(len >> 8),
-				 (unsigned char)~len, (unsigned char)(~len >> 8) };
+	unsigned char hdr[5] = { 0x01, (unsigned char)len, (unsigned char)(len >> 8), (unsigned char)~len,
+				 (unsigned char)(~len >> 8) };
 
 	kepler_buf_add(out, hdr, sizeof(hdr));
 	kepler_buf_add(out, tail, len);

@@ -20,15 +20,15 @@
 #include "kepler/fmt.h"
 
 struct kepler_exposition {
-	int refs;                 /* atomic */
-	uint64_t seq;             /* 0: no snapshot (build info only) */
-	uint64_t wall_ns;         /* the snapshot's time, for its age */
+	int refs;         /* atomic */
+	uint64_t seq;     /* 0: no snapshot (build info only) */
+	uint64_t wall_ns; /* the snapshot's time, for its age */
 	char node_name[256];
-	struct kepler_buf text;   /* the body without the tail */
-	uint32_t crc;             /* CRC-32 of text, set with gz */
+	struct kepler_buf text; /* the body without the tail */
+	uint32_t crc;           /* CRC-32 of text, set with gz */
 	pthread_mutex_t gz_lock;
 	bool gz_done;
-	struct kepler_buf gz;     /* gzip header + deflate blocks, sync-flushed, not final */
+	struct kepler_buf gz; /* gzip header + deflate blocks, sync-flushed, not final */
 };
 
 /*

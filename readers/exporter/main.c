@@ -24,7 +24,8 @@ static const struct kepler_program program = {
 	.name = "kepler-exporter",
 	.prog = KEPLER_PROG_EXPORTER,
 	.args = "",
-	.summary = "Serves the store's newest snapshot as Prometheus metrics (Kepler-compatible names) on /metrics, with /healthz and a landing page. Runs unprivileged, read-only on the store.",
+	.summary =
+		"Serves the store's newest snapshot as Prometheus metrics (Kepler-compatible names) on /metrics, with /healthz and a landing page. Runs unprivileged, read-only on the store.",
 };
 
 #define SEC 1000000000ULL
@@ -53,11 +54,11 @@ struct follower {
 	struct kepler_exporter_state *st;
 	struct kepler_prom_options opts;
 	struct kepler_store *store;
-	struct kepler_cpuinfo cpus;   /* the store's, for kepler_node_cpu_info */
-	uint64_t cpus_of;             /* collector_start_ns of the collector that wrote them */
+	struct kepler_cpuinfo cpus; /* the store's, for kepler_node_cpu_info */
+	uint64_t cpus_of;           /* collector_start_ns of the collector that wrote them */
 	bool cpus_loaded;
-	uint64_t seq;          /* last rendered (or failed) */
-	int last_open_error;   /* logged once per kind */
+	uint64_t seq;        /* last rendered (or failed) */
+	int last_open_error; /* logged once per kind */
 };
 
 static void set_problem(struct kepler_exporter_state *st, const char *msg)
@@ -185,8 +186,7 @@ static void follow(struct follower *f)
 	}
 }
 
-static void log_start(const struct kepler_config *cfg, const struct kepler_web_config *web,
-		      unsigned port)
+static void log_start(const struct kepler_config *cfg, const struct kepler_web_config *web, unsigned port)
 {
 	char levels[128] = "", zones[256] = "all", url[400];
 
@@ -199,8 +199,8 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
 			 cfg->rapl_zones.items[i]);
 	kepler_server_url(cfg->web_listen_address, kepler_web_config_tls(web), port, url, sizeof(url));
-	kepler_info("started: %s%s; store %s; levels %s; zones %s", url,
-		    web->nusers ? ", basic auth" : "", cfg->store_path, levels, zones);
+	kepler_info("started: %s%s; store %s; levels %s; zones %s", url, web->nusers ? ", basic auth" : "",
+		    cfg->store_path, levels, zones);
 }
 
 int main(int argc, char **argv)

@@ -46,8 +46,8 @@ void kepler_exporter_publish(struct kepler_exporter_state *st, struct kepler_exp
 	kepler_exposition_unref(old);
 }
 
-static struct kepler_exposition *acquire(struct kepler_exporter_state *st, char *problem,
-					 size_t size, uint64_t *staleness_ns)
+static struct kepler_exposition *acquire(struct kepler_exporter_state *st, char *problem, size_t size,
+					 uint64_t *staleness_ns)
 {
 	struct kepler_exposition *e;
 
@@ -70,11 +70,10 @@ static double age_of(const struct kepler_exposition *e)
 	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)e->wall_ns) / 1e9;
 }
 
-static MHD_RESULT send_text(struct MHD_Connection *c, unsigned status, const char *type,
-			    const char *text)
+static MHD_RESULT send_text(struct MHD_Connection *c, unsigned status, const char *type, const char *text)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-								 MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 	MHD_RESULT ret;
 
 	if (!r)
@@ -182,9 +181,11 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 	else if (!e->seq)
 		snprintf(msg, sizeof(msg), "unavailable: no snapshot in the store yet\n");
 	else if (age * 1e9 > (double)staleness_ns)
-		snprintf(msg, sizeof(msg), "stale: the newest snapshot (seq %llu) is %.1f s old, more "
-			 "than %.1f s: is kepler-collectd running?%s%s\n", (unsigned long long)e->seq,
-			 age, (double)staleness_ns / 1e9, problem[0] ? " " : "", problem);
+		snprintf(msg, sizeof(msg),
+			 "stale: the newest snapshot (seq %llu) is %.1f s old, more "
+			 "than %.1f s: is kepler-collectd running?%s%s\n",
+			 (unsigned long long)e->seq, age, (double)staleness_ns / 1e9, problem[0] ? " " : "",
+			 problem);
 	else if (problem[0])
 		snprintf(msg, sizeof(msg), "unavailable: %s (serving snapshot %llu)\n", problem,
 			 (unsigned long long)e->seq);
@@ -231,8 +232,8 @@ static bool authorized(struct kepler_server *s, struct MHD_Connection *c)
 static MHD_RESULT deny(struct MHD_Connection *c)
 {
 	static const char msg[] = "401 Unauthorized\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg,
-								 MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
 	MHD_RESULT ret;
 
 	if (!r)
@@ -243,9 +244,8 @@ static MHD_RESULT deny(struct MHD_Connection *c)
 	return ret;
 }
 
-static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url,
-			     const char *method, const char *version, const char *upload,
-			     size_t *upload_size, void **req_cls)
+static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			     const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
 	struct kepler_server *s = cls;
 
@@ -328,9 +328,11 @@ static int listen_any(const char *port)
 {
 	struct addrinfo ai6 = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM };
 	struct addrinfo ai4 = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT,
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_addr = IN6ADDR_ANY_INIT,
 				   .sin6_port = htons((uint16_t)atoi(port)) };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_ANY),
 				  .sin_port = htons((uint16_t)atoi(port)) };
 	int fd;
 
@@ -349,8 +351,10 @@ int kepler_server_check_address(const char *addr, struct kepler_error *err)
 	char host[256], port[16];
 
 	if (split_address(addr, host, sizeof(host), port, sizeof(port)) < 0)
-		return kepler_error_set(err, -EINVAL, "invalid listen address '%s': expected HOST:PORT, "
-					":PORT or [IPV6]:PORT with a port of 0 to 65535", addr);
+		return kepler_error_set(err, -EINVAL,
+					"invalid listen address '%s': expected HOST:PORT, "
+					":PORT or [IPV6]:PORT with a port of 0 to 65535",
+					addr);
 	return 0;
 }
 
@@ -361,9 +365,9 @@ void kepler_server_url(const char *addr, bool tls, unsigned port, char *buf, siz
 
 	split_address(addr, host, sizeof(host), p, sizeof(p));
 	any = !host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
-	snprintf(buf, size, "%s://%s%s%s:%u/metrics%s", tls ? "https" : "http",
-		 strchr(host, ':') ? "[" : "", any ? "localhost" : host, strchr(host, ':') ? "]" : "",
-		 port, any ? " (every address of this host)" : "");
+	snprintf(buf, size, "%s://%s%s%s:%u/metrics%s", tls ? "https" : "http", strchr(host, ':') ? "[" : "",
+		 any ? "localhost" : host, strchr(host, ':') ? "]" : "", port,
+		 any ? " (every address of this host)" : "");
 }
 
 static int open_listener(const char *addr, struct kepler_error *err)
@@ -380,8 +384,8 @@ static int open_listener(const char *addr, struct kepler_error *err)
 	} else {
 		rc = getaddrinfo(host, port, &hints, &res);
 		if (rc != 0)
-			return kepler_error_set(err, -EINVAL, "cannot resolve listen address '%s': %s",
-						addr, gai_strerror(rc));
+			return kepler_error_set(err, -EINVAL, "cannot resolve listen address '%s': %s", addr,
+						gai_strerror(rc));
 		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
 			fd = bind_one(ai);
 		freeaddrinfo(res);
@@ -430,15 +434,11 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 	if (tls)
 		flags |= MHD_USE_TLS;
 	s->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, s->fd,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
 		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, tls ? web->cert_pem : NULL,
-		MHD_OPTION_HTTPS_MEM_KEY, tls ? web->key_pem : NULL,
-		MHD_OPTION_END);
+		MHD_OPTION_HTTPS_MEM_KEY, tls ? web->key_pem : NULL, MHD_OPTION_END);
 	if (!s->daemon) {
 		close(s->fd);
 		free(s);

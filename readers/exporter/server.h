@@ -22,8 +22,8 @@
 struct kepler_exporter_state {
 	pthread_mutex_t lock;
 	struct kepler_exposition *current; /* never NULL once started */
-	char problem[512];   /* why there is no fresh data ("" when the store reads fine) */
-	uint64_t staleness_ns; /* /healthz: newest snapshot older than this is stale */
+	char problem[512];                 /* why there is no fresh data ("" when the store reads fine) */
+	uint64_t staleness_ns;             /* /healthz: newest snapshot older than this is stale */
 };
 
 /* Replace the current exposition (takes over the caller's reference). */
@@ -37,9 +37,8 @@ struct kepler_server;
  * Errors: -EINVAL (bad address), -EADDRINUSE and other socket errors,
  * -ENOTSUP (TLS asked but libmicrohttpd lacks it).
  */
-int kepler_server_start(const char *listen, struct kepler_web_config *web,
-			struct kepler_exporter_state *st, struct kepler_server **ret,
-			struct kepler_error *err);
+int kepler_server_start(const char *listen, struct kepler_web_config *web, struct kepler_exporter_state *st,
+			struct kepler_server **ret, struct kepler_error *err);
 /* The port actually bound (for ":0"). */
 unsigned kepler_server_port(const struct kepler_server *s);
 

@@ -101,8 +101,8 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 		char **slot;
 
 		if (!key)
-			return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names",
-						w->path, line_of(k));
+			return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names", w->path,
+						line_of(k));
 		if (!strcmp(key, "cert_file"))
 			slot = &w->c->cert_file;
 		else if (!strcmp(key, "key_file"))
@@ -113,8 +113,10 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 						"kepler-exporter (only cert_file and key_file)",
 						w->path, line_of(k), key);
 		if (!val || !*val)
-			return kepler_error_set(w->err, -EINVAL, "%s:%zu: tls_server_config.%s needs a "
-						"file name", w->path, line_of(v), key);
+			return kepler_error_set(w->err, -EINVAL,
+						"%s:%zu: tls_server_config.%s needs a "
+						"file name",
+						w->path, line_of(v), key);
 		free(*slot);
 		*slot = resolve(w->path, val);
 		if (!*slot)
@@ -134,8 +136,10 @@ static int users_section(struct walk *w, const yaml_node_t *map)
 	size_t n;
 
 	if (map->type != YAML_MAPPING_NODE)
-		return kepler_error_set(w->err, -EINVAL, "%s:%zu: basic_auth_users must be a mapping "
-					"of user names to bcrypt hashes", w->path, line_of(map));
+		return kepler_error_set(w->err, -EINVAL,
+					"%s:%zu: basic_auth_users must be a mapping "
+					"of user names to bcrypt hashes",
+					w->path, line_of(map));
 	n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
 	w->c->users = calloc(n ? n : 1, sizeof(*w->c->users));
 	if (!w->c->users)
@@ -147,10 +151,13 @@ static int users_section(struct walk *w, const yaml_node_t *map)
 		struct kepler_web_user *u = &w->c->users[w->c->nusers];
 
 		if (!user || !*user || strchr(user, ':'))
-			return kepler_error_set(w->err, -EINVAL, "%s:%zu: a user name must be a non-empty "
-						"plain name without ':'", w->path, line_of(k));
+			return kepler_error_set(w->err, -EINVAL,
+						"%s:%zu: a user name must be a non-empty "
+						"plain name without ':'",
+						w->path, line_of(k));
 		if (!hash || !is_bcrypt(hash))
-			return kepler_error_set(w->err, -EINVAL, "%s:%zu: the password of user '%s' must "
+			return kepler_error_set(w->err, -EINVAL,
+						"%s:%zu: the password of user '%s' must "
 						"be a bcrypt hash ($2y$..., e.g. from htpasswd -nBC 10 %s)",
 						w->path, line_of(v), user, user);
 		for (size_t i = 0; i < w->c->nusers; i++)
@@ -171,8 +178,10 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
 	if (!root || (root->type == YAML_SCALAR_NODE && !*scalar(root)))
 		return 0; /* an empty file: nothing configured */
 	if (root->type != YAML_MAPPING_NODE)
-		return kepler_error_set(w->err, -EINVAL, "%s:%zu: expected a mapping (tls_server_config, "
-					"basic_auth_users)", w->path, line_of(root));
+		return kepler_error_set(w->err, -EINVAL,
+					"%s:%zu: expected a mapping (tls_server_config, "
+					"basic_auth_users)",
+					w->path, line_of(root));
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
@@ -180,27 +189,29 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
 		int r;
 
 		if (!key)
-			return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names",
-						w->path, line_of(k));
+			return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names", w->path,
+						line_of(k));
 		if (!strcmp(key, "tls_server_config"))
 			r = tls_section(w, v);
 		else if (!strcmp(key, "basic_auth_users"))
 			r = users_section(w, v);
 		else if (!strcmp(key, "http_server_config") || !strcmp(key, "rate_limit"))
-			r = kepler_error_set(w->err, -EINVAL, "%s:%zu: %s is not supported by "
-					     "kepler-exporter", w->path, line_of(k), key);
+			r = kepler_error_set(w->err, -EINVAL,
+					     "%s:%zu: %s is not supported by "
+					     "kepler-exporter",
+					     w->path, line_of(k), key);
 		else
-			r = kepler_error_set(w->err, -EINVAL, "%s:%zu: unknown key '%s' (known: "
-					     "tls_server_config, basic_auth_users)", w->path,
-					     line_of(k), key);
+			r = kepler_error_set(w->err, -EINVAL,
+					     "%s:%zu: unknown key '%s' (known: "
+					     "tls_server_config, basic_auth_users)",
+					     w->path, line_of(k), key);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int parse(struct kepler_web_config *c, const char *path, const char *text,
-		 struct kepler_error *err)
+static int parse(struct kepler_web_config *c, const char *path, const char *text, struct kepler_error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -228,8 +239,10 @@ static int load_pems(struct kepler_web_config *c, const char *path, struct keple
 	if (!c->cert_file && !c->key_file)
 		return 0;
 	if (!c->cert_file || !c->key_file)
-		return kepler_error_set(err, -EINVAL, "%s: tls_server_config needs both cert_file and "
-					"key_file", path);
+		return kepler_error_set(err, -EINVAL,
+					"%s: tls_server_config needs both cert_file and "
+					"key_file",
+					path);
 	r = read_all(c->cert_file, &c->cert_pem, err);
 	if (r == 0)
 		r = read_all(c->key_file, &c->key_pem, err);
@@ -298,8 +311,7 @@ void kepler_web_config_done(struct kepler_web_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static XXH128_hash_t login_key(const struct kepler_web_config *c, const char *user,
-			       const char *password)
+static XXH128_hash_t login_key(const struct kepler_web_config *c, const char *user, const char *password)
 {
 	XXH3_state_t *st = XXH3_createState();
 	XXH128_hash_t h = { 0, 0 }; /* never a cached key: entries are set from real digests */

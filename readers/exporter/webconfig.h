@@ -31,8 +31,8 @@ struct kepler_web_user {
 #define KEPLER_AUTH_CACHE 16
 
 struct kepler_web_config {
-	char *cert_file, *key_file;  /* resolved paths, or NULL */
-	char *cert_pem, *key_pem;    /* their contents, NUL-terminated */
+	char *cert_file, *key_file; /* resolved paths, or NULL */
+	char *cert_pem, *key_pem;   /* their contents, NUL-terminated */
 	struct kepler_web_user *users;
 	size_t nusers;
 	/* successful logins, remembered by a keyed hash so bcrypt runs once per password */
@@ -42,7 +42,7 @@ struct kepler_web_config {
 		uint64_t lo, hi;
 	} ok[KEPLER_AUTH_CACHE];
 	unsigned nok, next_ok;
-	char dummy_hash[128];        /* checked for unknown users: same timing */
+	char dummy_hash[128]; /* checked for unknown users: same timing */
 };
 
 /*

@@ -20,7 +20,7 @@ typedef unsigned __int128 u128;
 struct prom {
 	const struct kepler_snapshot *s;
 	struct kepler_buf *out;
-	const char *node;        /* node_name, raw */
+	const char *node; /* node_name, raw */
 	bool zone_on[KEPLER_MAX_ZONES];
 	unsigned levels;
 };
@@ -127,8 +127,8 @@ static const struct kepler_energy *node_energy(const struct kepler_zone *z, enum
  * source is the power model carries estimates, and kepler_node_zone_source_info
  * says which zones do (join on zone; docs/metrics.md has the PromQL).
  */
-#define ESTIMATE_NOTE                                                                              \
-	" (a model estimate, not a measurement, for a zone where "                                  \
+#define ESTIMATE_NOTE                                              \
+	" (a model estimate, not a measurement, for a zone where " \
 	"kepler_node_zone_source_info has source=\"model\")"
 
 static void node_families(struct prom *pr)
@@ -197,10 +197,14 @@ static void source_and_snapshot(struct prom *pr)
 		const char *name, *help;
 	} gauges[] = {
 		{ "kepler_snapshot_seq", "Sequence number of the snapshot these metrics come from" },
-		{ "kepler_snapshot_timestamp_seconds", "Wall-clock time at the end of the snapshot's interval" },
-		{ "kepler_snapshot_interval_seconds", "Length of the snapshot's interval (0 for the first after a collector start)" },
-		{ "kepler_snapshot_skipped_entries", "/proc entries the collector could not read in the snapshot's interval" },
-		{ "kepler_snapshot_lost_processes", "Processes the eBPF informer lost to a full map in the snapshot's interval" },
+		{ "kepler_snapshot_timestamp_seconds",
+		  "Wall-clock time at the end of the snapshot's interval" },
+		{ "kepler_snapshot_interval_seconds",
+		  "Length of the snapshot's interval (0 for the first after a collector start)" },
+		{ "kepler_snapshot_skipped_entries",
+		  "/proc entries the collector could not read in the snapshot's interval" },
+		{ "kepler_snapshot_lost_processes",
+		  "Processes the eBPF informer lost to a full map in the snapshot's interval" },
 	};
 	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++) {
 		family(pr->out, gauges[i].name, "gauge", gauges[i].help);
@@ -473,9 +477,10 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 	const struct kepler_snapshot *s = pr->s;
 	const char *name = as_watts ? f->watts : f->joules;
 
-	kepler_buf_printf(pr->out, "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
-			  "\n# TYPE %s %s\n", name, as_watts ? "Power" : "Energy", kepler_kind_name(k),
-			  as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
+	kepler_buf_printf(
+		pr->out, "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE "\n# TYPE %s %s\n",
+		name, as_watts ? "Power" : "Energy", kepler_kind_name(k), as_watts ? "watts" : "joules", name,
+		as_watts ? "gauge" : "counter");
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
@@ -503,8 +508,10 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 
 	if (!f->seconds)
 		return;
-	kepler_buf_printf(pr->out, "# HELP %s Total user and system time of cpu at %s level in seconds\n"
-			  "# TYPE %s counter\n", f->seconds, kepler_kind_name(k), f->seconds);
+	kepler_buf_printf(pr->out,
+			  "# HELP %s Total user and system time of cpu at %s level in seconds\n"
+			  "# TYPE %s counter\n",
+			  f->seconds, kepler_kind_name(k), f->seconds);
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
@@ -531,7 +538,9 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		    struct kepler_buf *out)
 {
 	struct prom pr = {
-		.s = snap, .out = out, .levels = opts->levels,
+		.s = snap,
+		.out = out,
+		.levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
 	};
 

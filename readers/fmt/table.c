@@ -69,10 +69,10 @@ static void header(struct kepler_buf *out, const struct kepler_snapshot *s)
 
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	kepler_buf_printf(out, "snapshot %llu  %s  interval %.2f s  CPU %.1f %%%s\n",
-			  (unsigned long long)s->seq, when, (double)s->interval_ns / 1e9,
-			  s->cpu_usage_ratio * 100.0,
-			  (s->flags & KEPLER_SNAP_FIRST) ? "  (first after a collector start: no deltas yet)" : "");
+	kepler_buf_printf(
+		out, "snapshot %llu  %s  interval %.2f s  CPU %.1f %%%s\n", (unsigned long long)s->seq, when,
+		(double)s->interval_ns / 1e9, s->cpu_usage_ratio * 100.0,
+		(s->flags & KEPLER_SNAP_FIRST) ? "  (first after a collector start: no deltas yet)" : "");
 }
 
 static void node_table(struct kepler_buf *out, const struct kepler_snapshot *s)
@@ -84,9 +84,10 @@ static void node_table(struct kepler_buf *out, const struct kepler_snapshot *s)
 
 		cell(out, zn->name, 10);
 		cell(out, kepler_source_name(zn->source), 7);
-		kepler_buf_printf(out, "%10.2f %10.2f %10.2f %14.3f  ", watts(zn->energy.delta_uj, s->interval_ns),
-				  watts(zn->active.delta_uj, s->interval_ns),
-				  watts(zn->idle.delta_uj, s->interval_ns), (double)zn->energy.total_uj / 1e6);
+		kepler_buf_printf(
+			out, "%10.2f %10.2f %10.2f %14.3f  ", watts(zn->energy.delta_uj, s->interval_ns),
+			watts(zn->active.delta_uj, s->interval_ns), watts(zn->idle.delta_uj, s->interval_ns),
+			(double)zn->energy.total_uj / 1e6);
 		cell(out, zn->path, 40);
 		while (out->len && out->data[out->len - 1] == ' ')
 			out->len--;
@@ -100,9 +101,11 @@ static const char *const titles[] = { "PROCESSES", "CONTAINERS", "VMS", "PODS" }
 static void id_heading(struct kepler_buf *out, enum kepler_kind k)
 {
 	if (k == KEPLER_KIND_PROCESS)
-		kepler_buf_printf(out, "%8s %-16s %-9s %-10s %-12s ", "PID", "COMM", "TYPE", "STATE", "CONTAINER");
+		kepler_buf_printf(out, "%8s %-16s %-9s %-10s %-12s ", "PID", "COMM", "TYPE", "STATE",
+				  "CONTAINER");
 	else if (k == KEPLER_KIND_CONTAINER)
-		kepler_buf_printf(out, "%-12s %-16s %-10s %-10s %-12s ", "ID", "NAME", "RUNTIME", "STATE", "POD");
+		kepler_buf_printf(out, "%-12s %-16s %-10s %-10s %-12s ", "ID", "NAME", "RUNTIME", "STATE",
+				  "POD");
 	else if (k == KEPLER_KIND_VM)
 		kepler_buf_printf(out, "%-12s %-16s %-10s %-10s ", "ID", "NAME", "HYPERVISOR", "STATE");
 	else
@@ -156,7 +159,9 @@ static int kind_table(struct kepler_buf *out, const struct kepler_snapshot *s, e
 		const struct kepler_usage *u = rows[k].usage;
 
 		id_cells(out, s, &rows[k]);
-		kepler_buf_printf(out, "%6.1f", s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
+		kepler_buf_printf(
+			out, "%6.1f",
+			s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
 		for (size_t z = 0; z < s->nzones; z++)
 			kepler_buf_printf(out, " %9.3f", watts(u->zones[z].delta_uj, s->interval_ns));
 		kepler_buf_printf(out, " %12.3f\n", s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0);

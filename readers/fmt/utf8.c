@@ -5,7 +5,7 @@
 /* Length of the valid UTF-8 sequence at @p, or 0 (overlong, surrogate, > U+10FFFF, cut). */
 size_t kepler_fmt_utf8_len(const unsigned char *p)
 {
-#define CONT(b) (((b) & 0xC0) == 0x80)
+#define CONT(b) (((b)&0xC0) == 0x80)
 	unsigned c = p[0];
 
 	if (c < 0x80)
@@ -26,4 +26,3 @@ size_t kepler_fmt_utf8_len(const unsigned char *p)
 	return 0;
 #undef CONT
 }
-

@@ -23,8 +23,10 @@ static const struct kepler_program program = {
 	.name = "kepler-stdout",
 	.prog = KEPLER_PROG_STDOUT,
 	.args = "",
-	.summary = "Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed. Exit status 1 when there is no snapshot.",
-	.exit_status = "Exit status: 0 printed, 1 no snapshot (yet, or at that time), 2 usage or store error.",
+	.summary =
+		"Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed. Exit status 1 when there is no snapshot.",
+	.exit_status =
+		"Exit status: 0 printed, 1 no snapshot (yet, or at that time), 2 usage or store error.",
 };
 
 #define SEC 1000000000ULL
@@ -40,10 +42,10 @@ static void on_stop(int sig)
 
 struct printer {
 	struct kepler_store *store;
-	bool json, clear;           /* clear: refresh a terminal between tables */
+	bool json, clear; /* clear: refresh a terminal between tables */
 	unsigned levels;
 	struct kepler_table_options table;
-	int64_t left;               /* snapshots still to print; -1: no limit */
+	int64_t left; /* snapshots still to print; -1: no limit */
 	size_t printed;
 	struct kepler_buf buf;
 };
@@ -144,7 +146,8 @@ static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t *
 	if (cfg->stdout_at && *cfg->stdout_at) {
 		if (kepler_parse_time(cfg->stdout_at, now_ns(), &at) < 0) {
 			kepler_err("invalid --at '%s': expected RFC 3339 (2026-11-22T10:00:00Z), "
-				   "-DURATION (-15m) or now", cfg->stdout_at);
+				   "-DURATION (-15m) or now",
+				   cfg->stdout_at);
 			return EXIT_USAGE;
 		}
 		r = kepler_store_seq_at(p->store, at, &seq, &err);
@@ -199,7 +202,8 @@ static int check_flags(const struct kepler_config *cfg, struct printer *p)
 		return EXIT_USAGE;
 	}
 	if (cfg->stdout_follow && (cfg->stdout_seq || (cfg->stdout_at && *cfg->stdout_at))) {
-		kepler_err("--follow prints new snapshots: it goes with --all or alone, not with --seq or --at");
+		kepler_err(
+			"--follow prints new snapshots: it goes with --all or alone, not with --seq or --at");
 		return EXIT_USAGE;
 	}
 	if (kepler_sort_from_name(cfg->stdout_sort, &p->table.sort) < 0) {

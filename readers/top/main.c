@@ -27,7 +27,8 @@ static const struct kepler_program program = {
 	.name = "kepler-top",
 	.prog = KEPLER_PROG_TOP,
 	.args = "",
-	.summary = "An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store. Keys: Tab view, s sort, / filter, p pause, h help, q quit. --once prints one screen as text.",
+	.summary =
+		"An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store. Keys: Tab view, s sort, / filter, p pause, h help, q quit. --once prints one screen as text.",
 };
 
 #define SEC 1000000000ULL
@@ -72,7 +73,8 @@ static bool load(struct app *a)
 	}
 	if (kepler_store_latest_seq(a->store, &seq, &err) < 0) {
 		snprintf(a->view.problem, sizeof(a->view.problem), "%s",
-			 err.code == -ENOENT ? "the store has no snapshot yet (is kepler-collectd running?)" : err.msg);
+			 err.code == -ENOENT ? "the store has no snapshot yet (is kepler-collectd running?)"
+					     : err.msg);
 		return !a->view.snap;
 	}
 	if (a->view.snap && a->view.snap->seq == seq) {
@@ -90,7 +92,8 @@ static bool load(struct app *a)
 	kepler_store_get_meta(a->store, &meta, &err);
 	snprintf(a->view.node_name, sizeof(a->view.node_name), "%s", meta.hostname);
 	a->staleness_ns = meta.collector_interval_ns ? 3 * meta.collector_interval_ns
-			  : snap->interval_ns ? 3 * snap->interval_ns : 15 * SEC;
+			  : snap->interval_ns        ? 3 * snap->interval_ns
+						     : 15 * SEC;
 	free(a->view.series);
 	a->view.series = NULL;
 	a->view.nseries = 0;
@@ -168,12 +171,14 @@ enum { PAIR_WARN = 1, PAIR_TABS, PAIR_HEADING, PAIR_STATUS };
 static void draw(struct app *a, bool color)
 {
 	static const int attrs[] = {
-		[TOP_LINE_TEXT] = A_NORMAL, [TOP_LINE_WARN] = A_BOLD, [TOP_LINE_TABS] = A_BOLD,
+		[TOP_LINE_TEXT] = A_NORMAL,     [TOP_LINE_WARN] = A_BOLD,  [TOP_LINE_TABS] = A_BOLD,
 		[TOP_LINE_HEADING] = A_REVERSE, [TOP_LINE_ROW] = A_NORMAL, [TOP_LINE_STATUS] = A_REVERSE,
 	};
 	static const short pairs[] = {
-		[TOP_LINE_WARN] = PAIR_WARN, [TOP_LINE_TABS] = PAIR_TABS,
-		[TOP_LINE_HEADING] = PAIR_HEADING, [TOP_LINE_STATUS] = PAIR_STATUS,
+		[TOP_LINE_WARN] = PAIR_WARN,
+		[TOP_LINE_TABS] = PAIR_TABS,
+		[TOP_LINE_HEADING] = PAIR_HEADING,
+		[TOP_LINE_STATUS] = PAIR_STATUS,
 	};
 
 	if (top_view_render(&a->view, LINES, COLS) < 0)
@@ -230,8 +235,14 @@ static bool key(struct app *a, int ch)
 	}
 	switch (ch) {
 	case 'q': return false;
-	case '\t': v->tab = (enum top_tab)((v->tab + 1) % TOP_TABS); v->scroll = 0; break;
-	case KEY_BTAB: v->tab = (enum top_tab)((v->tab + TOP_TABS - 1) % TOP_TABS); v->scroll = 0; break;
+	case '\t':
+		v->tab = (enum top_tab)((v->tab + 1) % TOP_TABS);
+		v->scroll = 0;
+		break;
+	case KEY_BTAB:
+		v->tab = (enum top_tab)((v->tab + TOP_TABS - 1) % TOP_TABS);
+		v->scroll = 0;
+		break;
 	case 's': v->sort = (enum kepler_sort)((v->sort + 1) % KEPLER_SORT_COUNT); break;
 	case 'w': v->sort = KEPLER_SORT_WATTS; break;
 	case 'e': v->sort = KEPLER_SORT_ENERGY; break;
@@ -240,11 +251,15 @@ static bool key(struct app *a, int ch)
 	case 'n': v->sort = KEPLER_SORT_NAME; break;
 	case '/': v->editing_filter = true; break;
 	case 'p': v->paused = !v->paused; break;
-	case 'h': case '?': v->help = true; break;
-	case KEY_UP: case 'k': top_view_scroll(v, -1); break;
-	case KEY_DOWN: case 'j': top_view_scroll(v, 1); break;
+	case 'h':
+	case '?': v->help = true; break;
+	case KEY_UP:
+	case 'k': top_view_scroll(v, -1); break;
+	case KEY_DOWN:
+	case 'j': top_view_scroll(v, 1); break;
 	case KEY_PPAGE: top_view_scroll(v, -page); break;
-	case KEY_NPAGE: case ' ': top_view_scroll(v, page); break;
+	case KEY_NPAGE:
+	case ' ': top_view_scroll(v, page); break;
 	case KEY_HOME: v->scroll = 0; break;
 	case KEY_END: top_view_scroll(v, (long)v->nrows); break;
 	default: break;

@@ -93,8 +93,10 @@ static void column(char *dst, size_t size, const char *src, int width)
 /* ---- the rows of the current tab ---- */
 
 static const enum kepler_kind tab_kind[TOP_TABS] = {
-	[TOP_PROCESSES] = KEPLER_KIND_PROCESS, [TOP_CONTAINERS] = KEPLER_KIND_CONTAINER,
-	[TOP_PODS] = KEPLER_KIND_POD, [TOP_VMS] = KEPLER_KIND_VM,
+	[TOP_PROCESSES] = KEPLER_KIND_PROCESS,
+	[TOP_CONTAINERS] = KEPLER_KIND_CONTAINER,
+	[TOP_PODS] = KEPLER_KIND_POD,
+	[TOP_VMS] = KEPLER_KIND_VM,
 };
 
 static bool matches(const struct kepler_workload *w, const char *filter)
@@ -171,7 +173,8 @@ static void sparkline(struct top_view *v, size_t pz, int cols)
 
 		if (!r->interval_ns || r->wall_ns < r->interval_ns)
 			continue;
-		b = (size_t)((double)(r->wall_ns - r->interval_ns - start) / (double)(end - start) * (double)nb);
+		b = (size_t)((double)(r->wall_ns - r->interval_ns - start) / (double)(end - start) *
+			     (double)nb);
 		b = b >= nb ? nb - 1 : b;
 		for (uint32_t z = 0; z < r->nzones; z++)
 			if (!strcmp(r->zones[z].name, zone)) {
@@ -213,13 +216,14 @@ static void header(struct top_view *v, int cols)
 	char zones[1024] = "";
 	size_t o = 0;
 
-	add_line(v, TOP_LINE_TEXT, cols, "kepler-top  %s  snapshot %llu  every %.1f s  age %.1f s  CPU %.1f %%%s",
+	add_line(v, TOP_LINE_TEXT, cols,
+		 "kepler-top  %s  snapshot %llu  every %.1f s  age %.1f s  CPU %.1f %%%s",
 		 v->node_name[0] ? v->node_name : "-", (unsigned long long)s->seq,
 		 (double)s->interval_ns / 1e9, v->age_s, s->cpu_usage_ratio * 100.0,
 		 v->paused ? "  [PAUSED]" : "");
 	if (v->stale)
-		add_line(v, TOP_LINE_WARN, cols, "STALE: no new snapshot for %.0f s: is kepler-collectd running?",
-			 v->age_s);
+		add_line(v, TOP_LINE_WARN, cols,
+			 "STALE: no new snapshot for %.0f s: is kepler-collectd running?", v->age_s);
 	for (size_t z = 0; z < s->nzones && o < sizeof(zones) - 64; z++)
 		o += (size_t)snprintf(zones + o, sizeof(zones) - o, "%s%s %.2f W (%s%s)", z ? "  " : "",
 				      s->zones[z].name, watts(s->zones[z].energy.delta_uj, s->interval_ns),
@@ -284,7 +288,9 @@ static void table(struct top_view *v, int rows_left, int cols)
 	}
 	kepler_workload_sort(s, items, m, v->sort);
 	v->nrows = m;
-	o = (size_t)snprintf(head, sizeof(head), v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s" : "%-12s %-16s %-10s %-5s %6s",
+	o = (size_t)snprintf(head, sizeof(head),
+			     v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s"
+						     : "%-12s %-16s %-10s %-5s %6s",
 			     v->tab == TOP_PROCESSES ? "PID" : "ID", "NAME", "TYPE", "STATE", "CPU%");
 	for (size_t z = 0; z < s->nzones && o < sizeof(head) - 32; z++)
 		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9.9s", s->zones[z].name);
@@ -306,14 +312,16 @@ static void table(struct top_view *v, int rows_left, int cols)
 			column(c1, sizeof(c1), it->id, 12);
 			o = (size_t)snprintf(row, sizeof(row), "%s %s %s", c1, c2, c3);
 		}
-		o += (size_t)snprintf(row + o, sizeof(row) - o, " %-5s %6.1f",
-				      u->state == KEPLER_STATE_RUNNING ? "run" : "term",
-				      s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
+		o += (size_t)snprintf(
+			row + o, sizeof(row) - o, " %-5s %6.1f",
+			u->state == KEPLER_STATE_RUNNING ? "run" : "term",
+			s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
 		for (size_t z = 0; z < s->nzones && o < sizeof(row) - 32; z++)
 			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f",
 					      watts(u->zones[z].delta_uj, s->interval_ns));
 		column(c1, sizeof(c1), v->tab == TOP_PROCESSES ? it->detail : "", 60);
-		snprintf(row + o, sizeof(row) - o, " %11.3f  %s", s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0,
+		snprintf(row + o, sizeof(row) - o, " %11.3f  %s",
+			 s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0,
 			 v->tab == TOP_PROCESSES ? c1 : "");
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;
@@ -331,7 +339,8 @@ int top_view_render(struct top_view *v, int rows, int cols)
 	}
 	if (!v->snap) {
 		add_line(v, TOP_LINE_TEXT, cols, "kepler-top");
-		add_line(v, TOP_LINE_WARN, cols, "%s", v->problem[0] ? v->problem : "waiting for the first snapshot");
+		add_line(v, TOP_LINE_WARN, cols, "%s",
+			 v->problem[0] ? v->problem : "waiting for the first snapshot");
 	} else {
 		header(v, cols);
 		add_line(v, TOP_LINE_TEXT, cols, "%s", "");
@@ -348,8 +357,9 @@ int top_view_render(struct top_view *v, int rows, int cols)
 	else if (!v->snap)
 		add_line(v, TOP_LINE_STATUS, cols, "%s", "q quit");
 	else
-		add_line(v, TOP_LINE_STATUS, cols, "%zu %s  Tab view  s sort  / filter  p pause  h help  q quit",
-			 v->nrows, tab_names[v->tab]);
+		add_line(v, TOP_LINE_STATUS, cols,
+			 "%zu %s  Tab view  s sort  / filter  p pause  h help  q quit", v->nrows,
+			 tab_names[v->tab]);
 	return v->text.error;
 }
 

@@ -20,11 +20,11 @@ enum top_tab { TOP_PROCESSES, TOP_CONTAINERS, TOP_PODS, TOP_VMS, TOP_TABS };
 
 enum top_line_kind {
 	TOP_LINE_TEXT,
-	TOP_LINE_WARN,     /* stale collector, errors */
+	TOP_LINE_WARN, /* stale collector, errors */
 	TOP_LINE_TABS,
-	TOP_LINE_HEADING,  /* the table's column names */
+	TOP_LINE_HEADING, /* the table's column names */
 	TOP_LINE_ROW,
-	TOP_LINE_STATUS,   /* the last line */
+	TOP_LINE_STATUS, /* the last line */
 };
 
 struct top_view {
@@ -37,17 +37,17 @@ struct top_view {
 	enum top_tab tab;
 	enum kepler_sort sort;
 	char filter[128];
-	size_t scroll;            /* first row shown */
+	size_t scroll; /* first row shown */
 	bool paused, help, editing_filter, ascii, stale;
-	double age_s;             /* the snapshot's age at the last redraw */
-	char problem[256];        /* why there is nothing to show, or "" */
+	double age_s;      /* the snapshot's age at the last redraw */
+	char problem[256]; /* why there is nothing to show, or "" */
 	/* the screen, rebuilt by top_view_render */
-	struct kepler_buf text;   /* lines, each NUL-terminated */
-	size_t *line_at;          /* offsets into text */
+	struct kepler_buf text; /* lines, each NUL-terminated */
+	size_t *line_at;        /* offsets into text */
 	enum top_line_kind *kind;
 	size_t nlines, cap_lines;
-	size_t nrows;             /* rows of the current table after the filter */
-	size_t rows_shown;        /* how many fitted */
+	size_t nrows;      /* rows of the current table after the filter */
+	size_t rows_shown; /* how many fitted */
 };
 
 /* Lay out a @rows x @cols screen. 0 or -ENOMEM. */

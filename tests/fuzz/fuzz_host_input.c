@@ -113,32 +113,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, text, len);
 	switch (data[0] % 8) {
-	case 0:
-		kepler_sysfs_parse_u64(copy, len, "energy_uj", &v, &err);
-		break;
-	case 1:
-		model(copy, len);
-		break;
+	case 0: kepler_sysfs_parse_u64(copy, len, "energy_uj", &v, &err); break;
+	case 1: model(copy, len); break;
 	case 2:
 		if (kepler_procfs_parse_pid_stat(copy, len, &ps) == 0 && strlen(ps.comm) >= KEPLER_COMM_MAX)
 			abort();
 		break;
-	case 3:
-		kepler_procfs_parse_cpu_stat(copy, len, &cs);
-		break;
-	case 4:
-		cgroup(copy, len);
-		break;
+	case 3: kepler_procfs_parse_cpu_stat(copy, len, &cs); break;
+	case 4: cgroup(copy, len); break;
 	case 5:
 		if (kepler_cmdline_vm(copy, len, &vm) && (!vm.id[0] || !vm.name[0]))
 			abort();
 		break;
-	case 6:
-		cpuinfo(copy, len);
-		break;
-	case 7:
-		cpus_record(copy, len);
-		break;
+	case 6: cpuinfo(copy, len); break;
+	case 7: cpus_record(copy, len); break;
 	}
 	free(copy);
 	return 0;
