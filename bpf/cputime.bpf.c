@@ -115,8 +115,12 @@ static __always_inline _Bool final_switch(struct task_struct *task)
 	return BPF_CORE_READ((struct task_struct___old *)task, state) & KEPLER_TASK_DEAD;
 }
 
-/* Add @delta (and @hw) to @task's process, and @extra to its flags. */
-static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u32 extra)
+/*
+ * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
+ * entry records @cgroup_id (the cgroup v2 id @task has now).
+ */
+static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u32 extra,
+				   __u64 cgroup_id)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v, fresh = {};
@@ -131,7 +135,6 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	/*
 	 * A new entry, or one user space deleted after the exit and that the
 	 * exiting task's last switches re-create: flags say which.
-	 * At sched_switch, current is still @task, so its cgroup is current's.
 	 */
 	fresh.cpu_ns = delta;
 	if (hw_counters) {
@@ -140,7 +143,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 		fresh.counters[2] = hw[2];
 	}
 	fresh.flags = flags_of(task) | extra;
-	fresh.cgroup_id = bpf_get_current_cgroup_id();
+	fresh.cgroup_id = cgroup_id;
 	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm), task->group_leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &fresh, BPF_NOEXIST) != 0) {
 		/* Raced with another CPU creating it, or the map is full. */
@@ -167,6 +170,35 @@ static __always_inline void read_counters(__u64 *now)
 	now[KEPLER_CPUTIME_CYCLES] = read_one(&perf_cycles);
 	now[KEPLER_CPUTIME_INSTRUCTIONS] = read_one(&perf_instructions);
 	now[KEPLER_CPUTIME_CACHE_MISSES] = read_one(&perf_cache_misses);
+}
+
+/* @task's cgroup v2 id (the inode of its cgroup's directory), read through BTF. */
+static __always_inline __u64 cgroup_id_of(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+}
+
+/*
+ * @next is switched in. If its on-CPU time grew since it was last charged,
+ * it ran and was switched out without this program seeing that switch:
+ * this VM's kernel does not report some switch-outs at all (a thread of
+ * PID 1 that runs a few ms at a time was switched in 8 times in 6 s and
+ * never seen switched out, in the kernel's own sched_switch trace events).
+ * Charge that time now, so that every nanosecond of sum_exec_runtime
+ * reaches the map at the next switch that is seen, in or out.
+ */
+static __always_inline void catch_up(struct task_struct *next)
+{
+	__u64 *last = bpf_task_storage_get(&charged_at, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 sum = next->se.sum_exec_runtime, none[KEPLER_CPUTIME_NCOUNTERS] = {};
+
+	if (!last)
+		return;
+	if (*last && sum > *last) {
+		charge(next, sum - *last, none, 0, cgroup_id_of(next));
+		count(KEPLER_CPUTIME_STAT_CAUGHT_UP);
+	}
+	*last = sum;
 }
 
 /*
@@ -209,11 +241,14 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 			base = sum; /* first seen now, start of the slice unknown */
 		if (in->task != (__u64)prev && in->task)
 			count(KEPLER_CPUTIME_STAT_UNSEEN);
+		/* at sched_switch, current is still prev: its cgroup is current's */
 		if (sum > base || dead)
-			charge(prev, sum > base ? sum - base : 0, hw, dead);
+			charge(prev, sum > base ? sum - base : 0, hw, dead, bpf_get_current_cgroup_id());
 		if (last)
 			*last = sum;
 	}
+	if (next->pid != 0)
+		catch_up(next);
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;
 	in->pid = next->pid;

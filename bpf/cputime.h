@@ -66,7 +66,9 @@ enum kepler_cputime_stat {
 	KEPLER_CPUTIME_STAT_OVERFLOW = 0, /* charges lost because the map was full */
 	/* a task switched out that this CPU's record did not show switched in: its slice is lost */
 	KEPLER_CPUTIME_STAT_UNSEEN = 1,
-	KEPLER_CPUTIME_STAT_MAX = 2,
+	/* time charged at a switch-in, its switch-out not having been seen */
+	KEPLER_CPUTIME_STAT_CAUGHT_UP = 2,
+	KEPLER_CPUTIME_STAT_MAX = 3,
 };
 
 #endif /* KEPLER_BPF_CPUTIME_H */

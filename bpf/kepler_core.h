@@ -18,6 +18,18 @@ struct sched_entity {
 	__u64 sum_exec_runtime; /* on-CPU ns, updated by the scheduler */
 } __attribute__((preserve_access_index));
 
+struct kernfs_node {
+	__u64 id; /* the cgroup v2 id (Linux 5.5 and later) */
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct css_set {
+	struct cgroup *dfl_cgrp; /* the task's cgroup in the v2 (unified) hierarchy */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int __state; /* Linux 5.14 and later */
 	struct sched_entity se;
@@ -27,6 +39,7 @@ struct task_struct {
 	__u64 start_time;     /* monotonic ns since boot */
 	__u64 start_boottime; /* ns since boot, suspend included: what /proc/PID/stat shows */
 	struct task_struct *group_leader;
+	struct css_set *cgroups;
 	char comm[16];
 } __attribute__((preserve_access_index));
 

@@ -303,7 +303,8 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = kepler_informer_refresh(c->informer, err);
+	/* the node's CPU counters, then the meter, back to back: one window for both; then the processes */
+	r = kepler_informer_sample(c->informer, err);
 	if (r < 0)
 		return r;
 	node = kepler_informer_node(c->informer);
@@ -313,6 +314,9 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->meter_error = kepler_meter_read(c->meter, &sample, &merr);
 	if (ret->meter_error)
 		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
+	r = kepler_informer_resolve(c->informer, err);
+	if (r < 0)
+		return r;
 	if (copy_processes(c) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory copying the processes");
 	make_input(c, sample.mono_ns, &in);

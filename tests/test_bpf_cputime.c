@@ -2,11 +2,17 @@
 /*
  * The real eBPF CPU-time program, loaded into the running kernel: a child
  * burns a known amount of CPU and exits; the kernel-side map must hold its
- * CPU time (within 5% of what wait4() reports) and mark it exited.
+ * CPU time (within 5% of what wait4() reports) and mark it exited. And every
+ * process that lives through a window, PID 1 included, has in the map the
+ * CPU time the kernel's schedstat gives its threads over that window.
  * Skipped, with the reason printed, without root or kernel BTF.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -145,10 +151,185 @@ static void test_exited_child_cpu_time(void **state)
 	cputime__destroy(skel);
 }
 
+#define MAXP 4096
+
+/* Every process's threads' on-CPU time (schedstat, ns), with its start time and thread count. */
+struct proc_times {
+	size_t n;
+	struct {
+		pid_t pid;
+		unsigned long long start, ns;
+		int threads;
+	} p[MAXP];
+};
+
+static unsigned long long start_of(pid_t pid)
+{
+	char path[64], buf[1024], *q;
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')))
+		sscanf(q + 2,
+		       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		       &v);
+	fclose(f);
+	return v;
+}
+
+static void sample_all(struct proc_times *t)
+{
+	DIR *d = opendir("/proc"), *td;
+	struct dirent *e, *te;
+
+	t->n = 0;
+	while (d && (e = readdir(d)) && t->n < MAXP) {
+		pid_t pid = atoi(e->d_name);
+		char path[64];
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		if (!(td = opendir(path)))
+			continue;
+		t->p[t->n].pid = pid;
+		t->p[t->n].ns = 0;
+		t->p[t->n].threads = 0;
+		while ((te = readdir(td))) {
+			char sp[96];
+			unsigned long long ns;
+			FILE *f;
+
+			if (te->d_name[0] == '.')
+				continue;
+			snprintf(sp, sizeof(sp), "/proc/%d/task/%s/schedstat", pid, te->d_name);
+			if ((f = fopen(sp, "r"))) {
+				if (fscanf(f, "%llu", &ns) == 1)
+					t->p[t->n].ns += ns;
+				fclose(f);
+			}
+			t->p[t->n].threads++;
+		}
+		closedir(td);
+		t->p[t->n].start = start_of(pid);
+		t->n++;
+	}
+	if (d)
+		closedir(d);
+}
+
+static int find_in(const struct proc_times *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->p[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A process that is PID 1 of its own PID namespace and burns CPU in bursts
+ * (a helper child unshares the namespace and forks it). Returns the helper,
+ * which exits with the burner's status; *@ret_init gets the burner's pid
+ * as this test sees it.
+ */
+static pid_t spawn_namespace_init(pid_t *ret_init)
+{
+	int fds[2];
+	pid_t helper;
+
+	if (pipe(fds) < 0)
+		return -1;
+	helper = fork();
+	if (helper == 0) {
+		pid_t init;
+		int status;
+
+		close(fds[0]);
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(4);
+		init = fork(); /* the first child of the new namespace is its PID 1 */
+		if (init == 0) {
+			for (int i = 0; i < 30; i++) {
+				burn_cpu_ms(40);
+				usleep(60000);
+			}
+			_exit(getpid() == 1 ? 0 : 3);
+		}
+		if (write(fds[1], &init, sizeof(init)) != sizeof(init) || waitpid(init, &status, 0) != init)
+			_exit(5);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 6);
+	}
+	close(fds[1]);
+	if (helper < 0 || read(fds[0], ret_init, sizeof(*ret_init)) != sizeof(*ret_init))
+		*ret_init = -1;
+	close(fds[0]);
+	return helper;
+}
+
+static void test_every_live_process(void **state)
+{
+	static struct proc_times before, t0, t1;
+	struct cputime *skel;
+	int fd, checked = 0, status;
+	bool init_checked = false;
+	pid_t helper, init;
+
+	(void)state;
+	require_bpf();
+	libbpf_set_print(quiet);
+	helper = spawn_namespace_init(&init);
+	assert_true(helper > 0);
+	if (init < 0) {
+		waitpid(helper, &status, 0);
+		kepler_skip("cannot create a PID namespace here (helper status %d)", WEXITSTATUS(status));
+	}
+	sample_all(&before);
+	skel = cputime__open_and_load();
+	assert_non_null(skel);
+	assert_int_equal(cputime__attach(skel), 0);
+	fd = bpf_map__fd(skel->maps.processes);
+	sample_all(&t0);
+	usleep(2000000);
+	sample_all(&t1);
+	for (size_t i = 0; i < t1.n; i++) {
+		int a = find_in(&before, t1.p[i].pid), b = find_in(&t0, t1.p[i].pid);
+		struct kepler_cputime_value v;
+		unsigned long long grew, most;
+
+		if (a < 0 || b < 0 || before.p[a].start != t1.p[i].start ||
+		    t0.p[b].threads != t1.p[i].threads)
+			continue; /* not alive through the window, or threads came or went */
+		grew = t1.p[i].ns - t0.p[b].ns;
+		most = t1.p[i].ns - before.p[a].ns;
+		if (grew < 20000000ULL)
+			continue; /* too little to compare */
+		if (find_pid(fd, t1.p[i].pid, &v) < 0)
+			v.cpu_ns = 0;
+		print_message("pid %d: kernel %.1f ms in the window (%.1f since before load), eBPF %.1f ms\n",
+			      t1.p[i].pid, grew / 1e6, most / 1e6, v.cpu_ns / 1e6);
+		/* the map counts from the first switch seen after load; a running task's current slice is not in it yet */
+		if (v.cpu_ns + 15000000ULL < grew || v.cpu_ns > most + 1000000ULL)
+			fail_msg("pid %d: eBPF %.1f ms, kernel %.1f..%.1f ms", t1.p[i].pid, v.cpu_ns / 1e6,
+				 grew / 1e6, most / 1e6);
+		checked++;
+		init_checked |= t1.p[i].pid == init;
+	}
+	assert_int_equal(waitpid(helper, &status, 0), helper);
+	assert_true(WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0); /* the burner was PID 1 of its namespace */
+	print_message("%d processes alive through the window compared\n", checked);
+	assert_true(init_checked); /* the namespace's PID 1 at least */
+	cputime__destroy(skel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exited_child_cpu_time),
+		cmocka_unit_test(test_every_live_process),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

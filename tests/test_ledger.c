@@ -369,6 +369,68 @@ static void test_resume(void **state)
 	kepler_ledger_free(l2);
 }
 
+/* A container that empties, is forgotten after its ttl, then runs again under the same id. */
+static void test_container_comes_back(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 10 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t t = 0, before = 0, cpu_before = 0;
+
+	(void)state;
+	world_init(&w, 2); /* process 1 is in a container, process 0 is not */
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, t, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	for (int k = 0; k < 3; k++) {
+		w.procs[1].cpu_time_delta_ns = SEC;
+		w.procs[1].cpu_time_ns += SEC;
+		in = input(&w, t += 5 * SEC, false);
+		in.zones[0].delta_uj = 100 * J;
+		in.busy_delta_ns = in.total_delta_ns = SEC;
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	}
+	assert_int_equal(s->ncontainers, 1);
+	before = s->containers[0].usage.zones[0].total_uj;
+	cpu_before = s->containers[0].usage.cpu_time_ns;
+	assert_true(before > 0);
+	/* its process ends; the container is carried for the ttl, then forgotten */
+	w.procs[1].state = KEPLER_STATE_TERMINATED;
+	w.procs[1].cpu_time_delta_ns = 0;
+	in = input(&w, t += 5 * SEC, false);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	w.n = 1;
+	for (int k = 0; k < 4; k++) {
+		in = input(&w, t += 5 * SEC, false);
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	}
+	assert_int_equal(s->ncontainers, 0);
+	/* a new process in the same container: its counters go on from where they were */
+	w.n = 2;
+	w.procs[1].pid = 900;
+	w.procs[1].start_time_ns = 99999;
+	w.procs[1].state = KEPLER_STATE_RUNNING;
+	w.procs[1].cpu_time_ns = w.procs[1].cpu_time_delta_ns = SEC;
+	in = input(&w, t += 5 * SEC, false);
+	in.zones[0].delta_uj = 100 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->ncontainers, 1);
+	assert_int_equal(s->containers[0].usage.state, KEPLER_STATE_RUNNING);
+	print_message("container: %llu uJ before it was forgotten, %llu uJ when it came back\n",
+		      (unsigned long long)before,
+		      (unsigned long long)s->containers[0].usage.zones[0].total_uj);
+	assert_true(s->containers[0].usage.zones[0].total_uj >= before);
+	assert_int_equal(s->containers[0].usage.zones[0].total_uj,
+			 before + s->containers[0].usage.zones[0].delta_uj);
+	assert_int_equal(s->containers[0].usage.cpu_time_ns, cpu_before + SEC);
+	check_sums(s);
+	kepler_ledger_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_no_cpu_is_all_idle),
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_container_comes_back),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -6,6 +6,7 @@
  * phase, so the apply phase only looks groups up.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,33 @@ static struct group_rec *group_find(struct kepler_ledger *l, enum kepler_kind k,
 	return idx >= 0 ? &t->recs[idx] : NULL;
 }
 
+/* The newest tombstone of @id, or NULL. */
+static struct tombstone *tomb_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
+{
+	for (size_t i = 0; i < LEDGER_TOMBSTONES; i++) {
+		struct tombstone *t =
+			&l->tombs[k][(l->tomb_next[k] + LEDGER_TOMBSTONES - 1 - i) % LEDGER_TOMBSTONES];
+
+		if (t->id[0] && !strcmp(t->id, id))
+			return t;
+	}
+	return NULL;
+}
+
+/* Keep the totals of @g, which the table forgets now. */
+static void bury(struct kepler_ledger *l, enum kepler_kind k, const struct group_rec *g)
+{
+	struct tombstone *t = tomb_find(l, k, g->id);
+
+	if (!t) {
+		t = &l->tombs[k][l->tomb_next[k]];
+		l->tomb_next[k] = (l->tomb_next[k] + 1) % LEDGER_TOMBSTONES;
+	}
+	snprintf(t->id, sizeof(t->id), "%s", g->id);
+	memcpy(t->total, g->total, sizeof(t->total));
+	t->cpu_total = g->cpu_total;
+}
+
 struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
 				   const char *name, const char *extra, const char *pod_id)
 {
@@ -44,6 +72,15 @@ struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, 
 	g->extra = strdup(extra ? extra : "");
 	g->pod_id = strdup(pod_id ? pod_id : "");
 	g->fresh = true;
+	if (l->tombs[k]) {
+		const struct tombstone *dead = tomb_find(l, k, id);
+
+		if (dead) { /* back under the same id: its counters go on */
+			memcpy(g->total, dead->total, sizeof(g->total));
+			g->cpu_total = dead->cpu_total;
+			g->revived = true;
+		}
+	}
 	if (!g->id || !g->name || !g->extra || !g->pod_id ||
 	    kepler_keymap_put(&t->map, id, strlen(id), (uint32_t)t->n) < 0) {
 		group_rec_free(g);
@@ -156,7 +193,7 @@ static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct
 		g->delta[z] += u->zones[z].delta_uj;
 	g->cpu_delta += u->cpu_time_delta_ns;
 	/* a group seen for the first time starts from its members' lifetime CPU */
-	if (g->fresh)
+	if (g->fresh && !g->revived)
 		g->cpu_total += u->cpu_time_ns - u->cpu_time_delta_ns;
 	g->running |= u->state == KEPLER_STATE_RUNNING;
 }
@@ -310,10 +347,13 @@ void ledger_compact_groups(struct kepler_ledger *l)
 			struct group_rec *g = &t->recs[i];
 
 			if (!g->keep) {
+				if (!g->fresh) /* it had members: its totals outlive it */
+					bury(l, (enum kepler_kind)k, g);
 				group_rec_free(g);
 				continue;
 			}
 			g->present = false;
+			g->revived = false;
 			t->recs[n++] = *g;
 		}
 		t->n = n;

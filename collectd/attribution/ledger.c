@@ -44,6 +44,13 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
 	if (!l)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	l->params = *p;
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		l->tombs[k] = calloc(LEDGER_TOMBSTONES, sizeof(*l->tombs[k]));
+		if (!l->tombs[k]) {
+			kepler_ledger_free(l);
+			return kepler_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
 	*ret = l;
 	return 0;
 }
@@ -176,5 +183,7 @@ void kepler_ledger_free(struct kepler_ledger *l)
 	free(l->shares);
 	free(l->scratch);
 	free(l->cand);
+	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
+		free(l->tombs[k]);
 	free(l);
 }

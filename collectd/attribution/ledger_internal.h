@@ -41,6 +41,7 @@ struct group_rec {
 	uint64_t ended_mono_ns;
 	bool terminated, present, running, emit;
 	bool fresh;   /* created in this build: no member seen before */
+	bool revived; /* created with the totals of its tombstone */
 	bool dormant; /* resumed at start, not seen yet: kept, not shown */
 	bool keep;    /* stays in the table after this build */
 };
@@ -49,6 +50,21 @@ struct group_table {
 	struct group_rec *recs;
 	size_t n, cap;
 	struct kepler_keymap map;
+};
+
+/*
+ * The totals of a group the tables forgot (terminated, past its ttl), kept
+ * so that an id that comes back (a container restarted under the same id,
+ * a VM booted again) continues its counters instead of starting from 0: a
+ * counter of the same identity never goes back. A ring per kind, allocated
+ * once; the oldest is forgotten first.
+ */
+#define LEDGER_TOMBSTONES 256
+
+struct tombstone {
+	char id[KEPLER_KEY_MAX + 1]; /* "" when unused */
+	uint64_t total[KEPLER_MAX_ZONES];
+	uint64_t cpu_total;
 };
 
 struct kepler_ledger {
@@ -68,6 +84,8 @@ struct kepler_ledger {
 	uint64_t resumed_until_ns;
 	/* containers, VMs and pods, indexed by enum kepler_kind (PROCESS unused) */
 	struct group_table groups[KEPLER_KIND_COUNT];
+	struct tombstone *tombs[KEPLER_KIND_COUNT]; /* LEDGER_TOMBSTONES each (PROCESS unused) */
+	size_t tomb_next[KEPLER_KIND_COUNT];
 	/* resume: node bases by zone name, until the first build */
 	unsigned nresume;
 	char resume_names[KEPLER_MAX_ZONES][64];

@@ -303,18 +303,19 @@ static int sweep_old(struct kepler_informer *inf)
 	return 0;
 }
 
-int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err)
+int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err)
+{
+	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
+	inf->nsamples = 0;
+	return read_node(inf, err);
+}
+
+int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *err)
 {
 	bool first = inf->stats.refreshes == 0;
 	struct kepler_proc_table tmp;
-	int r;
+	int r = inf->ops->collect(inf, err);
 
-	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
-	inf->nsamples = 0;
-	r = read_node(inf, err);
-	if (r < 0)
-		return r;
-	r = inf->ops->collect(inf, err);
 	if (r < 0)
 		return r;
 	kepler_proc_table_clear(&inf->next);
@@ -335,6 +336,13 @@ int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *er
 	inf->stats.skipped_total += inf->stats.skipped;
 	inf->stats.lost_total += inf->stats.lost;
 	return 0;
+}
+
+int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err)
+{
+	int r = kepler_informer_sample(inf, err);
+
+	return r < 0 ? r : kepler_informer_resolve(inf, err);
 }
 
 const struct kepler_node_cpu *kepler_informer_node(const struct kepler_informer *inf)

@@ -100,10 +100,21 @@ int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_i
 void kepler_informer_params_from_config(const struct kepler_config *cfg, struct kepler_informer_params *ret);
 
 /*
- * Refresh: read the node's and every process's CPU time. Entries that
- * cannot be read are skipped and counted, never fatal; errors are only for
- * the informer itself failing (procfs stat unreadable, BPF map errors).
+ * Refresh, in two steps: sample reads the node's CPU counters (one read of
+ * <procfs>/stat); resolve then reads every process's CPU time (the BPF map,
+ * or every /proc/PID/stat), identifies new processes (exe, cgroup,
+ * container, VM: slow with thousands of new processes) and builds the
+ * interval's records. The collector reads the meter between the two, so
+ * that the energy window and the node's CPU window, which together decide
+ * the active energy, are the same however long resolving takes (process
+ * CPU times only weigh the split of it). Entries that cannot be read are
+ * skipped and counted, never fatal; errors are only for the informer itself
+ * failing (procfs stat unreadable, BPF map errors).
  */
+int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err);
+int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *err);
+
+/* Both steps, back to back. */
 int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err);
 
 const struct kepler_node_cpu *kepler_informer_node(const struct kepler_informer *inf);
