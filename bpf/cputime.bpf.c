@@ -269,7 +269,31 @@ int BPF_PROG(kepler_process_exit, struct task_struct *task)
 		return 0; /* a thread, not the process */
 	key_of(task, &key);
 	v = bpf_map_lookup_elem(&processes, &key);
-	if (v)
+	if (v) {
 		v->flags |= KEPLER_CPUTIME_EXITED;
+		/* its name as it ends: user space may never get to read it from /proc */
+		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), task->comm);
+	}
+	return 0;
+}
+
+/*
+ * exec(): the process is another program from now on (every container's
+ * entrypoint starts as `runc init`, shells exec their last command). The
+ * new comm goes into the entry, and the exec count tells user space to
+ * identify the process again (exe, cgroup, container).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, void *bprm)
+{
+	struct kepler_cputime_key key;
+	struct kepler_cputime_value *v;
+
+	key_of(p, &key);
+	v = bpf_map_lookup_elem(&processes, &key);
+	if (v) {
+		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);
+		__sync_fetch_and_add(&v->execs, 1);
+	}
 	return 0;
 }

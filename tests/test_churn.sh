@@ -57,7 +57,7 @@ for round in $(seq 7); do
 			timeout 0.5 sh -c 'while :; do :; done') &
 		jobs+=($!)
 	fi
-	for _ in $(seq 400); do /bin/true; done
+	for _ in $(seq 300); do /bin/true; done
 	sleep 2.5
 done
 wait "${jobs[@]}" 2>/dev/null

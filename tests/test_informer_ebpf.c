@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -342,6 +343,65 @@ static void test_short_process(void **state)
 	teardown(NULL);
 }
 
+/*
+ * A process that exec()s is another program from then on (a container's
+ * entrypoint starts as `runc init`): its comm and exe are those of the new
+ * program at the next refresh, and its CPU time goes on in the same record.
+ */
+static void test_exec_changes_identity(void **state)
+{
+	struct kepler_informer *inf;
+	const struct kepler_proc *p;
+	char go = 'g', exe_before[256];
+	int to_child[2], from_child[2], status;
+	uint64_t before_ns;
+
+	(void)state;
+	require_bpf();
+	inf = open_ebpf(0);
+	refresh(inf);
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	child_pid = fork();
+	assert_true(child_pid >= 0);
+	if (child_pid == 0) {
+		prctl(PR_SET_NAME, "kepler-before");
+		burn_cpu_us(100000);
+		if (write(from_child[1], &go, 1) != 1 || read(to_child[0], &go, 1) != 1)
+			_exit(2);
+		execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done",
+		      (char *)NULL);
+		_exit(3);
+	}
+	assert_int_equal(read(from_child[0], &go, 1), 1);
+	refresh(inf);
+	p = find_pid(inf, child_pid);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "kepler-before");
+	snprintf(exe_before, sizeof(exe_before), "%s", p->id->exe);
+	before_ns = p->cpu_time_ns;
+	assert_non_null(strstr(exe_before, "test_informer_ebpf"));
+	assert_int_equal(write(to_child[1], &go, 1), 1);
+	usleep(200000); /* the shell loops: running, exec'd */
+	refresh(inf);
+	p = find_pid(inf, child_pid);
+	assert_non_null(p);
+	print_message("before exec: %s (%s), %.1f ms; after: %s (%s), %.1f ms\n", "kepler-before", exe_before,
+		      before_ns / 1e6, p->comm, p->id->exe, p->cpu_time_ns / 1e6);
+	assert_string_equal(p->comm, "sh");
+	assert_true(strstr(p->id->exe, "sh") || strstr(p->id->exe, "dash"));
+	assert_true(p->cpu_time_ns > before_ns); /* the same record goes on */
+	{
+		pid_t pid = child_pid;
+
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		child_pid = 0;
+		p = terminated_proc(inf, pid);
+		assert_string_equal(p->comm, "sh");
+	}
+	teardown(NULL);
+}
+
 #define BURST 500
 
 static void test_500_short_processes(void **state)
@@ -551,6 +611,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_running_process, teardown),
 		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
+		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
 		cmocka_unit_test_teardown(test_500_short_processes, teardown),
 		cmocka_unit_test_teardown(test_overflow_reported, teardown),
 		cmocka_unit_test_teardown(test_counters_path, teardown),

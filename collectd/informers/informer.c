@@ -137,13 +137,18 @@ static bool stat_of(struct kepler_informer *inf, const struct kepler_proc_sample
 	return st->start_ticks * kepler_ns_per_tick() == s->start_time_ns;
 }
 
-/* A new process: its identity, comm and the offset to its lifetime CPU time. */
-static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sample *s,
-		       struct kepler_proc_entry *e)
+/*
+ * A process's identity (exe, cgroup, container, VM) and comm, from /proc
+ * now, else the source's comm. With @ret_lifetime: its lifetime CPU time,
+ * 0 when /proc did not say.
+ */
+static int identify(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+		    struct kepler_proc_entry *e, uint64_t *ret_lifetime)
 {
 	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
 	struct kepler_pid_stat st;
 
+	*ret_lifetime = 0;
 	if (!id)
 		return -ENOMEM;
 	id->container.runtime = id->vm.hypervisor = "";
@@ -151,12 +156,9 @@ static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sam
 	if (s->kthread)
 		id->type = KEPLER_PROC_KERNEL;
 	if (stat_of(inf, s, &st)) {
-		uint64_t lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
-
 		memcpy(e->pub.comm, st.comm, sizeof(e->pub.comm));
 		resolve_live(inf, &st, id);
-		if (lifetime > s->cpu_ns)
-			e->offset = lifetime - s->cpu_ns; /* CPU time from before we watched */
+		*ret_lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
 	} else if (!s->exited) {
 		inf->stats.vanished++;
 	}
@@ -171,7 +173,20 @@ static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sam
 		return -ENOMEM;
 	}
 	e->pub.id = id;
+	e->execs = s->execs;
 	return 0;
+}
+
+/* A new process: its identity, comm and the offset to its lifetime CPU time. */
+static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+		       struct kepler_proc_entry *e)
+{
+	uint64_t lifetime;
+	int r = identify(inf, s, e, &lifetime);
+
+	if (r == 0 && lifetime > s->cpu_ns)
+		e->offset = lifetime - s->cpu_ns; /* CPU time from before we watched */
+	return r;
 }
 
 static void free_identity(struct kepler_proc_identity *id)
@@ -244,6 +259,17 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
 		if (s->has_stat)
 			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
+		if (s->execs != e.execs) { /* another program now: identify it again */
+			struct kepler_proc_identity *was = e.pub.id;
+			uint64_t lifetime;
+
+			r = identify(inf, s, &e, &lifetime);
+			if (r < 0) {
+				free_identity(was);
+				return r;
+			}
+			free_identity(was);
+		}
 	} else {
 		e.pub.pid = s->pid;
 		e.pub.start_time_ns = s->start_time_ns;

@@ -231,6 +231,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->start_time_ns = k->start_time_ns / tick * tick;
 		memcpy(s->comm, v->comm, sizeof(s->comm));
 		s->comm[sizeof(s->comm) - 1] = '\0';
+		s->execs = v->execs;
 		s->cgroup_id = v->cgroup_id;
 		memcpy(s->counters, v->counters, sizeof(s->counters));
 		/*

@@ -16,6 +16,7 @@ struct kepler_proc_sample {
 	uint64_t cpu_ns;      /* the source's cumulative counter */
 	uint64_t pending_ns;  /* ebpf: the part of cpu_ns not in the map yet (running now) */
 	uint64_t cgroup_id;   /* cgroup v2 id, 0 if unknown */
+	uint32_t execs;       /* ebpf: exec()s seen; a change means another program now */
 	uint64_t counters[3]; /* cycles, instructions, cache misses: the source's cumulative */
 	bool exited;          /* ended (ebpf: the leader exited) */
 	bool kthread;
@@ -32,7 +33,8 @@ struct kepler_proc_entry {
 	uint64_t offset;         /* cpu_time_ns = offset + source counter */
 	uint64_t source_counters[3];
 	uint32_t idle_refreshes;
-	bool drop; /* reported terminated: gone at the next refresh */
+	uint32_t execs; /* the sample's execs when the identity was resolved */
+	bool drop;      /* reported terminated: gone at the next refresh */
 };
 
 /* Open addressing on pid, entries in a dense array. */
