@@ -130,6 +130,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	if (v) {
 		add_to(v, delta, hw);
 		v->flags |= extra;
+		v->cgroup_id = cgroup_id; /* where it ran last: user space sees a move */
 		return;
 	}
 	/*

@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -402,6 +405,73 @@ static void test_exec_changes_identity(void **state)
 	teardown(NULL);
 }
 
+/* The cgroup2 hierarchy's mount point ("" if none): /sys/fs/cgroup/unified on hybrid hosts. */
+static const char *cgroup2_root(void)
+{
+	static const char *const dirs[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	struct statfs sf;
+
+	for (size_t i = 0; i < 2; i++)
+		if (statfs(dirs[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC)
+			return dirs[i];
+	return "";
+}
+
+/*
+ * A process moved into a container's cgroup while it runs (what `docker
+ * exec` or a runtime's `runc init` does) belongs to that container from the
+ * next refresh: the eBPF program records the cgroup each charge ran in.
+ */
+static void test_cgroup_move_changes_container(void **state)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char top[256], cg[512], procs[600];
+	struct kepler_informer *inf;
+	const struct kepler_proc *p;
+	FILE *f;
+
+	(void)state;
+	require_bpf();
+	if (!cgroup2_root()[0])
+		kepler_skip("no cgroup2 hierarchy here");
+	snprintf(top, sizeof(top), "%s/kepler-move-%d", cgroup2_root(), getpid());
+	snprintf(cg, sizeof(cg), "%s/docker-%s.scope", top, id);
+	if (mkdir(top, 0755) < 0 || mkdir(cg, 0755) < 0) {
+		rmdir(top);
+		kepler_skip("cannot create a cgroup under %s: %s", cgroup2_root(), strerror(errno));
+	}
+	inf = open_ebpf(0);
+	refresh(inf);
+	child_pid = fork();
+	assert_true(child_pid >= 0);
+	if (child_pid == 0) {
+		for (;;) {
+			burn_cpu_us(20000);
+			usleep(5000);
+		}
+	}
+	usleep(200000);
+	refresh(inf);
+	p = find_pid(inf, child_pid);
+	assert_non_null(p);
+	assert_string_equal(p->id->container.id, "");
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	f = fopen(procs, "w");
+	assert_non_null(f);
+	fprintf(f, "%d\n", child_pid);
+	assert_int_equal(fclose(f), 0);
+	usleep(200000);
+	refresh(inf);
+	p = find_pid(inf, child_pid);
+	assert_non_null(p);
+	print_message("after the move: container '%.12s', runtime %s\n", p->id->container.id,
+		      p->id->container.runtime);
+	assert_string_equal(p->id->container.id, id);
+	teardown(NULL);
+	rmdir(cg);
+	rmdir(top);
+}
+
 #define BURST 500
 
 static void test_500_short_processes(void **state)
@@ -612,6 +682,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
+		cmocka_unit_test_teardown(test_cgroup_move_changes_container, teardown),
 		cmocka_unit_test_teardown(test_500_short_processes, teardown),
 		cmocka_unit_test_teardown(test_overflow_reported, teardown),
 		cmocka_unit_test_teardown(test_counters_path, teardown),

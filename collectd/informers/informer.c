@@ -174,6 +174,7 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 	}
 	e->pub.id = id;
 	e->execs = s->execs;
+	e->cgroup_id = s->cgroup_id;
 	return 0;
 }
 
@@ -259,7 +260,8 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
 		if (s->has_stat)
 			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
-		if (s->execs != e.execs) { /* another program now: identify it again */
+		/* another program now, or moved to another cgroup (a container's): identify it again */
+		if (s->execs != e.execs || (s->cgroup_id && s->cgroup_id != e.cgroup_id)) {
 			struct kepler_proc_identity *was = e.pub.id;
 			uint64_t lifetime;
 
