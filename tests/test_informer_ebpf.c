@@ -472,6 +472,83 @@ static void test_cgroup_move_changes_container(void **state)
 	rmdir(top);
 }
 
+/*
+ * Short processes inside a container, gone before any refresh could read
+ * their /proc/PID/cgroup: they still belong to the container (the cgroup id
+ * their time ran in, mapped to its path). Truth: the CPU time wait4()
+ * reports for the helper and every child it reaped.
+ */
+static void test_short_processes_in_container(void **state)
+{
+	static const char id[] = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	char top[256], cg[512], procs[600];
+	struct kepler_informer *inf;
+	struct rusage ru;
+	uint64_t in_container = 0, elsewhere = 0, want;
+	int status, n = 0;
+	pid_t helper;
+
+	(void)state;
+	require_bpf();
+	if (!cgroup2_root()[0])
+		kepler_skip("no cgroup2 hierarchy here");
+	snprintf(top, sizeof(top), "%s/kepler-short-%d", cgroup2_root(), getpid());
+	snprintf(cg, sizeof(cg), "%s/docker-%s.scope", top, id);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	if (mkdir(top, 0755) < 0 || mkdir(cg, 0755) < 0) {
+		rmdir(top);
+		kepler_skip("cannot create a cgroup under %s: %s", cgroup2_root(), strerror(errno));
+	}
+	inf = open_ebpf(0);
+	refresh(inf);
+	helper = fork();
+	assert_true(helper >= 0);
+	if (helper == 0) {
+		FILE *f = fopen(procs, "w");
+
+		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) != 0)
+			_exit(2);
+		for (int i = 0; i < 200; i++) {
+			pid_t c = fork();
+
+			if (c == 0) {
+				burn_cpu_us(2000);
+				_exit(0);
+			}
+			if (c < 0 || waitpid(c, NULL, 0) != c)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	assert_int_equal(wait4(helper, &status, 0, &ru), helper);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	want = rusage_ns(&ru);
+	usleep(100000);
+	for (int k = 0; k < 3; k++) { /* until every final switch has been charged */
+		refresh(inf);
+		for (size_t i = 0; i < kepler_informer_count(inf); i++) {
+			const struct kepler_proc *p = kepler_informer_proc(inf, i);
+
+			if (p->state != KEPLER_STATE_TERMINATED || (p->pid < (uint32_t)helper))
+				continue;
+			if (!strcmp(p->id->container.id, id)) {
+				in_container += p->cpu_time_ns;
+				n++;
+			} else if (!strcmp(p->comm, "test_informer_e")) {
+				elsewhere += p->cpu_time_ns;
+			}
+		}
+		usleep(50000);
+	}
+	print_message("%d processes in the container: %.1f ms; outside it: %.1f ms; wait4: %.1f ms\n", n,
+		      in_container / 1e6, elsewhere / 1e6, want / 1e6);
+	rmdir(cg);
+	rmdir(top);
+	assert_true(in_container >= want * 0.99);
+	assert_true(in_container <= want * 1.01 + 1000000);
+	teardown(NULL);
+}
+
 #define BURST 500
 
 static void test_500_short_processes(void **state)
@@ -683,6 +760,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
 		cmocka_unit_test_teardown(test_cgroup_move_changes_container, teardown),
+		cmocka_unit_test_teardown(test_short_processes_in_container, teardown),
 		cmocka_unit_test_teardown(test_500_short_processes, teardown),
 		cmocka_unit_test_teardown(test_overflow_reported, teardown),
 		cmocka_unit_test_teardown(test_counters_path, teardown),

@@ -137,6 +137,25 @@ static bool stat_of(struct kepler_informer *inf, const struct kepler_proc_sample
 	return st->start_ticks * kepler_ns_per_tick() == s->start_time_ns;
 }
 
+/* A process gone before it was looked up: its container from the cgroup its time ran in. */
+static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			 struct kepler_proc_identity *id)
+{
+	const char *path = s->cgroup_id ? kepler_cgroup_ids_path(&inf->cgroups, s->cgroup_id) : NULL;
+	char text[4200];
+	int n;
+
+	if (!path)
+		return;
+	n = snprintf(text, sizeof(text), "0::%s\n", path);
+	if (n <= 0 || (size_t)n >= sizeof(text))
+		return;
+	free(id->cgroup);
+	id->cgroup = strdup(path);
+	if (kepler_cgroup_container(text, (size_t)n, &id->container) && id->type == KEPLER_PROC_REGULAR)
+		id->type = KEPLER_PROC_CONTAINER;
+}
+
 /*
  * A process's identity (exe, cgroup, container, VM) and comm, from /proc
  * now, else the source's comm. With @ret_lifetime: its lifetime CPU time,
@@ -159,8 +178,10 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 		memcpy(e->pub.comm, st.comm, sizeof(e->pub.comm));
 		resolve_live(inf, &st, id);
 		*ret_lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
-	} else if (!s->exited) {
-		inf->stats.vanished++;
+	} else {
+		if (!s->exited)
+			inf->stats.vanished++;
+		resolve_gone(inf, s, id);
 	}
 	if (!id->exe)
 		id->exe = strdup("");
@@ -346,6 +367,7 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 
 	if (r < 0)
 		return r;
+	inf->cgroups.rescanned = false;
 	kepler_proc_table_clear(&inf->next);
 	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
@@ -426,6 +448,7 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_proc_table_free(&inf->next);
 	free(inf->samples);
 	free(inf->procfs);
+	kepler_cgroup_ids_free(&inf->cgroups);
 	if (inf->procfd >= 0)
 		close(inf->procfd);
 	memset(inf, 0, sizeof(*inf));

@@ -56,6 +56,22 @@ struct kepler_informer_ops {
 	bool resets_on_exit;   /* the source's counter restarts after an exit */
 };
 
+/* cgroup v2 ids to paths (cgroup_ids.c), for processes gone before they were looked up. */
+struct kepler_cgroup_id {
+	uint64_t id;
+	char *path; /* from the cgroup2 root, "/" for the root */
+};
+
+struct kepler_cgroup_ids {
+	struct kepler_cgroup_id *items;
+	size_t n, cap;
+	bool rescanned; /* this refresh: at most one walk per refresh */
+};
+
+/* The path of cgroup @id, walking the hierarchy again on a miss (once per refresh); NULL if none. */
+const char *kepler_cgroup_ids_path(struct kepler_cgroup_ids *c, uint64_t id);
+void kepler_cgroup_ids_free(struct kepler_cgroup_ids *c);
+
 struct kepler_informer {
 	enum kepler_informer_kind kind;
 	const struct kepler_informer_ops *ops;
@@ -68,6 +84,7 @@ struct kepler_informer {
 	struct kepler_cpu_stat last_cpu;
 	struct kepler_informer_stats stats;
 	bool hw_counters;
+	struct kepler_cgroup_ids cgroups;
 	void *priv;
 	char describe[512];
 };
