@@ -249,11 +249,14 @@ static uint64_t kernel_cpu_ns(pid_t pid)
  * between what the kernel says the hog used from the end of the previous
  * refresh to the start of this one, and from the start of the previous
  * to the end of this one (give or take SLACK: /proc's schedstat of a
- * running task lags up to a scheduler tick). Nothing here depends on how
- * much CPU the hog gets on a busy machine; a lump of a whole interval
- * (150 ms) still fails. The deltas add up to the cumulative exactly.
+ * running task lags up to a scheduler tick, and on this VM's kernel, which
+ * does not report every switch, the running slice cannot always be
+ * estimated: it then moves whole to the next refresh, seen as 15.8 ms less
+ * then 14.5 ms more in a CI run). Nothing here depends on how much CPU the
+ * hog gets on a busy machine; a lump of a whole interval (150 ms) still
+ * fails. The deltas add up to the cumulative exactly.
  */
-#define SLACK_NS 10000000ULL
+#define SLACK_NS 25000000ULL
 
 static void test_hog_charged_as_it_runs(void **state)
 {
