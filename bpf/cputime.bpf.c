@@ -53,6 +53,17 @@ struct {
 	__type(value, __u64);
 } charged_at SEC(".maps");
 
+/*
+ * The task on each CPU when user space last ran kepler_on_cpu there, and
+ * its on-CPU time when last charged (pid 0: the CPU was idle).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kepler_cputime_running);
+} on_cpu SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KEPLER_CPUTIME_STAT_MAX);
@@ -306,5 +317,41 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, void *bprm
 		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);
 		__sync_fetch_and_add(&v->execs, 1);
 	}
+	return 0;
+}
+
+/*
+ * Run by user space on each CPU in turn (BPF_PROG_TEST_RUN with a CPU: an
+ * IPI there, so current is the task that CPU is running): which task runs
+ * there and its on-CPU time when it was last charged, so that user space
+ * reports the part of the slice that no switch has charged yet. This does
+ * not depend on switched_in, which is wrong after a switch-in this program
+ * did not see, and a hog that then kept its CPU was reported in one lump
+ * at its next switch (127 ms late in a CI run). A task running since
+ * before the program was attached gets its first charge point here.
+ */
+SEC("raw_tp")
+int kepler_on_cpu(void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct kepler_cputime_running *cur;
+	__u32 zero = 0;
+	__u64 *last;
+
+	cur = bpf_map_lookup_elem(&on_cpu, &zero);
+	if (!cur)
+		return 0;
+	__builtin_memset(cur, 0, sizeof(*cur));
+	if (task->pid == 0)
+		return 0; /* idle */
+	last = bpf_task_storage_get(&charged_at, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!last)
+		return 0;
+	if (!*last)
+		*last = task->se.sum_exec_runtime;
+	cur->task = (__u64)task;
+	cur->sum_exec_runtime = *last;
+	cur->pid = task->pid;
+	cur->tgid = task->tgid;
 	return 0;
 }

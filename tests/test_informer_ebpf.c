@@ -248,15 +248,14 @@ static uint64_t kernel_cpu_ns(pid_t pid)
  * hog at some moment inside each refresh, so each interval's delta lies
  * between what the kernel says the hog used from the end of the previous
  * refresh to the start of this one, and from the start of the previous
- * to the end of this one (give or take SLACK: /proc's schedstat of a
- * running task lags up to a scheduler tick, and on this VM's kernel, which
- * does not report every switch, the running slice cannot always be
- * estimated: it then moves whole to the next refresh, seen as 15.8 ms less
- * then 14.5 ms more in a CI run). Nothing here depends on how much CPU the
- * hog gets on a busy machine; a lump of a whole interval (150 ms) still
- * fails. The deltas add up to the cumulative exactly.
+ * to the end of this one, give or take SLACK: the informer asks each CPU
+ * what it runs (an IPI) rather than trusting the last switch seen, which
+ * on this VM's kernel can be wrong (a hog reported 127 ms late in a CI
+ * run when the switch table was used). Nothing here depends on how much
+ * CPU the hog gets on a busy machine; a lump of a whole interval (150 ms)
+ * still fails. The deltas add up to the cumulative exactly.
  */
-#define SLACK_NS 25000000ULL
+#define SLACK_NS 10000000ULL
 
 static void test_hog_charged_as_it_runs(void **state)
 {
@@ -299,16 +298,12 @@ static void test_hog_charged_as_it_runs(void **state)
 		hi = after[1] - before[0];
 		print_message("  refresh %d: %.1f ms charged, the kernel says %.1f to %.1f ms\n", i + 1,
 			      p->cpu_time_delta_ns / 1e6, lo / 1e6, hi / 1e6);
-		if (p->cpu_time_delta_ns > hi + SLACK_NS) {
+		if (p->cpu_time_delta_ns > hi && p->cpu_time_delta_ns - hi > worst_over)
+			worst_over = p->cpu_time_delta_ns - hi;
+		if (p->cpu_time_delta_ns < lo && lo - p->cpu_time_delta_ns > worst_under)
+			worst_under = lo - p->cpu_time_delta_ns;
+		if (p->cpu_time_delta_ns > hi + SLACK_NS || p->cpu_time_delta_ns + SLACK_NS < lo)
 			bad++;
-			if (p->cpu_time_delta_ns - hi > worst_over)
-				worst_over = p->cpu_time_delta_ns - hi;
-		}
-		if (p->cpu_time_delta_ns + SLACK_NS < lo) {
-			bad++;
-			if (lo - p->cpu_time_delta_ns > worst_under)
-				worst_under = lo - p->cpu_time_delta_ns;
-		}
 		before[0] = before[1];
 		after[0] = after[1];
 	}

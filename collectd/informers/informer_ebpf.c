@@ -47,8 +47,8 @@ struct ebpf_state {
 	uint32_t ndead;
 	uint64_t last_overflow;
 	int ncpus;
-	int running_fd;
-	struct kepler_cputime_running *running; /* [ncpus], read after the map */
+	int running_fd, on_cpu_fd, on_cpu_prog;
+	struct kepler_cputime_running *running; /* [ncpus], what each CPU runs after the map is read */
 	struct kepler_cputime_running *before;  /* [ncpus], read before the map */
 	uint32_t *reread;                       /* tgids switched out while the map was read, [ncpus] */
 	uint32_t nreread;
@@ -115,6 +115,28 @@ static uint64_t sum_exec_runtime(struct kepler_informer *inf, uint32_t tgid, uin
 }
 
 /*
+ * Ask each CPU which task it runs now and since when that task's time is
+ * uncharged (kepler_on_cpu, run there): into st->running. A CPU that is
+ * offline, or where the run fails, reports nothing.
+ */
+static int read_on_cpu(struct ebpf_state *st)
+{
+	__u32 zero = 0;
+
+	memset(st->running, 0, (size_t)st->ncpus * sizeof(*st->running));
+	if (bpf_map_update_elem(st->on_cpu_fd, &zero, st->running, BPF_ANY) < 0)
+		return -errno;
+	for (int cpu = 0; cpu < st->ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = (__u32)cpu);
+
+		bpf_prog_test_run_opts(st->on_cpu_prog, &opts);
+	}
+	if (bpf_map_lookup_elem(st->on_cpu_fd, &zero, st->running) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
  * The part of each running task's current slice that no switch has charged
  * yet. Read after the map: a switch in between charges the slice to the
  * map after we read it and to nothing here, so it is late, never counted
@@ -123,11 +145,10 @@ static uint64_t sum_exec_runtime(struct kepler_informer *inf, uint32_t tgid, uin
 static void read_running(struct kepler_informer *inf)
 {
 	struct ebpf_state *st = inf->priv;
-	__u32 zero = 0;
 
 	st->npending = 0;
 	st->nreread = 0;
-	if (bpf_map_lookup_elem(st->running_fd, &zero, st->running) < 0)
+	if (read_on_cpu(st) < 0)
 		return;
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		const struct kepler_cputime_running *r = &st->running[cpu], *b = &st->before[cpu];
@@ -441,6 +462,7 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	if (!counters)
 		close_perf(st);
 	st->skel->rodata->hw_counters = counters;
+	bpf_program__set_autoattach(st->skel->progs.kepler_on_cpu, false); /* run on demand, never attached */
 	r = cputime__load(st->skel);
 	if (r == -EPERM || r == -EACCES)
 		return kepler_error_set(err, r,
@@ -486,6 +508,8 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 		return r;
 	st->map_fd = bpf_map__fd(st->skel->maps.processes);
 	st->running_fd = bpf_map__fd(st->skel->maps.switched_in);
+	st->on_cpu_fd = bpf_map__fd(st->skel->maps.on_cpu);
+	st->on_cpu_prog = bpf_program__fd(st->skel->progs.kepler_on_cpu);
 	st->running = calloc((size_t)st->ncpus, sizeof(*st->running));
 	st->pending = calloc((size_t)st->ncpus, sizeof(*st->pending));
 	st->before = calloc((size_t)st->ncpus, sizeof(*st->before));
