@@ -7,12 +7,14 @@
  * interval anyway.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "collector.h"
 #include "cpuinfo.h"
 #include "informer.h"
@@ -31,6 +33,15 @@ struct kepler_collector {
 	size_t procs_cap;
 	uint64_t last_mono_ns;
 	bool first;
+	/* attribution.active-split: baseline */
+	bool baseline_split;
+	struct idle_watts {
+		char zone[64];
+		uint64_t uw;
+	} idle[KEPLER_MAX_ZONES]; /* attribution.idle-watts */
+	unsigned nidle;
+	struct kepler_baseline_learner *learner;
+	struct kepler_baseline baseline[KEPLER_MAX_ZONES]; /* this interval's, by meter zone */
 	char describe[512];
 };
 
@@ -120,6 +131,128 @@ static void node_meta(const struct kepler_config *cfg, const struct kepler_cpuin
 	m->collector_interval_ns = cfg->monitor_interval_ns;
 }
 
+/* attribution.idle-watts: ZONE=WATTS items into c->idle. */
+static int parse_idle_watts(const struct kepler_config *cfg, struct kepler_collector *c)
+{
+	for (size_t i = 0; i < cfg->attribution_idle_watts.count; i++) {
+		const char *item = cfg->attribution_idle_watts.items[i], *eq = strchr(item, '=');
+		char *end;
+		double w;
+
+		if (!eq || eq == item || (size_t)(eq - item) >= sizeof(c->idle[0].zone)) {
+			kepler_err("attribution.idle-watts: '%s' is not ZONE=WATTS (e.g. package=12.5)",
+				   item);
+			return -EINVAL;
+		}
+		errno = 0;
+		w = strtod(eq + 1, &end);
+		if (errno || end == eq + 1 || *end || !(w >= 0 && w <= 1e6)) {
+			kepler_err("attribution.idle-watts: '%s': watts must be a number from 0 to 1000000",
+				   item);
+			return -EINVAL;
+		}
+		if (c->nidle == KEPLER_MAX_ZONES) {
+			kepler_err("attribution.idle-watts: more than %d zones", KEPLER_MAX_ZONES);
+			return -EINVAL;
+		}
+		snprintf(c->idle[c->nidle].zone, sizeof(c->idle[0].zone), "%.*s", (int)(eq - item), item);
+		for (unsigned k = 0; k < c->nidle; k++)
+			if (!strcmp(c->idle[k].zone, c->idle[c->nidle].zone)) {
+				kepler_err("attribution.idle-watts: zone '%s' given twice", c->idle[k].zone);
+				return -EINVAL;
+			}
+		c->idle[c->nidle++].uw = (uint64_t)llround(w * 1e6);
+	}
+	return 0;
+}
+
+/* The configured idle power of zone @name, or NULL. */
+static const struct idle_watts *configured_idle(const struct kepler_collector *c, const char *name)
+{
+	for (unsigned k = 0; k < c->nidle; k++)
+		if (!strcmp(c->idle[k].zone, name))
+			return &c->idle[k];
+	return NULL;
+}
+
+/*
+ * The learner starts from the node's own history: the series records of
+ * the last window of intervals (power and CPU usage per zone), so that a
+ * restart does not forget the fit.
+ */
+static void seed_baseline(struct kepler_collector *c, const struct kepler_config *cfg)
+{
+	uint64_t window = (uint64_t)cfg->attribution_baseline_window, span, now = clock_ns(CLOCK_REALTIME);
+	struct kepler_series_record *recs = NULL;
+	struct kepler_error err = { 0 };
+	size_t n = 0, from, used = 0;
+
+	span = window * cfg->monitor_interval_ns * 2;
+	if (kepler_store_series(c->store, now > span ? now - span : 0, UINT64_MAX, &recs, &n, &err) < 0) {
+		kepler_warn("cannot read the series to learn the idle baseline: %s", err.msg);
+		return;
+	}
+	from = n > window ? n - window : 0;
+	for (size_t i = from; i < n; i++) {
+		const struct kepler_series_record *r = &recs[i];
+
+		if (r->flags & KEPLER_SNAP_FIRST)
+			continue;
+		for (uint32_t z = 0; z < r->nzones; z++)
+			kepler_baseline_learner_add(c->learner, r->zones[z].name, r->cpu_usage_ratio,
+						    r->zones[z].energy_delta_uj, r->interval_ns);
+		used++;
+	}
+	free(recs);
+	if (used)
+		kepler_info("idle baseline: learning from %zu intervals of the store's series", used);
+}
+
+static int open_baseline(const struct kepler_config *cfg, struct kepler_collector *c)
+{
+	struct kepler_error err = { 0 };
+	int r;
+
+	c->baseline_split = cfg->attribution_active_split == KEPLER_SPLIT_BASELINE;
+	r = parse_idle_watts(cfg, c);
+	if (r < 0 || !c->baseline_split)
+		return r;
+	r = kepler_baseline_learner_new((unsigned)cfg->attribution_baseline_window, &c->learner, &err);
+	if (r < 0) {
+		kepler_err("%s", err.msg);
+		return r;
+	}
+	seed_baseline(c, cfg);
+	return 0;
+}
+
+/*
+ * Each zone's idle baseline for this interval (baseline split only): the
+ * configured power, or what the learner makes of the history including
+ * this interval.
+ */
+static void update_baseline(struct kepler_collector *c, uint64_t mono, double usage)
+{
+	for (unsigned z = 0; z < kepler_meter_zone_count(c->meter); z++) {
+		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
+		const struct idle_watts *fixed = configured_idle(c, mz->name);
+
+		c->baseline[z] = (struct kepler_baseline){ 0 };
+		if (!c->baseline_split)
+			continue;
+		if (fixed) {
+			c->baseline[z] = (struct kepler_baseline){ .idle_uw = fixed->uw,
+								   .method = KEPLER_BASELINE_CONFIGURED };
+			continue;
+		}
+		if (!c->first && kepler_baseline_learner_add(c->learner, mz->name, usage, mz->delta_uj,
+							     mono - c->last_mono_ns) < 0)
+			kepler_warn("idle baseline: cannot learn zone %s (out of memory or too many zones)",
+				    mz->name);
+		kepler_baseline_learner_get(c->learner, mz->name, &c->baseline[z]);
+	}
+}
+
 /* Continue the newest snapshot's totals when it is from this boot. */
 static void resume(struct kepler_collector *c, const struct kepler_store_meta *now)
 {
@@ -203,6 +336,8 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		r = open_informer(cfg, &c->informer);
 	if (r == 0)
 		r = open_store(cfg, c, &meta);
+	if (r == 0)
+		r = open_baseline(cfg, c);
 	if (r == 0) {
 		r = kepler_ledger_new(&lp, &c->ledger, &err);
 		if (r < 0)
@@ -278,6 +413,7 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 			.path = mz->path,
 			.source = mz->source,
 			.delta_uj = mz->delta_uj,
+			.baseline = c->baseline[z],
 		};
 	}
 	in->busy_delta_ns = node->busy_delta_ns;
@@ -314,6 +450,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->meter_error = kepler_meter_read(c->meter, &sample, &merr);
 	if (ret->meter_error)
 		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
+	update_baseline(c, sample.mono_ns, node->usage_ratio);
 	r = kepler_informer_resolve(c->informer, err);
 	if (r < 0)
 		return r;
@@ -358,6 +495,7 @@ void kepler_collector_close(struct kepler_collector *c)
 	if (!c)
 		return;
 	kepler_ledger_free(c->ledger);
+	kepler_baseline_learner_free(c->learner);
 	free(c->procs);
 	kepler_store_close(c->store);
 	kepler_informer_close(c->informer);

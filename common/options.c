@@ -28,6 +28,7 @@ static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL
 static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", NULL };
 static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
+static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
@@ -78,6 +79,17 @@ const struct kepler_option kepler_options[] = {
 	  C, 0, 0, 0, NULL },
 	{ "informer", KEPLER_OPT_ENUM, OFF(informer), "auto", "KIND",
 	  "Per-process CPU time source: auto tries ebpf, then procfs.", C, 0, 0, 0, informers },
+	{ "attribution.active-split", KEPLER_OPT_ENUM, OFF(attribution_active_split), "usage-ratio", "RULE",
+	  "How each zone's energy splits into active and idle: usage-ratio (Kepler's: active = energy x CPU "
+	  "usage) or baseline (active = energy - the zone's idle power; see docs/attribution.md).",
+	  C, 0, 0, 0, active_splits },
+	{ "attribution.idle-watts", KEPLER_OPT_LIST, OFF(attribution_idle_watts), "", "ZONE=WATTS,...",
+	  "Idle power per zone for the baseline split (e.g. package=12.5); zones not listed are learned "
+	  "from the node's history.",
+	  C, 0, 0, 0, NULL },
+	{ "attribution.baseline-window", KEPLER_OPT_INT, OFF(attribution_baseline_window), "720", "N",
+	  "Intervals of history the idle baseline is learned from (720 = 1 h at 5 s).", C, 0, 8, 100000,
+	  NULL },
 	{ "dev.fake-meter.zones", KEPLER_OPT_LIST, OFF(dev_fake_meter_zones), "package,core,dram", "ZONE,...",
 	  "Zones the fake meter reports.", C, KEPLER_OPT_YAML_ONLY, 0, 0, NULL },
 	{ "dev.fake-meter.watts", KEPLER_OPT_INT, OFF(dev_fake_meter_watts), "40", "WATTS",

@@ -27,7 +27,7 @@ struct decoder {
 /* The smallest record of each section a reader accepts: its format 1.0 size. */
 static const uint32_t base_size[SEC_MAX] = {
 	[SEC_INFO] = offsetof(struct blob_info, cpu_count),
-	[SEC_ZONES] = sizeof(struct blob_zone),
+	[SEC_ZONES] = offsetof(struct blob_zone, baseline_uw),
 	[SEC_PROCESSES] = sizeof(struct blob_process),
 	[SEC_CONTAINERS] = sizeof(struct blob_container),
 	[SEC_VMS] = sizeof(struct blob_named),
@@ -159,6 +159,12 @@ static int take_zones(const struct decoder *d, struct kepler_snapshot *s)
 		z->energy = (struct kepler_energy){ b.energy.total_uj, b.energy.delta_uj };
 		z->active = (struct kepler_energy){ b.active.total_uj, b.active.delta_uj };
 		z->idle = (struct kepler_energy){ b.idle.total_uj, b.idle.delta_uj };
+		z->baseline = (struct kepler_baseline){
+			.idle_uw = b.baseline_uw,
+			.method = b.baseline_method < KEPLER_BASELINE_METHOD_COUNT ? b.baseline_method : 0,
+			.quality_ppm = b.baseline_quality_ppm <= 1000000 ? b.baseline_quality_ppm : 0,
+			.samples = b.baseline_samples,
+		};
 	}
 	return 0;
 }

@@ -203,6 +203,10 @@ static int put_zones(struct encoder *e)
 		b->energy = (struct blob_energy){ z->energy.total_uj, z->energy.delta_uj };
 		b->active = (struct blob_energy){ z->active.total_uj, z->active.delta_uj };
 		b->idle = (struct blob_energy){ z->idle.total_uj, z->idle.delta_uj };
+		b->baseline_uw = z->baseline.idle_uw;
+		b->baseline_method = z->baseline.method;
+		b->baseline_quality_ppm = z->baseline.quality_ppm;
+		b->baseline_samples = z->baseline.samples;
 	}
 	return 0;
 }

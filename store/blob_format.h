@@ -88,6 +88,12 @@ struct blob_zone {
 	uint32_t source;
 	uint32_t pad;
 	struct blob_energy energy, active, idle;
+	/* format 1.2 */
+	uint64_t baseline_uw;
+	uint32_t baseline_method;
+	uint32_t baseline_quality_ppm;
+	uint32_t baseline_samples;
+	uint32_t pad2;
 };
 
 struct blob_usage {
@@ -122,7 +128,8 @@ _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
 _Static_assert(sizeof(struct blob_info) == 80, "info record layout");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
-_Static_assert(sizeof(struct blob_zone) == 72, "zone record layout");
+_Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
+_Static_assert(sizeof(struct blob_zone) == 96, "zone record layout (format 1.2)");
 _Static_assert(sizeof(struct blob_process) == 96, "process record layout");
 _Static_assert(sizeof(struct blob_container) == 56, "container record layout");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");

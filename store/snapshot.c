@@ -15,17 +15,25 @@ static const char *const source_names[] = { "unknown", "rapl", "hwmon", "nvml", 
 static const char *const state_names[] = { "running", "terminated" };
 static const char *const type_names[] = { "regular", "container", "vm", "kernel" };
 static const char *const kind_names[] = { "process", "container", "vm", "pod" };
+static const char *const baseline_names[] = { "none", "configured", "fitted", "minimum" };
 static const char *const sort_names[] = { "watts", "energy", "cpu", "pid", "name" };
 
 _Static_assert(sizeof(source_names) / sizeof(source_names[0]) == KEPLER_SOURCE_COUNT, "source names");
 _Static_assert(sizeof(state_names) / sizeof(state_names[0]) == KEPLER_STATE_COUNT, "state names");
 _Static_assert(sizeof(type_names) / sizeof(type_names[0]) == KEPLER_PROC_TYPE_COUNT, "type names");
 _Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == KEPLER_KIND_COUNT, "kind names");
+_Static_assert(sizeof(baseline_names) / sizeof(baseline_names[0]) == KEPLER_BASELINE_METHOD_COUNT,
+	       "baseline names");
 _Static_assert(sizeof(sort_names) / sizeof(sort_names[0]) == KEPLER_SORT_COUNT, "sort names");
 
 const char *kepler_source_name(enum kepler_source s)
 {
 	return (unsigned)s < KEPLER_SOURCE_COUNT ? source_names[s] : source_names[0];
+}
+
+const char *kepler_baseline_method_name(enum kepler_baseline_method m)
+{
+	return (unsigned)m < KEPLER_BASELINE_METHOD_COUNT ? baseline_names[m] : baseline_names[0];
 }
 
 const char *kepler_state_name(enum kepler_state s)

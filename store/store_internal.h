@@ -74,6 +74,9 @@ _Static_assert(sizeof(struct kepler_series_zone) == 64, "series zone layout");
 _Static_assert(offsetof(struct kepler_series_record, zones) == 80, "series record layout");
 _Static_assert(offsetof(struct kepler_series_record, cpu_count) == KEPLER_SERIES_RECORD_1_0,
 	       "series record layout (format 1.0)");
-_Static_assert(sizeof(struct kepler_series_record) == 1112, "series record layout (format 1.1)");
+#define KEPLER_SERIES_RECORD_1_1 1112 /* up to and without baseline */
+_Static_assert(offsetof(struct kepler_series_record, baseline) == KEPLER_SERIES_RECORD_1_1,
+	       "series record layout (format 1.1)");
+_Static_assert(sizeof(struct kepler_series_record) == 1368, "series record layout (format 1.2)");
 
 #endif

@@ -61,6 +61,8 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 		out->energy_delta_uj = z->energy.delta_uj;
 		out->active_delta_uj = z->active.delta_uj;
 		out->idle_delta_uj = z->idle.delta_uj;
+		ret->baseline[i] = (struct kepler_series_baseline){ z->baseline.idle_uw, z->baseline.method,
+								    z->baseline.quality_ppm };
 	}
 }
 

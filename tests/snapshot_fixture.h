@@ -69,6 +69,8 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 		s->zones[z].energy = (struct kepler_energy){ 1000000 * (seed + 1) + z, 5000 + z };
 		s->zones[z].active = (struct kepler_energy){ 600000 * (seed + 1), 3000 };
 		s->zones[z].idle = (struct kepler_energy){ 400000 * (seed + 1) + z, 2000 + z };
+		s->zones[z].baseline = (struct kepler_baseline){ 12000000 + seed + z, (uint32_t)(z + 1) % 4,
+								 (uint32_t)(999000 + z), (uint32_t)(30 + z) };
 	}
 	s->nprocesses = nprocs;
 	s->processes = calloc(nprocs + 1, sizeof(*s->processes));
@@ -185,7 +187,8 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		DIFF_STR(a->path, b->path, "zone path");
 		if (a->source != b->source || memcmp(&a->energy, &b->energy, sizeof(a->energy)) ||
 		    memcmp(&a->active, &b->active, sizeof(a->active)) ||
-		    memcmp(&a->idle, &b->idle, sizeof(a->idle)))
+		    memcmp(&a->idle, &b->idle, sizeof(a->idle)) ||
+		    memcmp(&a->baseline, &b->baseline, sizeof(a->baseline)))
 			return "zone";
 	}
 	for (size_t i = 0; i < x->nprocesses; i++) {

@@ -142,7 +142,8 @@ static void tiny_build(struct tiny *t)
 					      KEPLER_SOURCE_RAPL,
 					      { 10000000, 4000000 },
 					      { 3000000, 1000000 },
-					      { 7000000, 3000000 } };
+					      { 7000000, 3000000 },
+					      { 0, 0, 0, 0 } };
 	t->e[0] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[1] = (struct kepler_energy){ 500000, 250000 };
 	t->e[2] = (struct kepler_energy){ 500000, 250000 };
@@ -361,8 +362,8 @@ static void test_watts_sum(void **state)
 						.vm_id = "",
 						.usage = { .zones = &e[i] } };
 	}
-	s.zones[0] = (struct kepler_zone){ "package",     "",      KEPLER_SOURCE_FAKE, { 0, active },
-					   { 0, active }, { 0, 0 } };
+	s.zones[0] = (struct kepler_zone){ "package",     "",       KEPLER_SOURCE_FAKE, { 0, active },
+					   { 0, active }, { 0, 0 }, { 0, 0, 0, 0 } };
 	s.processes = p;
 	s.nprocesses = N;
 	out = render(&s, KEPLER_LEVEL_ALL, NULL);

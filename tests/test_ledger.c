@@ -235,6 +235,56 @@ static void test_no_cpu_is_all_idle(void **state)
 	kepler_ledger_free(l);
 }
 
+/*
+ * The baseline split: active = delta - idle power x interval, never below
+ * 0, the sums exact; the baseline is recorded in the snapshot's zone.
+ */
+static void test_baseline_split(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+
+	(void)state;
+	world_init(&w, 5);
+	for (size_t i = 0; i < w.n; i++)
+		w.procs[i].cpu_time_delta_ns = (i + 1) * 1000000;
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, 0, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	/* 5 s at 12 W idle is 60 J: of 100 J, 40 J are active; 50 J at 12 W: all idle */
+	in = input(&w, 5 * SEC, false);
+	in.zones[0].delta_uj = 100 * J;
+	in.zones[0].baseline = (struct kepler_baseline){ 12 * J, KEPLER_BASELINE_FITTED, 999000, 30 };
+	in.zones[1].delta_uj = 50 * J;
+	in.zones[1].baseline = (struct kepler_baseline){ 12 * J, KEPLER_BASELINE_CONFIGURED, 0, 0 };
+	in.zones[2].delta_uj = 100 * J; /* NONE: usage ratio 3/10 */
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->zones[0].active.delta_uj, 40 * J);
+	assert_int_equal(s->zones[0].idle.delta_uj, 60 * J);
+	assert_int_equal(s->zones[0].baseline.method, KEPLER_BASELINE_FITTED);
+	assert_int_equal(s->zones[0].baseline.quality_ppm, 999000);
+	assert_int_equal(s->zones[1].active.delta_uj, 0);
+	assert_int_equal(s->zones[1].idle.delta_uj, 50 * J);
+	assert_int_equal(s->zones[2].active.delta_uj, 30 * J);
+	assert_int_equal(s->zones[2].baseline.method, KEPLER_BASELINE_NONE);
+	check_sums(s);
+	/* an odd interval: the idle energy rounds down, the sums stay exact */
+	in = input(&w, 5 * SEC + 1234567, false);
+	in.interval_ns = 1234567;
+	in.zones[0].delta_uj = 1000003;
+	in.zones[0].baseline = (struct kepler_baseline){ 333333, KEPLER_BASELINE_MINIMUM, 0, 3 };
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->zones[0].active.delta_uj, 1000003 - 411); /* 333333 uW x 1.234567 ms = 411.5 uJ */
+	check_sums(s);
+	assert_int_equal(kepler_active_above_uj(UINT64_MAX, UINT64_MAX, UINT64_MAX), 0);
+	assert_int_equal(kepler_active_above_uj(10, 0, 5 * SEC), 10);
+	kepler_ledger_free(l);
+}
+
 static const struct kepler_process *find(const struct kepler_snapshot *s, uint32_t pid)
 {
 	for (size_t i = 0; i < s->nprocesses; i++)
@@ -438,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_split_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
 		cmocka_unit_test(test_no_cpu_is_all_idle),
+		cmocka_unit_test(test_baseline_split),
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_container_comes_back),

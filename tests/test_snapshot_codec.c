@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.1"));
+	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.2"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -222,6 +222,48 @@ static void test_newer_minor_is_read(void **state)
 	fixture_free(&f);
 }
 
+/*
+ * A 1.1 writer's zone records end before the baseline (72 bytes): they
+ * read as the usage-ratio split (method none), every other field intact.
+ */
+static void test_older_zone_records_are_read(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	struct blob_header h;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 5, 1);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
+	memcpy(&h, blob, sizeof(h));
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		uint8_t *at = blob + h.header_size + i * h.section_size;
+		struct blob_section sec;
+
+		memcpy(&sec, at, sizeof(sec));
+		if (sec.id != SEC_ZONES)
+			continue;
+		for (uint64_t r = 0; r < sec.count; r++)
+			memmove(blob + sec.offset + r * 72, blob + sec.offset + r * sec.record_size, 72);
+		sec.record_size = 72;
+		memcpy(at, &sec, sizeof(sec));
+	}
+	reseal(blob, len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	for (size_t z = 0; z < f.snap.nzones; z++) {
+		assert_int_equal(out->zones[z].baseline.method, KEPLER_BASELINE_NONE);
+		assert_int_equal(out->zones[z].baseline.idle_uw, 0);
+		f.snap.zones[z].baseline = (struct kepler_baseline){ 0 };
+	}
+	assert_null(snapshot_diff(&f.snap, out));
+	kepler_snapshot_free(out);
+	free(blob);
+	fixture_free(&f);
+}
+
 static void test_encode_rejects_bad_input(void **state)
 {
 	struct fixture f;
@@ -249,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_bit_flips_never_crash),
 		cmocka_unit_test(test_newer_major_is_named),
 		cmocka_unit_test(test_newer_minor_is_read),
+		cmocka_unit_test(test_older_zone_records_are_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

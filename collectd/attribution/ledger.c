@@ -92,7 +92,13 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 {
 	for (unsigned z = 0; z < l->nzones; z++) {
 		uint64_t d = in->first ? 0 : in->zones[z].delta_uj;
-		uint64_t a = cpu_delta_sum ? kepler_active_uj(d, in->busy_delta_ns, in->total_delta_ns) : 0;
+		const struct kepler_baseline *b = &in->zones[z].baseline;
+		uint64_t a = 0;
+
+		if (cpu_delta_sum && b->method != KEPLER_BASELINE_NONE)
+			a = kepler_active_above_uj(d, b->idle_uw, in->interval_ns);
+		else if (cpu_delta_sum)
+			a = kepler_active_uj(d, in->busy_delta_ns, in->total_delta_ns);
 
 		active[z] = a;
 		l->node[z][0].delta_uj = d;
@@ -128,6 +134,7 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 			.energy = l->node[z][0],
 			.active = l->node[z][1],
 			.idle = l->node[z][2],
+			.baseline = in->zones[z].baseline,
 		};
 	/* the records are contiguous structs with the process first: copy them out (room reserved) */
 	s->nprocesses = cur->n;

@@ -5,8 +5,9 @@
  * keeps the cumulative totals of the node and of every workload from one
  * interval to the next.
  *
- * Per zone: active = delta x busy / total (node CPU time), idle = delta -
- * active; active is split over the processes by their CPU-time deltas with
+ * Per zone: active = delta x busy / total (node CPU time), or with an idle
+ * baseline active = delta - baseline power x interval (never below 0);
+ * idle = delta - active; active is split over the processes by their CPU-time deltas with
  * the largest-remainder rule, so that in every snapshot, per zone,
  *   sum(processes) == node active,  sum(processes of a container) ==
  *   container,  sum(containers of a pod) == pod,  sum(processes of a VM) == VM
@@ -40,6 +41,7 @@ struct kepler_ledger_zone_in {
 	const char *name, *path; /* must stay valid while the ledger lives */
 	enum kepler_source source;
 	uint64_t delta_uj;
+	struct kepler_baseline baseline; /* method NONE: Kepler's usage-ratio split */
 };
 
 /*

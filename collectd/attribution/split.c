@@ -18,6 +18,13 @@ uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns
 	return (uint64_t)((u128)delta_uj * busy_ns / total_ns);
 }
 
+uint64_t kepler_active_above_uj(uint64_t delta_uj, uint64_t idle_uw, uint64_t interval_ns)
+{
+	u128 idle = (u128)idle_uw * interval_ns / 1000000000u;
+
+	return idle >= delta_uj ? 0 : delta_uj - (uint64_t)idle;
+}
+
 static void swap(uint64_t *a, uint64_t *b)
 {
 	uint64_t t = *a;

@@ -16,6 +16,12 @@
 uint64_t kepler_active_uj(uint64_t delta_uj, uint64_t busy_ns, uint64_t total_ns);
 
 /*
+ * The active part of @delta_uj with an idle baseline: delta minus the
+ * energy @idle_uw draws over @interval_ns (rounded down), never below 0.
+ */
+uint64_t kepler_active_above_uj(uint64_t delta_uj, uint64_t idle_uw, uint64_t interval_ns);
+
+/*
  * Split @amount over @n shares in proportion to @weights, in integers:
  * each gets floor(amount x w / W) and the remainder goes one unit each to
  * the largest fractional parts (ties: lower index first), so that the sum

@@ -69,6 +69,7 @@ enum kepler_meter_source {
 	KEPLER_METER_FAKE
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
+enum kepler_active_split { KEPLER_SPLIT_USAGE_RATIO, KEPLER_SPLIT_BASELINE };
 enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDOUT_JSON };
 enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
 
@@ -100,6 +101,10 @@ struct kepler_config {
 	struct kepler_strlist rapl_zones;
 	struct kepler_strlist hwmon_chips;
 	int informer;
+	/* attribution.* */
+	int attribution_active_split;
+	struct kepler_strlist attribution_idle_watts;
+	int64_t attribution_baseline_window;
 	/* dev.* (YAML only) */
 	struct kepler_strlist dev_fake_meter_zones;
 	int64_t dev_fake_meter_watts;

@@ -19,7 +19,7 @@
 
 /* The blob format this code writes; it reads every 1.x. */
 #define KEPLER_FORMAT_MAJOR 1
-#define KEPLER_FORMAT_MINOR 1
+#define KEPLER_FORMAT_MINOR 2
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -60,6 +60,28 @@ struct kepler_energy {
 	uint64_t delta_uj;
 };
 
+/*
+ * How a zone's energy was split into active and idle (attribution.active-split):
+ * NONE is Kepler's usage-ratio rule (active = energy x CPU usage); the others
+ * subtract an idle baseline power, configured, fitted from the node's history
+ * of power against CPU usage, or the minimum power seen while no fit was
+ * good enough yet.
+ */
+enum kepler_baseline_method {
+	KEPLER_BASELINE_NONE = 0,
+	KEPLER_BASELINE_CONFIGURED,
+	KEPLER_BASELINE_FITTED,
+	KEPLER_BASELINE_MINIMUM,
+	KEPLER_BASELINE_METHOD_COUNT,
+};
+
+struct kepler_baseline {
+	uint64_t idle_uw;     /* idle power subtracted (microwatts); 0 with NONE */
+	uint32_t method;      /* enum kepler_baseline_method */
+	uint32_t quality_ppm; /* FITTED: the fit's R^2 in millionths; else 0 */
+	uint32_t samples;     /* intervals the estimate is based on (0 if configured) */
+};
+
 struct kepler_zone {
 	const char *name; /* "package", "dram", ... */
 	const char *path; /* sysfs path, "aggregated-package", or "" */
@@ -67,6 +89,7 @@ struct kepler_zone {
 	struct kepler_energy energy; /* active + idle */
 	struct kepler_energy active;
 	struct kepler_energy idle;
+	struct kepler_baseline baseline; /* format 1.2; NONE in older snapshots */
 };
 
 /* What every workload level has in common. */
@@ -141,6 +164,7 @@ struct kepler_snapshot {
 
 /* Names of the enums ("rapl", "terminated", "container", ...); out of range: the first. */
 const char *kepler_source_name(enum kepler_source s);
+const char *kepler_baseline_method_name(enum kepler_baseline_method m);
 const char *kepler_state_name(enum kepler_state s);
 const char *kepler_process_type_name(enum kepler_process_type t);
 

@@ -72,6 +72,12 @@ struct kepler_series_record {
 	/* appended later: 0 in older records */
 	uint32_t cpu_count; /* the snapshot's cpu_count */
 	uint32_t pad;
+	/* appended in format 1.2: each zone's idle baseline (NONE in older records) */
+	struct kepler_series_baseline {
+		uint64_t idle_uw;
+		uint32_t method; /* enum kepler_baseline_method */
+		uint32_t quality_ppm;
+	} baseline[KEPLER_MAX_ZONES];
 };
 
 /*

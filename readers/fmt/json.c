@@ -116,6 +116,16 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 		kv_u64(out, "active_delta_uj", zn->active.delta_uj, false);
 		kv_u64(out, "idle_uj", zn->idle.total_uj, false);
 		kv_u64(out, "idle_delta_uj", zn->idle.delta_uj, false);
+		if (zn->baseline.method != KEPLER_BASELINE_NONE) {
+			key(out, "baseline", false);
+			kepler_buf_addc(out, '{');
+			kv_str(out, "method", kepler_baseline_method_name(zn->baseline.method), true);
+			kv_u64(out, "idle_uw", zn->baseline.idle_uw, false);
+			key(out, "r2", false);
+			kepler_buf_printf(out, "%.6f", zn->baseline.quality_ppm / 1e6);
+			kv_u64(out, "samples", zn->baseline.samples, false);
+			kepler_buf_addc(out, '}');
+		}
 		kepler_buf_addc(out, '}');
 	}
 	kepler_buf_addc(out, ']');
