@@ -11,9 +11,11 @@
 # stress-ng: lost ticks), measured by the test in the same run. And no
 # cumulative counter of a same identity (node zone, process, container,
 # pod, VM) may ever go down.
-# Usage: test_churn.sh BUILD_DIR
+# Usage: test_churn.sh BUILD_DIR [ROUNDS]   (rounds of ~4 s; default 7,
+# tools/churn-soak.sh runs 75: five minutes)
 set -uo pipefail
 build=$1
+rounds=${2:-7}
 collectd=$build/collectd/kepler-collectd
 stdout=$build/readers/stdout/kepler-stdout
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +36,7 @@ at_exit+=("rmdir '$cg' '$cg2/kepler-churn-$$' 2>/dev/null")
 python3 - "$tmp/stat.txt" <<'PY' &
 import sys, time
 out = open(sys.argv[1], 'w', buffering=1)
-for _ in range(400):
+while True:
     with open('/proc/stat') as f:
         lines = f.read().split('\n')
     cpus = sum(1 for l in lines if l.startswith('cpu') and l[3:4].isdigit())
@@ -51,7 +53,7 @@ sleep 3
 # CPU window is exact to about 0.5 % at 4 s): the container runs in even
 # rounds only, and is forgotten in between; churn all the time
 jobs=()
-for round in $(seq 7); do
+for round in $(seq "$rounds"); do
 	if [ $((round % 2)) = 0 ]; then
 		(echo $BASHPID >"$cg/cgroup.procs" && for _ in $(seq 60); do /bin/true; done &&
 			timeout 0.5 sh -c 'while :; do :; done') &

@@ -264,6 +264,50 @@ static void test_unreadable_and_kinds(void **state)
 	assert_string_equal(p->id->container.id, CID); /* identity cached */
 }
 
+/*
+ * Identity follows the process under procfs too: an exec to another
+ * program (runc init becoming the container's entrypoint: a new name) is
+ * identified again at once; a process that runs and is moved into a
+ * container's cgroup without a new name is, within 16 refreshes.
+ */
+static void test_identity_follows(void **state)
+{
+	struct ctx *c = *state;
+	const struct kepler_proc *p;
+	const char *docker = "0::/system.slice/docker-" CID ".scope\n";
+	int moved_at = -1;
+
+	node_stat(c, 100, 100);
+	proc(c, 30, "runc:[2:INIT]", 1, 1, 3000, 0, "0::/user.slice\n", "/usr/bin/runc", NULL, 0);
+	proc(c, 31, "worker", 1, 1, 3100, 0, "0::/user.slice\n", "/usr/bin/worker", NULL, 0);
+	open_procfs(c);
+	refresh(c);
+	p = find(c, 30, 3000);
+	assert_non_null(p);
+	assert_string_equal(p->id->exe, "/usr/bin/runc");
+	/* exec: a new name, a new executable, the container's cgroup */
+	proc(c, 30, "nginx", 3, 1, 3000, 0, docker, "/usr/sbin/nginx", NULL, 0);
+	refresh(c);
+	p = find(c, 30, 3000);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "nginx");
+	assert_string_equal(p->id->exe, "/usr/sbin/nginx");
+	assert_string_equal(p->id->container.id, CID);
+	assert_int_equal(p->cpu_time_delta_ns, 2 * TICK); /* the same record goes on */
+	/* moved, same name, running */
+	proc(c, 31, "worker", 1, 1, 3100, 0, docker, NULL, NULL, 0);
+	for (int i = 0; i < 16 && moved_at < 0; i++) {
+		proc(c, 31, "worker", 2 + (unsigned)i, 1, 3100, 0, docker, NULL, NULL, 0);
+		refresh(c);
+		p = find(c, 31, 3100);
+		assert_non_null(p);
+		if (!strcmp(p->id->container.id, CID))
+			moved_at = i + 1;
+	}
+	print_message("moved into the container: seen at refresh %d after the move\n", moved_at);
+	assert_true(moved_at >= 1);
+}
+
 static void test_errors(void **state)
 {
 	struct ctx *c = *state;
@@ -316,6 +360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_baseline_and_deltas, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_vanished_and_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_and_kinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_identity_follows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_proc, setup, teardown),
 	};

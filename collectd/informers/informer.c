@@ -194,6 +194,7 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 		return -ENOMEM;
 	}
 	e->pub.id = id;
+	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
 	e->execs = s->execs;
 	e->cgroup_id = s->cgroup_id;
 	return 0;
@@ -260,6 +261,9 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 	return 0;
 }
 
+/* procfs: a process that ran has its identity read again this often (spread by pid). */
+#define RECHECK_REFRESHES 16
+
 static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
 {
 	struct kepler_proc_entry *old, e = { 0 };
@@ -281,8 +285,16 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
 		if (s->has_stat)
 			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
-		/* another program now, or moved to another cgroup (a container's): identify it again */
-		if (s->execs != e.execs || (s->cgroup_id && s->cgroup_id != e.cgroup_id)) {
+		/*
+		 * Another program now, or moved to another cgroup (a container's):
+		 * identify it again. eBPF tells both (exec count, cgroup id); procfs
+		 * tells a new name (an exec of another program) and, for a process
+		 * that ran, is checked again every RECHECK_REFRESHES refreshes.
+		 */
+		if (s->execs != e.execs || (s->cgroup_id && s->cgroup_id != e.cgroup_id) ||
+		    strncmp(s->comm, e.identified_comm, sizeof(e.identified_comm)) != 0 ||
+		    (inf->kind == KEPLER_INFORMER_PROCFS && e.pub.cpu_time_delta_ns &&
+		     (inf->stats.refreshes + s->pid) % RECHECK_REFRESHES == 0)) {
 			struct kepler_proc_identity *was = e.pub.id;
 			uint64_t lifetime;
 

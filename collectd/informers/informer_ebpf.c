@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -484,6 +485,32 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	return 0;
 }
 
+/* The inode of the host's (the initial) PID namespace: PROC_PID_INIT_INO, fixed by the kernel. */
+#define KEPLER_INIT_PID_NS_INO 0xEFFFFFFCu
+
+/*
+ * Does the procfs at @procfd show the host's PIDs? The BPF program sees
+ * every task by its PID in the host's namespace; a procfs mounted in a PID
+ * namespace (a container without hostPID, unshare --pid) numbers them
+ * differently and shows only the namespace's. Its PID 1 lives in the
+ * namespace it numbers; where that cannot be read (PID 1 refuses even
+ * root on some hosts), kernel threads exist only in the host's namespace,
+ * and kthreadd is PID 2 there.
+ */
+static bool shows_host_pids(int procfd)
+{
+	struct kepler_pid_stat ps;
+	struct stat sb;
+	char buf[1024];
+	size_t len;
+
+	if (fstatat(procfd, "1/ns/pid", &sb, 0) == 0)
+		return sb.st_ino == KEPLER_INIT_PID_NS_INO;
+	return kepler_read_file_at(procfd, "2/stat", buf, sizeof(buf), &len) == 0 &&
+	       kepler_procfs_parse_pid_stat(buf, len, &ps) == 0 && ps.pid == 2 &&
+	       (ps.flags & KEPLER_PF_KTHREAD);
+}
+
 int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
 			      struct kepler_error *err)
 {
@@ -495,6 +522,14 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 		return kepler_error_set(err, -ENOENT,
 					"no kernel BTF (/sys/kernel/btf/vmlinux): the "
 					"eBPF informer needs CONFIG_DEBUG_INFO_BTF");
+	if (!shows_host_pids(inf->procfd))
+		return kepler_error_set(
+			err, -EXDEV,
+			"%s shows a PID namespace other than the host's (a container without "
+			"hostPID, or unshare --pid): eBPF sees processes by their host PIDs, "
+			"which it does not show; run in the host's PID namespace (hostPID: true, "
+			"podman --pid=host) or set host.procfs to the host's /proc",
+			inf->procfs);
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return kepler_error_set(err, -ENOMEM, "out of memory");

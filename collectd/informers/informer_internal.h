@@ -33,9 +33,10 @@ struct kepler_proc_entry {
 	uint64_t offset;         /* cpu_time_ns = offset + source counter */
 	uint64_t source_counters[3];
 	uint32_t idle_refreshes;
-	uint32_t execs;     /* the sample's execs when the identity was resolved */
-	uint64_t cgroup_id; /* and its cgroup id (ebpf; 0 unknown) */
-	bool drop;          /* reported terminated: gone at the next refresh */
+	uint32_t execs;                        /* the sample's execs when the identity was resolved */
+	char identified_comm[KEPLER_COMM_MAX]; /* and its comm */
+	uint64_t cgroup_id;                    /* and its cgroup id (ebpf; 0 unknown) */
+	bool drop;                             /* reported terminated: gone at the next refresh */
 };
 
 /* Open addressing on pid, entries in a dense array. */
