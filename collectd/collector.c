@@ -22,6 +22,7 @@
 #include "kepler/store.h"
 #include "ledger.h"
 #include "meter.h"
+#include "monotonic.h"
 #include "procfs.h"
 
 struct kepler_collector {
@@ -42,6 +43,7 @@ struct kepler_collector {
 	unsigned nidle;
 	struct kepler_baseline_learner *learner;
 	struct kepler_baseline baseline[KEPLER_MAX_ZONES]; /* this interval's, by meter zone */
+	struct kepler_monotonic *monotonic;                /* debug builds: the counter invariant */
 	char describe[512];
 };
 
@@ -427,6 +429,29 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 	in->nprocs = kepler_informer_count(c->informer);
 }
 
+/*
+ * Debug builds (the tests' and CI's): no cumulative counter of a same
+ * identity may go down; abort when one does, so that no test can miss it.
+ */
+static void check_monotonic(struct kepler_collector *c, const struct kepler_snapshot *snap)
+{
+#ifndef NDEBUG
+	char why[256];
+	long broken;
+
+	if (!c->monotonic && kepler_monotonic_new(&c->monotonic) < 0)
+		return;
+	broken = kepler_monotonic_check(c->monotonic, snap, why, sizeof(why));
+	if (broken > 0) {
+		kepler_err("invariant broken: %ld cumulative counters went down; the first: %s", broken, why);
+		abort();
+	}
+#else
+	(void)c;
+	(void)snap;
+#endif
+}
+
 int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report *ret,
 			  struct kepler_error *err)
 {
@@ -460,6 +485,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
+	check_monotonic(c, snap);
 	r = kepler_store_commit(c->store, snap, err);
 	if (r < 0)
 		return r;
@@ -496,6 +522,7 @@ void kepler_collector_close(struct kepler_collector *c)
 		return;
 	kepler_ledger_free(c->ledger);
 	kepler_baseline_learner_free(c->learner);
+	kepler_monotonic_free(c->monotonic);
 	free(c->procs);
 	kepler_store_close(c->store);
 	kepler_informer_close(c->informer);

@@ -19,6 +19,7 @@
 #include "kepler_test.h"
 
 #include "ledger.h"
+#include "monotonic.h"
 #include "split.h"
 #include "snapshot_checks.h"
 
@@ -285,6 +286,55 @@ static void test_baseline_split(void **state)
 	kepler_ledger_free(l);
 }
 
+/*
+ * The invariant check: 200 random intervals of the ledger pass it; a
+ * process, a container forgotten and back, or a node zone whose total
+ * goes down is caught and described.
+ */
+static void test_monotonic_check(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_monotonic *m;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_error err;
+	struct kepler_energy saved;
+	char why[256];
+
+	(void)state;
+	srand(9);
+	world_init(&w, NPROC);
+	assert_int_equal(kepler_monotonic_new(&m), 0);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	for (int k = 0; k < 200; k++) {
+		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
+
+		for (size_t i = 0; i < w.n; i++) {
+			w.procs[i].cpu_time_delta_ns = (uint64_t)(rand() % 3 ? rand() % 100000007 : 0);
+			w.procs[i].cpu_time_ns += w.procs[i].cpu_time_delta_ns;
+		}
+		for (unsigned z = 0; z < 3; z++)
+			in.zones[z].delta_uj = (uint64_t)rand();
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
+	}
+	/* a process's energy goes down */
+	saved = s->processes[3].usage.zones[1];
+	s->processes[3].usage.zones[1].total_uj--;
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "process: counter 1 went from"));
+	s->processes[3].usage.zones[1] = saved;
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
+	/* a container's CPU time, a node zone's idle total */
+	s->containers[0].usage.cpu_time_ns--;
+	s->zones[0].idle.total_uj--;
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 2);
+	print_message("caught: %s\n", why);
+	kepler_ledger_free(l);
+	kepler_monotonic_free(m);
+}
+
 static const struct kepler_process *find(const struct kepler_snapshot *s, uint32_t pid)
 {
 	for (size_t i = 0; i < s->nprocesses; i++)
@@ -489,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_random_intervals_sum_exactly),
 		cmocka_unit_test(test_no_cpu_is_all_idle),
 		cmocka_unit_test(test_baseline_split),
+		cmocka_unit_test(test_monotonic_check),
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_container_comes_back),
