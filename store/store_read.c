@@ -431,7 +431,7 @@ static void watch_data_file(struct kepler_store *s)
 int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err)
 {
-	uint64_t deadline = now_mono_ns() + timeout_ns, seq, now;
+	uint64_t deadline = now_mono_ns() + timeout_ns, seq = 0, now;
 	char drain[4096];
 	int r;
 

@@ -471,7 +471,7 @@ static void test_cgroup_move_changes_container(void **state)
 }
 
 /*
- * Short processes inside a container, gone before any refresh could read
+ * 500 short processes inside a container, gone before any refresh could read
  * their /proc/PID/cgroup: they still belong to the container (the cgroup id
  * their time ran in, mapped to its path). Truth: the CPU time wait4()
  * reports for the helper and every child it reaped.
@@ -506,11 +506,11 @@ static void test_short_processes_in_container(void **state)
 
 		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) != 0)
 			_exit(2);
-		for (int i = 0; i < 200; i++) {
+		for (int i = 0; i < 500; i++) {
 			pid_t c = fork();
 
 			if (c == 0) {
-				burn_cpu_us(2000);
+				burn_cpu_us(1000);
 				_exit(0);
 			}
 			if (c < 0 || waitpid(c, NULL, 0) != c)
