@@ -7,8 +7,10 @@
  * file can serve them all) and checked all the same.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config_internal.h"
@@ -67,6 +69,11 @@ static int set_sequence(struct yaml_walk *w, const struct kepler_option *o, cons
 						"invalid value for %s: list items must be plain values",
 						origin);
 		}
+		if (memchr(it->data.scalar.value, '\0', it->data.scalar.length)) {
+			free(items);
+			return kepler_error_set(w->err, -EINVAL,
+						"invalid value for %s: it contains a NUL byte", origin);
+		}
 		items[i] = (const char *)it->data.scalar.value;
 	}
 	r = kepler_config_set_list(o, w->cfg, items, n, origin, w->err);
@@ -90,6 +97,9 @@ static int set_option(struct yaml_walk *w, const struct kepler_option *o, const 
 	case YAML_SCALAR_NODE:
 		if (is_null_scalar(val))
 			return kepler_error_set(w->err, -EINVAL, "missing value for %s", origin);
+		if (memchr(val->data.scalar.value, '\0', val->data.scalar.length))
+			return kepler_error_set(w->err, -EINVAL,
+						"invalid value for %s: it contains a NUL byte", origin);
 		return kepler_config_set_value(o, w->cfg, (const char *)val->data.scalar.value, origin,
 					       w->err);
 	case YAML_SEQUENCE_NODE:
@@ -152,21 +162,107 @@ static int walk_mapping(struct yaml_walk *w, const yaml_node_t *map, const char 
 	return 0;
 }
 
-static int load_document(FILE *f, const char *path, yaml_document_t *doc, struct kepler_error *err)
+/* A configuration is a few KiB: anything larger, or nested deeper, is refused before it is loaded. */
+#define CONFIG_MAX_BYTES (1 << 20)
+#define CONFIG_MAX_DEPTH 32
+
+static void set_parse_error(yaml_parser_t *parser, const char *path, struct kepler_error *err)
+{
+	kepler_error_set(err, -EINVAL, "malformed YAML (%s:%zu:%zu): %s%s%s", path,
+			 parser->problem_mark.line + 1, parser->problem_mark.column + 1,
+			 parser->problem ? parser->problem : "parse error", parser->context ? " " : "",
+			 parser->context ? parser->context : "");
+}
+
+/*
+ * Walk the events once, counting nesting: 100,000 '[' are refused at the
+ * 33rd, instead of being loaded (which took 52 s) and then rejected.
+ */
+static int check_depth(const unsigned char *text, size_t len, const char *path, struct kepler_error *err)
 {
 	yaml_parser_t parser;
-	int r = 0;
+	yaml_event_t ev;
+	int depth = 0, r = 0;
 
 	if (!yaml_parser_initialize(&parser))
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, doc))
-		r = kepler_error_set(err, -EINVAL, "malformed YAML (%s:%zu:%zu): %s%s%s", path,
-				     parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-				     parser.problem ? parser.problem : "parse error",
-				     parser.context ? " " : "", parser.context ? parser.context : "");
+	yaml_parser_set_input_string(&parser, text, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			set_parse_error(&parser, path, err);
+			r = -EINVAL;
+			break;
+		}
+		if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT)
+			depth++;
+		else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT)
+			depth--;
+		if (depth > CONFIG_MAX_DEPTH) {
+			r = kepler_error_set(err, -EINVAL, "%s:%zu: nested more than %d levels deep", path,
+					     ev.start_mark.line + 1, CONFIG_MAX_DEPTH);
+			yaml_event_delete(&ev);
+			break;
+		}
+		if (ev.type == YAML_STREAM_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
 	yaml_parser_delete(&parser);
 	return r;
+}
+
+static int load_document(const unsigned char *text, size_t len, const char *path, yaml_document_t *doc,
+			 struct kepler_error *err)
+{
+	yaml_parser_t parser;
+	int r = check_depth(text, len, path, err);
+
+	if (r < 0)
+		return r;
+	if (!yaml_parser_initialize(&parser))
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	yaml_parser_set_input_string(&parser, text, len);
+	if (!yaml_parser_load(&parser, doc)) {
+		set_parse_error(&parser, path, err);
+		r = -EINVAL;
+	}
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+/* The whole file, if it is a regular file of at most CONFIG_MAX_BYTES. */
+static int read_config(FILE *f, const char *path, unsigned char **ret, size_t *ret_len,
+		       struct kepler_error *err)
+{
+	struct stat st;
+	unsigned char *buf;
+	size_t n;
+
+	if (fstat(fileno(f), &st) < 0)
+		return kepler_error_set(err, -errno, "cannot read config file '%s': %s", path,
+					strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return kepler_error_set(err, -EISDIR, "config file '%s' is a directory", path);
+	if (!S_ISREG(st.st_mode))
+		return kepler_error_set(err, -EINVAL, "config file '%s' is not a regular file", path);
+	if (st.st_size > CONFIG_MAX_BYTES)
+		return kepler_error_set(err, -EFBIG,
+					"config file '%s' is %lld bytes: more than the %d allowed", path,
+					(long long)st.st_size, CONFIG_MAX_BYTES);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	n = fread(buf, 1, (size_t)st.st_size + 1, f);
+	if (ferror(f) || n > (size_t)st.st_size) {
+		free(buf);
+		return kepler_error_set(err, -EIO, "cannot read config file '%s' (changed while read?)",
+					path);
+	}
+	*ret = buf;
+	*ret_len = n;
+	return 0;
 }
 
 int kepler_config_load_file(struct kepler_config *cfg, const char *path, unsigned prog,
@@ -175,6 +271,8 @@ int kepler_config_load_file(struct kepler_config *cfg, const char *path, unsigne
 	struct yaml_walk w = { .cfg = cfg, .path = path, .prog = prog, .err = err };
 	yaml_document_t doc;
 	yaml_node_t *root;
+	unsigned char *text = NULL;
+	size_t len = 0;
 	FILE *f;
 	int r;
 
@@ -182,8 +280,12 @@ int kepler_config_load_file(struct kepler_config *cfg, const char *path, unsigne
 	if (!f)
 		return kepler_error_set(err, -errno, "cannot read config file '%s': %s", path,
 					strerror(errno));
-	r = load_document(f, path, &doc, err);
+	r = read_config(f, path, &text, &len, err);
 	fclose(f);
+	if (r < 0)
+		return r;
+	r = load_document(text, len, path, &doc, err);
+	free(text);
 	if (r < 0)
 		return r;
 	w.doc = &doc;

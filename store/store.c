@@ -4,10 +4,12 @@
  * errors an operator can act on (permissions, group, missing store).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +141,7 @@ static struct kepler_store *store_new(const char *path)
 	if (!s)
 		return NULL;
 	s->inotify_fd = -1;
+	s->writer_lock = -1;
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);
@@ -155,6 +158,8 @@ void kepler_store_close(struct kepler_store *s)
 		mdb_env_close(s->env);
 	if (s->inotify_fd >= 0)
 		close(s->inotify_fd);
+	if (s->writer_lock >= 0)
+		close(s->writer_lock); /* releases the flock */
 	free(s->path);
 	free(s);
 }
@@ -255,6 +260,47 @@ abort:
 	return r;
 }
 
+/*
+ * One writer per store: <dir>/writer.lock, mode 0600 (no reader can open it,
+ * so none can hold it), flock()ed for as long as the writer has the store
+ * open, with the writer's pid in it for the message a second one gets. The
+ * kernel drops the lock when the process dies, however it dies.
+ */
+static int take_writer_lock(struct kepler_store *s, struct kepler_error *err)
+{
+	char path[4200], pid[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/writer.lock", s->path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return kepler_error_set(err, -errno, "cannot open the store's writer lock '%s': %s", path,
+					strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return kepler_error_set(
+				err, -EBUSY,
+				"another kepler-collectd (pid %s) is writing to the store '%s': "
+				"one collector per store; stop it, or give this one another "
+				"--store.path",
+				pid[0] ? pid : "unknown", s->path);
+		return kepler_error_set(err, -e, "cannot lock '%s': %s", path, strerror(e));
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0) {
+		/* the lock holds without the pid: the message will say "unknown" */
+	}
+	s->writer_lock = fd;
+	return 0;
+}
+
 int kepler_store_open_writer(const struct kepler_store_options *opts, struct kepler_store **ret,
 			     struct kepler_error *err)
 {
@@ -274,6 +320,9 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 				     strerror(errno));
 		goto fail;
 	}
+	r = take_writer_lock(s, err);
+	if (r < 0)
+		goto fail;
 	r = env_create(s, err);
 	if (r < 0)
 		goto fail;

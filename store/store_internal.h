@@ -26,6 +26,7 @@ struct kepler_store {
 	uint64_t last_seq; /* writer */
 	unsigned commits;  /* writer: for periodic stale-reader checks */
 	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
+	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
 	char warning[256];
 };
 

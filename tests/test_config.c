@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -306,6 +307,38 @@ static void test_yaml_errors(void **state)
 	expect_yaml_error("- a\n- b\n", "expected a mapping of keys at the top level");
 	expect_yaml_error("format: json\n", "unknown key 'format'"); /* flag-only */
 	expect_yaml_error("informer: bpf\n", "expected one of auto, ebpf, procfs");
+	expect_yaml_error("store: {path: \"/var/lib/kepler\\0/etc\"}\n", "contains a NUL byte");
+	expect_yaml_error("rapl: {zones: [\"pack\\0age\"]}\n", "contains a NUL byte");
+}
+
+/*
+ * Hostile files: a directory, a file over 1 MiB, and 100,000 '[' (52 s to
+ * load before, then refused): each refused at once with what is wrong.
+ */
+static void test_yaml_bounds(void **state)
+{
+	struct kepler_config cfg;
+	struct kepler_error err;
+	char *text = malloc(2 << 20);
+	struct timespec t0, t1;
+
+	(void)state;
+	assert_int_equal(parse(&cfg, &collectd, &err, "--config", "/tmp", NULL), -EISDIR);
+	assert_non_null(strstr(err.msg, "config file '/tmp' is a directory"));
+	kepler_config_done(&cfg);
+
+	memset(text, '[', 100000);
+	text[100000] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_yaml_error(text, "nested more than 32 levels deep");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("100,000 '[' refused in %.1f ms\n",
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+
+	memset(text, '#', (2 << 20) - 1);
+	text[(2 << 20) - 1] = '\0';
+	expect_yaml_error(text, "more than the 1048576 allowed");
+	free(text);
 }
 
 static void test_yaml_empty_and_missing(void **state)
@@ -466,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_every_type_from_yaml),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_yaml_empty_and_missing),
+		cmocka_unit_test(test_yaml_bounds),
 		cmocka_unit_test(test_flag_errors),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_help_lists_own_options),

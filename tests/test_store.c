@@ -86,6 +86,40 @@ static void commit(struct kepler_store *w, size_t nprocs, uint64_t seed)
 	fixture_free(&f);
 }
 
+/*
+ * One writer per store: a second is refused, naming the first's pid, and
+ * leaves the first's data alone; once the first closes, a writer opens
+ * and goes on from its sequence.
+ */
+static void test_one_writer(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_store *w = writer(c), *w2 = NULL, *r;
+	struct kepler_error err;
+	char want[64], path[128];
+	uint64_t seq = 0;
+	struct stat st;
+
+	commit(w, 3, 1);
+	assert_int_equal(kepler_store_open_writer(&c->opts, &w2, &err), -EBUSY);
+	assert_null(w2);
+	snprintf(want, sizeof(want), "another kepler-collectd (pid %d) is writing", (int)getpid());
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, want));
+	commit(w, 3, 2);
+	snprintf(path, sizeof(path), "%s/writer.lock", c->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600); /* no reader can open it to hold it */
+	kepler_store_close(w);
+	w = writer(c);
+	commit(w, 3, 3);
+	r = reader(c);
+	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	assert_int_equal(seq, 3);
+	kepler_store_close(r);
+	kepler_store_close(w);
+}
+
 static void test_commit_read_round_trip(void **state)
 {
 	static const size_t sizes[] = { 0, 1, 1000, 100000 };
@@ -464,6 +498,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_permissions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_full_is_survived, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_for_new_snapshot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_writer, setup, teardown),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
