@@ -44,6 +44,10 @@ struct kepler_collector {
 	struct kepler_baseline_learner *learner;
 	struct kepler_baseline baseline[KEPLER_MAX_ZONES]; /* this interval's, by meter zone */
 	struct kepler_monotonic *monotonic;                /* debug builds: the counter invariant */
+	struct meter_seen {
+		uint64_t resets, wraps; /* counts already logged */
+		uint64_t last_warn_ns;  /* when a reset was last logged (monotonic) */
+	} seen[KEPLER_MAX_ZONES];
 	char describe[512];
 };
 
@@ -255,6 +259,35 @@ static void update_baseline(struct kepler_collector *c, uint64_t mono, double us
 	}
 }
 
+/*
+ * Meter events in the log: a counter reset (its step is not counted as
+ * energy) as a warning, at most once a minute per zone with the count of
+ * those in between; a wraparound, which is normal and counted across, at
+ * debug level.
+ */
+static void log_meter_events(struct kepler_collector *c, uint64_t mono)
+{
+	for (unsigned z = 0; z < kepler_meter_zone_count(c->meter) && z < KEPLER_MAX_ZONES; z++) {
+		const struct kepler_meter_zone *mz = kepler_meter_zone(c->meter, z);
+		struct meter_seen *s = &c->seen[z];
+
+		if (mz->wraps > s->wraps)
+			kepler_debug("meter zone %s: counter wrapped around (%llu since start)", mz->name,
+				     (unsigned long long)mz->wraps);
+		s->wraps = mz->wraps;
+		if (mz->resets > s->resets &&
+		    (!s->last_warn_ns || mono - s->last_warn_ns >= 60ULL * 1000000000ULL)) {
+			kepler_warn("meter zone %s: %llu counter reset(s) since the last warning (%llu since "
+				    "start): the counter went back or jumped implausibly; that step is not "
+				    "counted as energy",
+				    mz->name, (unsigned long long)(mz->resets - s->resets),
+				    (unsigned long long)mz->resets);
+			s->resets = mz->resets;
+			s->last_warn_ns = mono;
+		}
+	}
+}
+
 /* Continue the newest snapshot's totals when it is from this boot. */
 static void resume(struct kepler_collector *c, const struct kepler_store_meta *now)
 {
@@ -416,6 +449,8 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 			.source = mz->source,
 			.delta_uj = mz->delta_uj,
 			.baseline = c->baseline[z],
+			.meter_resets = mz->resets,
+			.meter_wraps = mz->wraps,
 		};
 	}
 	in->busy_delta_ns = node->busy_delta_ns;
@@ -475,6 +510,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->meter_error = kepler_meter_read(c->meter, &sample, &merr);
 	if (ret->meter_error)
 		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
+	log_meter_events(c, sample.mono_ns);
 	update_baseline(c, sample.mono_ns, node->usage_ratio);
 	r = kepler_informer_resolve(c->informer, err);
 	if (r < 0)

@@ -165,6 +165,8 @@ static int take_zones(const struct decoder *d, struct kepler_snapshot *s)
 			.quality_ppm = b.baseline_quality_ppm <= 1000000 ? b.baseline_quality_ppm : 0,
 			.samples = b.baseline_samples,
 		};
+		z->meter_resets = b.meter_resets;
+		z->meter_wraps = b.meter_wraps;
 	}
 	return 0;
 }

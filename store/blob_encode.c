@@ -207,6 +207,8 @@ static int put_zones(struct encoder *e)
 		b->baseline_method = z->baseline.method;
 		b->baseline_quality_ppm = z->baseline.quality_ppm;
 		b->baseline_samples = z->baseline.samples;
+		b->meter_resets = z->meter_resets;
+		b->meter_wraps = z->meter_wraps;
 	}
 	return 0;
 }

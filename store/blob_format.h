@@ -94,6 +94,7 @@ struct blob_zone {
 	uint32_t baseline_quality_ppm;
 	uint32_t baseline_samples;
 	uint32_t pad2;
+	uint64_t meter_resets, meter_wraps;
 };
 
 struct blob_usage {
@@ -129,7 +130,7 @@ _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
 _Static_assert(sizeof(struct blob_info) == 80, "info record layout");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
-_Static_assert(sizeof(struct blob_zone) == 96, "zone record layout (format 1.2)");
+_Static_assert(sizeof(struct blob_zone) == 112, "zone record layout (format 1.2)");
 _Static_assert(sizeof(struct blob_process) == 96, "process record layout");
 _Static_assert(sizeof(struct blob_container) == 56, "container record layout");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");

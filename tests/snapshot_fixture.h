@@ -71,6 +71,8 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 		s->zones[z].idle = (struct kepler_energy){ 400000 * (seed + 1) + z, 2000 + z };
 		s->zones[z].baseline = (struct kepler_baseline){ 12000000 + seed + z, (uint32_t)(z + 1) % 4,
 								 (uint32_t)(999000 + z), (uint32_t)(30 + z) };
+		s->zones[z].meter_resets = seed + z;
+		s->zones[z].meter_wraps = 2 * seed + z;
 	}
 	s->nprocesses = nprocs;
 	s->processes = calloc(nprocs + 1, sizeof(*s->processes));
@@ -188,7 +190,8 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		if (a->source != b->source || memcmp(&a->energy, &b->energy, sizeof(a->energy)) ||
 		    memcmp(&a->active, &b->active, sizeof(a->active)) ||
 		    memcmp(&a->idle, &b->idle, sizeof(a->idle)) ||
-		    memcmp(&a->baseline, &b->baseline, sizeof(a->baseline)))
+		    memcmp(&a->baseline, &b->baseline, sizeof(a->baseline)) ||
+		    a->meter_resets != b->meter_resets || a->meter_wraps != b->meter_wraps)
 			return "zone";
 	}
 	for (size_t i = 0; i < x->nprocesses; i++) {

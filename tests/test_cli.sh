@@ -78,6 +78,22 @@ check "start-up line" 0 "started: informer procfs; zones package (rapl); one sna
 check "clean stop" 0 "stopping on Terminated after snapshot" \
 	brief "${collectd[@]}" --host.sysfs "$tmp/rapl"
 
+# Meter events: a RAPL counter that goes back (a driver reload) is a reset:
+# logged as a warning, counted in the snapshot (kepler_node_meter_resets_total).
+"${collectd[@]}" --host.sysfs "$tmp/rapl" --informer procfs --rapl.zones package --store.path "$tmp/ev" \
+	>"$tmp/ev.log" 2>&1 &
+ev=$!
+sleep 0.7
+echo 5 >"$tmp/rapl/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj"
+sleep 0.7
+kill "$ev"; wait "$ev"
+if grep -q "meter zone package: 1 counter reset(s) since the last warning (1 since start)" "$tmp/ev.log" &&
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/ev" --format json | grep -q '"meter_resets":1,'; then
+	echo "ok: meter reset logged and counted"
+else
+	echo "FAIL: meter reset: $(grep -i reset "$tmp/ev.log")"; fails=$((fails + 1))
+fi
+
 # Informers: procfs on request; auto falls back from ebpf without privileges.
 check "informer procfs" 0 "informer procfs (" \
 	brief "${collectd[@]}" --host.sysfs "$tmp/sysfs" --informer procfs

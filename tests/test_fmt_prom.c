@@ -143,7 +143,9 @@ static void tiny_build(struct tiny *t)
 					      { 10000000, 4000000 },
 					      { 3000000, 1000000 },
 					      { 7000000, 3000000 },
-					      { 0, 0, 0, 0 } };
+					      { 0, 0, 0, 0 },
+					      2,
+					      5 };
 	t->e[0] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[1] = (struct kepler_energy){ 500000, 250000 };
 	t->e[2] = (struct kepler_energy){ 500000, 250000 };
@@ -257,6 +259,12 @@ static const char golden_head[] =
 	"# HELP kepler_node_zone_source_info Energy source of each zone: rapl, hwmon, model (an estimate, not a measurement) or fake\n"
 	"# TYPE kepler_node_zone_source_info gauge\n"
 	"kepler_node_zone_source_info{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",source=\"rapl\",zone=\"package\"} 1\n"
+	"# HELP kepler_node_meter_resets_total Energy counter resets of a zone since the collector started (the counter went back or jumped implausibly; that step is not counted as energy)\n"
+	"# TYPE kepler_node_meter_resets_total counter\n"
+	"kepler_node_meter_resets_total{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 2\n"
+	"# HELP kepler_node_meter_wraps_total Energy counter wraparounds of a zone since the collector started (normal; counted across)\n"
+	"# TYPE kepler_node_meter_wraps_total counter\n"
+	"kepler_node_meter_wraps_total{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",zone=\"package\"} 5\n"
 	"# HELP kepler_snapshot_seq Sequence number of the snapshot these metrics come from\n"
 	"# TYPE kepler_snapshot_seq gauge\n"
 	"kepler_snapshot_seq{node_name=\"n1\"} 7\n"
@@ -362,8 +370,10 @@ static void test_watts_sum(void **state)
 						.vm_id = "",
 						.usage = { .zones = &e[i] } };
 	}
-	s.zones[0] = (struct kepler_zone){ "package",     "",       KEPLER_SOURCE_FAKE, { 0, active },
-					   { 0, active }, { 0, 0 }, { 0, 0, 0, 0 } };
+	s.zones[0] = (struct kepler_zone){
+		"package", "", KEPLER_SOURCE_FAKE, { 0, active }, { 0, active }, { 0, 0 }, { 0, 0, 0, 0 },
+		0,         0
+	};
 	s.processes = p;
 	s.nprocesses = N;
 	out = render(&s, KEPLER_LEVEL_ALL, NULL);

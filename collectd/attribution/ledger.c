@@ -135,6 +135,8 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 			.active = l->node[z][1],
 			.idle = l->node[z][2],
 			.baseline = in->zones[z].baseline,
+			.meter_resets = in->zones[z].meter_resets,
+			.meter_wraps = in->zones[z].meter_wraps,
 		};
 	/* the records are contiguous structs with the process first: copy them out (room reserved) */
 	s->nprocesses = cur->n;

@@ -41,7 +41,8 @@ struct kepler_ledger_zone_in {
 	const char *name, *path; /* must stay valid while the ledger lives */
 	enum kepler_source source;
 	uint64_t delta_uj;
-	struct kepler_baseline baseline; /* method NONE: Kepler's usage-ratio split */
+	struct kepler_baseline baseline;    /* method NONE: Kepler's usage-ratio split */
+	uint64_t meter_resets, meter_wraps; /* the meter's counts since it opened */
 };
 
 /*

@@ -90,6 +90,9 @@ struct kepler_zone {
 	struct kepler_energy active;
 	struct kepler_energy idle;
 	struct kepler_baseline baseline; /* format 1.2; NONE in older snapshots */
+	/* the zone's energy counters since the collector started (format 1.2; 0 before) */
+	uint64_t meter_resets; /* went back or jumped implausibly: that step not counted */
+	uint64_t meter_wraps;  /* wrapped around their range: counted across */
 };
 
 /* What every workload level has in common. */

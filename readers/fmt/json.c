@@ -116,6 +116,8 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 		kv_u64(out, "active_delta_uj", zn->active.delta_uj, false);
 		kv_u64(out, "idle_uj", zn->idle.total_uj, false);
 		kv_u64(out, "idle_delta_uj", zn->idle.delta_uj, false);
+		kv_u64(out, "meter_resets", zn->meter_resets, false);
+		kv_u64(out, "meter_wraps", zn->meter_wraps, false);
 		if (zn->baseline.method != KEPLER_BASELINE_NONE) {
 			key(out, "baseline", false);
 			kepler_buf_addc(out, '{');

@@ -176,6 +176,34 @@ static void node_families(struct prom *pr)
 	kepler_buf_printf(pr->out, "} %.6f\n", s->cpu_usage_ratio);
 }
 
+/* Each zone's counter resets and wraparounds since the collector started. */
+static void meter_events(struct prom *pr)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[] = {
+		{ "kepler_node_meter_resets_total",
+		  "Energy counter resets of a zone since the collector started (the counter went back or "
+		  "jumped implausibly; that step is not counted as energy)" },
+		{ "kepler_node_meter_wraps_total",
+		  "Energy counter wraparounds of a zone since the collector started (normal; counted "
+		  "across)" },
+	};
+	const struct kepler_snapshot *s = pr->s;
+
+	for (int f = 0; f < 2; f++) {
+		family(pr->out, fams[f].name, "counter", fams[f].help);
+		for (size_t z = 0; z < s->nzones; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			kepler_buf_adds(pr->out, fams[f].name);
+			node_zone_labels(pr, &s->zones[z]);
+			kepler_buf_u64(pr->out, f ? s->zones[z].meter_wraps : s->zones[z].meter_resets);
+			end_value(pr->out);
+		}
+	}
+}
+
 /* Always exported: where each zone's numbers come from, and the snapshot itself. */
 static void source_and_snapshot(struct prom *pr)
 {
@@ -193,6 +221,7 @@ static void source_and_snapshot(struct prom *pr)
 		label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} 1\n", 4);
 	}
+	meter_events(pr);
 	static const struct {
 		const char *name, *help;
 	} gauges[] = {
