@@ -69,9 +69,45 @@ int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, str
 	return 0;
 }
 
+/*
+ * The data file must hold every page its newest meta page points at:
+ * touching a mapped page past the end of the file raises SIGBUS. A file
+ * truncated (or cut short by a full disk outside LMDB) is reported as
+ * damaged, with how to recover, before any such page is touched. The
+ * two meta pages themselves are checked by the caller (open) or were when
+ * the store was opened.
+ */
+static int check_size(struct kepler_store *s, struct kepler_error *err)
+{
+	mdb_filehandle_t fd;
+	MDB_envinfo info;
+	MDB_stat st;
+	struct stat fs;
+	uint64_t need;
+
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs) < 0)
+		return 0; /* cannot tell: LMDB reports its own errors */
+	if (fs.st_size < 2 * sysconf(_SC_PAGESIZE) || mdb_env_stat(s->env, &st) ||
+	    mdb_env_info(s->env, &info))
+		need = 2 * (uint64_t)sysconf(_SC_PAGESIZE);
+	else
+		need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	if ((uint64_t)fs.st_size >= need)
+		return 0;
+	return kepler_error_set(err, -EUCLEAN,
+				"the store '%s' is damaged: data.mdb is %lld bytes but its pages reach %llu "
+				"(truncated?); to recover, stop kepler-collectd, move '%s' aside (keep it to "
+				"inspect) and start kepler-collectd again, which creates a new store",
+				s->path, (long long)fs.st_size, (unsigned long long)need, s->path);
+}
+
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
 {
-	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);
+	int rc, r = check_size(s, err);
+
+	if (r < 0)
+		return r;
+	rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);
 
 	if (rc == MDB_MAP_RESIZED) { /* the writer grew the map: adopt its size */
 		rc = mdb_env_set_mapsize(s->env, 0);
@@ -331,6 +367,9 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 		r = open_error(s, rc, err);
 		goto fail;
 	}
+	r = check_size(s, err);
+	if (r < 0)
+		goto fail;
 	apply_permissions(s);
 	r = writer_init(s, err);
 	if (r < 0)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A damaged store gives errors, never signals: data.mdb truncated at six
+# sizes (0, one page, two pages, half, one page short, one byte short);
+# kepler-stdout, kepler-dataset and kepler-collectd each exit with a status
+# below 128 and a message (the store damaged, with how to recover; or not
+# initialized yet for a file without its two meta pages, which a collector
+# killed while creating the store leaves and the next one repairs), and the
+# exporter stays up and says so in /healthz.
+# Usage: test_store_damage.sh BUILD_DIR
+set -uo pipefail
+build=$1
+collectd=$build/collectd/kepler-collectd
+. "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || skip "curl missing"
+
+"$collectd" --store.path "$tmp/s" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" --log.level warn >"$tmp/c.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+sleep 3
+kill "$cpid"; wait "$cpid"
+size=$(stat -c %s "$tmp/s/data.mdb")
+"$build/readers/stdout/kepler-stdout" --store.path "$tmp/s" >/dev/null || fail "the whole store does not read"
+port=$((20000 + RANDOM % 20000))
+for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)); do
+	rm -rf "$tmp/c"
+	cp -r "$tmp/s" "$tmp/c"
+	truncate -s "$cut" "$tmp/c/data.mdb"
+	if [ "$cut" -lt 8192 ]; then want="not initialized yet"; else want="is damaged: data.mdb is $cut bytes"; fi
+	for cmd in "$build/readers/stdout/kepler-stdout --store.path $tmp/c" \
+		"$build/readers/dataset/kepler-dataset --store.path $tmp/c --level process" \
+		"$collectd --store.path $tmp/c --meter.source fake --informer procfs --store.group '' --monitor.interval 100ms"; do
+		timeout 10 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
+		p=$!
+		sleep 0.5
+		kill "$p" 2>/dev/null
+		wait "$p"
+		st=$?
+		name=$(basename "${cmd%% *}")
+		if [ "$st" -ge 128 ] && [ "$st" != 143 ]; then
+			fail "cut at $cut: $name died with status $st: $(head -c 200 "$tmp/err")"
+		elif [ "$cut" -ge 8192 ] && [ "$name" != kepler-collectd ] && ! grep -q "$want" "$tmp/err"; then
+			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
+		elif [ "$name" = kepler-collectd ] && [ "$cut" -ge 8192 ] && ! grep -q "$want" "$tmp/err"; then
+			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
+		fi
+	done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/c" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/e.log" 2>&1 &
+	e=$!
+	sleep 0.5
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
+	if ! kill -0 "$e" 2>/dev/null; then
+		wait "$e"
+		st=$?
+		[ "$st" -lt 128 ] || fail "cut at $cut: kepler-exporter died with status $st"
+	else
+		kill "$e"; wait "$e"
+	fi
+	[ "$cut" -lt 8192 ] || grep -q "damaged" <<<"$body$(cat "$tmp/e.log")" ||
+		fail "cut at $cut: the exporter did not say the store is damaged: $body"
+	echo "cut at $cut bytes: every binary said so, none died of a signal"
+done
+ok "a truncated data.mdb at 6 sizes: messages, no signal"
+finish store_damage
