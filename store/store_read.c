@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -428,6 +429,28 @@ static void watch_data_file(struct kepler_store *s)
 	}
 }
 
+/*
+ * Has the store's data file been removed, or replaced by a new store (a
+ * directory deleted and created again by a new collector), since this
+ * reader opened it? It would otherwise serve the old file forever.
+ */
+static int check_replaced(struct kepler_store *s, struct kepler_error *err)
+{
+	char file[4200];
+	struct stat now, ours;
+	mdb_filehandle_t fd;
+
+	if (!s->env || mdb_env_get_fd(s->env, &fd) || fstat(fd, &ours) < 0)
+		return 0;
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	if (stat(file, &now) < 0)
+		return errno == ENOENT ? kepler_error_set(err, -ESTALE, "the store '%s' was removed", s->path)
+				       : 0;
+	if (now.st_ino != ours.st_ino || now.st_dev != ours.st_dev)
+		return kepler_error_set(err, -ESTALE, "the store '%s' was replaced by a new one", s->path);
+	return 0;
+}
+
 int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err)
 {
@@ -442,6 +465,9 @@ int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeo
 			*ret_seq = seq;
 			return 0;
 		}
+		r = check_replaced(s, err);
+		if (r < 0)
+			return r;
 		now = now_mono_ns();
 		if (now >= deadline)
 			return kepler_error_set(err, -ETIMEDOUT,

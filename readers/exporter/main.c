@@ -180,6 +180,7 @@ static void follow(struct follower *f)
 			set_problem(f->st, err.msg);
 			kepler_store_close(f->store);
 			f->store = NULL;
+			f->seq = 0; /* a new store counts from 1 again */
 			continue;
 		}
 		render_newest(f, seq);

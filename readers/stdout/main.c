@@ -95,8 +95,32 @@ static int print_list(struct printer *p, const uint64_t *seqs, size_t n)
 	return 0;
 }
 
+/*
+ * Open the store; with --follow, wait for it while it does not exist yet
+ * (or is being created), as the exporter does.
+ */
+static int open_store(const char *path, bool wait, struct printer *p)
+{
+	struct kepler_error err = { 0 };
+	int r, last = 0;
+
+	for (;;) {
+		r = kepler_store_open_reader(path, &p->store, &err);
+		if (r == 0)
+			return 0;
+		if (!wait || r != -ENOENT || stop_signal) {
+			kepler_err("%s", err.msg);
+			return -1;
+		}
+		if (r != last)
+			kepler_info("waiting for the store: %s", err.msg);
+		last = r;
+		sleep(1);
+	}
+}
+
 /* Each snapshot after @last as it is committed, until --count or a signal. */
-static int follow(struct printer *p, uint64_t last)
+static int follow(struct printer *p, const char *path, uint64_t last)
 {
 	while (p->left != 0 && !stop_signal) {
 		struct kepler_error err = { 0 };
@@ -106,6 +130,15 @@ static int follow(struct printer *p, uint64_t last)
 
 		if (r == -ETIMEDOUT || r == -EINTR)
 			continue;
+		if (r == -ESTALE) { /* a new collector made a new store: follow it from its start */
+			kepler_info("%s: following the new one", err.msg);
+			kepler_store_close(p->store);
+			p->store = NULL;
+			if (open_store(path, true, p) < 0)
+				return stop_signal ? 0 : -1;
+			last = 0;
+			continue;
+		}
 		if (r == 0)
 			r = kepler_store_list(p->store, last + 1, newest, &seqs, &n, &err);
 		if (r < 0) {
@@ -216,7 +249,6 @@ static int check_flags(const struct kepler_config *cfg, struct printer *p)
 int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
-	struct kepler_error err = { 0 };
 	struct printer p = { .buf = KEPLER_BUF_INIT };
 	struct sigaction sa;
 	uint64_t *seqs = NULL;
@@ -239,9 +271,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (kepler_store_open_reader(cfg.store_path, &p.store, &err) < 0) {
-		kepler_err("%s", err.msg);
-		rc = EXIT_USAGE;
+	if (open_store(cfg.store_path, cfg.stdout_follow, &p) < 0) {
+		rc = stop_signal ? 0 : EXIT_USAGE;
 		goto out;
 	}
 	rc = choose(&cfg, &p, &seqs, &n);
@@ -251,7 +282,7 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (cfg.stdout_follow && follow(&p, n ? seqs[n - 1] : 0) < 0)
+	if (cfg.stdout_follow && follow(&p, cfg.store_path, n ? seqs[n - 1] : 0) < 0)
 		rc = EXIT_USAGE;
 	else if (!p.printed && !stop_signal)
 		rc = EXIT_NONE; /* everything asked for was pruned meanwhile */

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Readers follow the store through its life: kepler-stdout --follow and the
+# exporter started before the store exists wait for it; when the store is
+# deleted and a new collector creates a new one, both reattach and go on
+# with the new store's snapshots (before: they served the deleted file
+# forever, and /healthz blamed the collector).
+# Usage: test_store_replaced.sh BUILD_DIR
+set -uo pipefail
+build=$1
+collectd=$build/collectd/kepler-collectd
+. "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || skip "curl missing"
+command -v python3 >/dev/null || skip "python3 missing"
+store=$tmp/store
+port=$((20000 + RANDOM % 20000))
+run_collector() {
+	"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 300ms \
+		--store.group "" --log.level warn >>"$tmp/c.log" 2>&1 &
+	cpid=$!
+	pids+=($cpid)
+}
+
+"$build/readers/stdout/kepler-stdout" --store.path "$store" --follow --format json \
+	>"$tmp/follow.json" 2>"$tmp/follow.log" &
+fpid=$!
+pids+=($fpid)
+"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
+	>"$tmp/e.log" 2>&1 &
+pids+=($!)
+sleep 1.5
+run_collector
+sleep 3
+first=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^kepler_snapshot_seq/ {print $2}')
+kill "$cpid"; wait "$cpid"
+old_last=$("$build/readers/stdout/kepler-stdout" --store.path "$store" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
+rm -rf "$store"
+run_collector
+sleep 1.5
+second=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^kepler_snapshot_seq/ {print $2}')
+health=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+new_last=$("$build/readers/stdout/kepler-stdout" --store.path "$store" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
+echo "exporter: seq $first in the first store (its last $old_last), $second in the new one (its newest $new_last); /healthz $health"
+# serving the new store: its seq is one the new store has, and below the old store's last
+[ -n "$first" ] && [ -n "$second" ] && [ "$second" -le "$new_last" ] && [ "$second" -lt "$old_last" ] &&
+	[ "$health" = 200 ] && ok "the exporter waited for the store, then followed the new one" ||
+	fail "exporter: $(tail -3 "$tmp/e.log")"
+grep -q "the store '$store' was \(removed\|replaced by a new one\)" "$tmp/e.log" ||
+	fail "the exporter did not say the store went: $(cat "$tmp/e.log")"
+kill "$fpid"
+wait "$fpid"
+st=$?
+python3 - "$tmp/follow.json" <<'PY'
+import json, sys
+seqs = [json.loads(l)['seq'] for l in open(sys.argv[1])]
+print(f"kepler-stdout --follow printed seqs {seqs}")
+back = sum(1 for a, b in zip(seqs, seqs[1:]) if b < a)
+sys.exit(0 if back == 1 and len(seqs) - 1 - max(i for i in range(1, len(seqs)) if seqs[i] < seqs[i - 1]) >= 1 else 1)
+PY
+[ $? = 0 ] && [ "$st" = 0 ] && ok "kepler-stdout --follow waited for the store, then followed the new one" ||
+	fail "kepler-stdout --follow (status $st): $(cat "$tmp/follow.log")"
+finish store_replaced
