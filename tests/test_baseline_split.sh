@@ -5,7 +5,9 @@
 # the load (idle, one burner, two burners, and whatever else runs on this
 # machine), and the burners' energy 28 W x their share of the node's CPU
 # time within 3 %. Then a configured idle power (attribution.idle-watts)
-# is used as given, and a bad one is refused with a clear error.
+# is used as given, and a bad one is refused with a clear error. On a
+# machine that other work keeps saturated the CPU use never varies, so
+# nothing can be learned: that part is then skipped, visibly (exit 77).
 # Usage: test_baseline_split.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -34,6 +36,12 @@ import json, sys
 snaps = [json.loads(l) for l in open(sys.argv[1])]
 burners = set(int(p) for p in sys.argv[2:])
 bad, fitted, buckets = 0, 0, {'idle': 0, 'half': 0, 'full': 0}
+use = [s['node']['cpu_usage_ratio'] for s in snaps if not s['first'] and s['interval_ns'] >= 5e8]
+if use and max(use) - min(use) < 0.15:
+    # other work kept the machine saturated: power never varied with our load, nothing to learn from
+    print(f"SKIP part: the node's CPU use stayed within {min(use):.3f}-{max(use):.3f} (a saturated machine):"
+          " no idle power can be learned; the learned baseline is not checked")
+    sys.exit(3)
 energy = cpu = 0
 for s in snaps:
     if s['first'] or s['interval_ns'] < 5e8:
@@ -69,7 +77,11 @@ else:
     print("FAIL: the burners never appear with CPU time"); bad += 1
 sys.exit(1 if bad else 0)
 PY
-[ $? = 0 ] && ok "learned idle power 12 W +- 0.5 W at every load, burners within 3 %" || fail "baseline checks (above)"
+case $? in
+0) ok "learned idle power 12 W +- 0.5 W at every load, burners within 3 %" ;;
+3) skipped_parts=1 ;;
+*) fail "baseline checks (above)" ;;
+esac
 
 # a configured idle power is used as given
 "$collectd" --store.path "$tmp/store2" --meter.source fake --monitor.interval 500ms --store.group "" \
@@ -108,4 +120,8 @@ for bad in "package" "package=abc" "package=-1" "package=1,package=2" "=3"; do
 	fi
 done
 ok "bad attribution.idle-watts values refused with a message naming the option"
+if [ "$fails" -eq 0 ] && [ -n "${skipped_parts:-}" ]; then
+	echo "every other baseline check passed; part skipped (see SKIP above)"
+	exit 77
+fi
 finish baseline_split

@@ -30,25 +30,25 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 	for cmd in "$build/readers/stdout/kepler-stdout --store.path $tmp/c" \
 		"$build/readers/dataset/kepler-dataset --store.path $tmp/c --level process" \
 		"$collectd --store.path $tmp/c --meter.source fake --informer procfs --store.group '' --monitor.interval 100ms"; do
-		timeout 10 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
+		name=$(basename "${cmd%% *}")
+		timeout 20 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
 		p=$!
-		sleep 0.5
-		kill "$p" 2>/dev/null
+		# readers end by themselves; a collector refuses a damaged store at once, and
+		# runs on an empty one (it initializes it): stopped after 2 s then
+		for _ in $(seq 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		[ "$name" = kepler-collectd ] && kill "$p" 2>/dev/null
 		wait "$p"
 		st=$?
-		name=$(basename "${cmd%% *}")
-		if [ "$st" -ge 128 ] && [ "$st" != 143 ]; then
-			fail "cut at $cut: $name died with status $st: $(head -c 200 "$tmp/err")"
-		elif [ "$cut" -ge 8192 ] && [ "$name" != kepler-collectd ] && ! grep -q "$want" "$tmp/err"; then
-			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
-		elif [ "$name" = kepler-collectd ] && [ "$cut" -ge 8192 ] && ! grep -q "$want" "$tmp/err"; then
+		if [ "$st" -ge 128 ] && ! { [ "$st" = 143 ] && [ "$name" = kepler-collectd ] && [ "$cut" = 0 ]; }; then
+			fail "cut at $cut: $name ended with status $st: $(head -c 200 "$tmp/err")"
+		elif [ "$cut" -ge 8192 ] && ! grep -q "$want" "$tmp/err"; then
 			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
 		fi
 	done
 	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/c" --web.listen-address "127.0.0.1:$port" \
 		>"$tmp/e.log" 2>&1 &
 	e=$!
-	sleep 0.5
+	for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
 	if ! kill -0 "$e" 2>/dev/null; then
