@@ -341,6 +341,7 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 			     struct kepler_error *err)
 {
 	struct kepler_store *s = store_new(opts->path);
+	struct stat st;
 	int rc, r;
 
 	if (!s)
@@ -354,6 +355,10 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	if (mkdir(s->path, 0750) < 0 && errno != EEXIST) {
 		r = kepler_error_set(err, -errno, "cannot create the store directory '%s': %s", s->path,
 				     strerror(errno));
+		goto fail;
+	}
+	if (stat(s->path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		r = kepler_error_set(err, -ENOTDIR, "the store path '%s' is not a directory", s->path);
 		goto fail;
 	}
 	r = take_writer_lock(s, err);

@@ -73,6 +73,11 @@ check "meter.source auto with RAPL" 0 "energy source rapl: package (2 parts) [ag
 	brief "${collectd[@]}" --host.sysfs "$tmp/rapl"
 check "bad model file" 1 "cannot open model file $tmp/nope.yaml" \
 	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp/nope.yaml"
+check "model file that is a directory" 1 "cannot read model file $tmp: it is a directory" \
+	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --meter.model-file "$tmp"
+touch "$tmp/afile"
+check "store path that is a file" 1 "the store path '$tmp/afile' is not a directory" \
+	"${collectd[@]}" --host.sysfs "$tmp/sysfs" --store.path "$tmp/afile"
 check "start-up line" 0 "started: informer procfs; zones package (rapl); one snapshot every 500ms into $tmp/pub/store; no network port" \
 	brief "${collectd[@]}" --host.sysfs "$tmp/rapl" --informer procfs --rapl.zones package
 check "clean stop" 0 "stopping on Terminated after snapshot" \

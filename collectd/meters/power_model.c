@@ -347,9 +347,11 @@ int kepler_power_model_load(const char *path, struct kepler_power_model *ret, st
 		fclose(f);
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	}
+	errno = 0;
 	n = fread(buf, 1, MODEL_FILE_MAX + 1, f);
 	if (ferror(f))
-		r = kepler_error_set(err, -EIO, "cannot read model file %s", path);
+		r = kepler_error_set(err, errno ? -errno : -EIO, "cannot read model file %s: %s", path,
+				     errno == EISDIR ? "it is a directory" : strerror(errno ? errno : EIO));
 	else if (n > MODEL_FILE_MAX)
 		r = kepler_error_set(err, -EFBIG, "model file %s is over 1 MiB", path);
 	else
