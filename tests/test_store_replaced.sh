@@ -35,12 +35,14 @@ kill "$cpid"; wait "$cpid"
 old_last=$("$build/readers/stdout/kepler-stdout" --store.path "$store" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
 rm -rf "$store"
 run_collector 1s
-# the exporter notices within about a second; a loaded machine may take longer
-for _ in $(seq 100); do
+# the exporter notices within about a second; a loaded machine may take longer (20 s at most)
+deadline=$((SECONDS + 20))
+while [ "$SECONDS" -lt "$deadline" ]; do
 	sleep 0.2
+	# what the exporter serves, then the new store's newest: never below what was served
+	second=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^kepler_snapshot_seq/ {print $2}')
 	new_last=$("$build/readers/stdout/kepler-stdout" --store.path "$store" --format json 2>/dev/null |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])' 2>/dev/null) || continue
-	second=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^kepler_snapshot_seq/ {print $2}')
 	[ -n "$second" ] && [ "$second" -le "$new_last" ] && [ "$second" -lt "$old_last" ] && break
 done
 health=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
