@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backlog.h"
 #include "baseline.h"
 #include "collector.h"
 #include "cpuinfo.h"
@@ -44,12 +45,24 @@ struct kepler_collector {
 	struct kepler_baseline_learner *learner;
 	struct kepler_baseline baseline[KEPLER_MAX_ZONES]; /* this interval's, by meter zone */
 	struct kepler_monotonic *monotonic;                /* debug builds: the counter invariant */
+	/* the store refusing commits: what it said, and the intervals held meanwhile */
+	struct kepler_backlog *backlog;
+	bool store_down;
+	bool down_said;       /* the current outage was logged as an error */
+	uint64_t down_log_ns; /* when an outage was last logged (monotonic) */
 	struct meter_seen {
 		uint64_t resets, wraps; /* counts already logged */
 		uint64_t last_warn_ns;  /* when a reset was last logged (monotonic) */
 	} seen[KEPLER_MAX_ZONES];
 	char describe[512];
 };
+
+/*
+ * Workloads gone from view that a backlog keeps while the store refuses
+ * commits (about 400 bytes each, held and merged): 50,000 bound it near
+ * 20 MiB however long the outage and however fast processes come and go.
+ */
+#define BACKLOG_MAX_WORKLOADS 50000
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -324,6 +337,7 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 		.map_size = cfg->store_map_size,
 		.retention_snapshots = (uint64_t)cfg->store_retention_snapshots,
 		.retention_series_ns = cfg->store_retention_series_ns,
+		.move_damaged = cfg->store_move_damaged,
 	};
 	struct kepler_error err = { 0 };
 	int r;
@@ -375,6 +389,8 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		r = open_baseline(cfg, c);
 	if (r == 0) {
 		r = kepler_ledger_new(&lp, &c->ledger, &err);
+		if (r == 0)
+			r = kepler_backlog_new(BACKLOG_MAX_WORKLOADS, &c->backlog, &err);
 		if (r < 0)
 			kepler_err("%s", err.msg);
 	}
@@ -487,6 +503,116 @@ static void check_monotonic(struct kepler_collector *c, const struct kepler_snap
 #endif
 }
 
+/*
+ * Commit errors the collector outlives: the disk full or failing, the
+ * store's files made unwritable, memory short. A damaged store (-EUCLEAN),
+ * a corrupt one (-EPROTO), a newer format or a bad call are not: retrying
+ * cannot mend them, and the message says what to do.
+ */
+static bool store_error_transient(int r)
+{
+	return r != -EUCLEAN && r != -EPROTO && r != -EPROTONOSUPPORT && r != -EINVAL && r != -EBADF;
+}
+
+static void fmt_seconds(uint64_t ns, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.1f s", (double)ns / 1e9);
+}
+
+#define MINUTE_NS (60ULL * 1000000000ULL)
+
+/*
+ * The log of an outage: an error when the store starts refusing, a warning
+ * each minute it goes on, and a line when it takes commits again. A disk
+ * that is nearly full refuses some commits and takes others (LMDB reuses
+ * freed pages); such flapping is logged at most once a minute.
+ */
+static void log_store_refusal(struct kepler_collector *c, const char *msg, uint64_t now)
+{
+	bool quiet = c->down_log_ns && now - c->down_log_ns < MINUTE_NS;
+
+	if (!c->store_down) {
+		c->down_said = !quiet;
+		if (quiet)
+			kepler_debug("cannot write the store: %s", msg);
+		else
+			kepler_err("cannot write the store: %s; measuring goes on, the commit is retried "
+				   "every interval, and the first snapshot stored will cover every interval "
+				   "until then",
+				   msg);
+	} else if (!quiet) {
+		kepler_warn("still cannot write the store (%u interval(s) held): %s",
+			    kepler_backlog_intervals(c->backlog), msg);
+	}
+	if (!quiet)
+		c->down_log_ns = now;
+}
+
+static void log_store_recovery(struct kepler_collector *c, const struct kepler_snapshot *snap)
+{
+	char took[32];
+
+	fmt_seconds(snap->unstored_ns, took, sizeof(took));
+	if (c->down_said)
+		kepler_info("the store takes commits again after %s: snapshot %llu covers the %u "
+			    "interval(s) it refused (their deltas are in it)",
+			    took, (unsigned long long)snap->seq, snap->unstored_intervals);
+	else
+		kepler_debug("the store took snapshot %llu, covering %u refused interval(s)",
+			     (unsigned long long)snap->seq, snap->unstored_intervals);
+}
+
+/*
+ * Commit @snap, or hold it when the store refuses in a way the collector
+ * outlives: measuring goes on, each interval merged into what is held (see
+ * backlog.h) and retried, the store reopened first (LMDB refuses every
+ * transaction after some write errors until then). 0: stored; 1: held;
+ * < 0: an error the collector cannot outlive.
+ */
+static int store_or_hold(struct kepler_collector *c, struct kepler_snapshot *snap, struct kepler_error *err)
+{
+	struct kepler_error cerr = { 0 }, herr = { 0 };
+	int r = 0;
+
+	if (c->store_down)
+		r = kepler_store_reopen(c->store, &cerr);
+	if (r == 0)
+		r = kepler_store_commit(c->store, snap, &cerr);
+	if (r == 0) {
+		if (c->store_down)
+			log_store_recovery(c, snap);
+		c->store_down = false;
+		kepler_backlog_clear(c->backlog);
+		return 0;
+	}
+	if (!store_error_transient(r)) {
+		kepler_error_set(err, r, "%s", cerr.msg);
+		return r;
+	}
+	log_store_refusal(c, cerr.msg, clock_ns(CLOCK_MONOTONIC));
+	c->store_down = true;
+	if (kepler_backlog_hold(c->backlog, snap, snap->wall_ns, &herr) < 0)
+		kepler_warn("%s: the workloads' deltas of the intervals held so far are lost (the node's "
+			    "totals keep them)",
+			    herr.msg);
+	return 1;
+}
+
+/* The newest snapshot merged with the intervals the store refused (or itself). */
+static struct kepler_snapshot *merge_backlog(struct kepler_collector *c, struct kepler_snapshot *snap)
+{
+	struct kepler_snapshot *out;
+	struct kepler_error err = { 0 };
+
+	if (kepler_backlog_merge(c->backlog, snap, &out, &err) == 0)
+		return out;
+	kepler_warn("%s: the %u interval(s) the store refused are dropped; their workloads' deltas are "
+		    "lost (the node's totals keep them)",
+		    err.msg, kepler_backlog_intervals(c->backlog));
+	kepler_backlog_clear(c->backlog);
+	return snap;
+}
+
 int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report *ret,
 			  struct kepler_error *err)
 {
@@ -521,13 +647,15 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
+	snap = merge_backlog(c, snap);
 	check_monotonic(c, snap);
-	r = kepler_store_commit(c->store, snap, err);
+	r = store_or_hold(c, snap, err);
 	if (r < 0)
 		return r;
 	c->first = false;
 	c->last_mono_ns = sample.mono_ns;
-	ret->seq = snap->seq;
+	ret->held = kepler_backlog_intervals(c->backlog);
+	ret->seq = r == 0 ? snap->seq : 0;
 	ret->nprocesses = snap->nprocesses;
 	ret->ncontainers = snap->ncontainers;
 	ret->nvms = snap->nvms;
@@ -557,6 +685,7 @@ void kepler_collector_close(struct kepler_collector *c)
 	if (!c)
 		return;
 	kepler_ledger_free(c->ledger);
+	kepler_backlog_free(c->backlog);
 	kepler_baseline_learner_free(c->learner);
 	kepler_monotonic_free(c->monotonic);
 	free(c->procs);

@@ -18,7 +18,8 @@ struct kepler_collector;
 
 /* What one interval did, for the logs. */
 struct kepler_tick_report {
-	uint64_t seq;
+	uint64_t seq;     /* 0 when the store refused the snapshot (held: see kepler_backlog) */
+	unsigned held;    /* intervals held for the store (0 when it took this one) */
 	uint64_t took_ns; /* CPU-side duration of the tick (monotonic) */
 	size_t nprocesses, ncontainers, nvms, npods;
 	uint32_t skipped, lost;

@@ -138,7 +138,9 @@ static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct
 	s->node_cpu_total_delta_ns = in.node_cpu_total_delta_ns;
 	s->skipped_entries = in.skipped_entries;
 	s->lost_entries = in.lost_entries;
-	s->cpu_count = in.cpu_count; /* 0 from format 1.0 */
+	s->cpu_count = in.cpu_count;                   /* 0 from format 1.0 */
+	s->unstored_intervals = in.unstored_intervals; /* 0 before format 1.3 */
+	s->unstored_ns = in.unstored_ns;
 	s->nprocesses = d->sec[SEC_PROCESSES].count;
 	s->ncontainers = d->sec[SEC_CONTAINERS].count;
 	s->nvms = d->sec[SEC_VMS].count;

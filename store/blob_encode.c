@@ -300,6 +300,8 @@ static void put_info(struct encoder *e)
 		.skipped_entries = s->skipped_entries,
 		.lost_entries = s->lost_entries,
 		.cpu_count = s->cpu_count,
+		.unstored_intervals = s->unstored_intervals,
+		.unstored_ns = s->unstored_ns,
 	};
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (format 1.1), private to store/
+ * The snapshot blob on disk (format 1.3), private to store/
  *
  *   header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *
@@ -74,7 +74,9 @@ struct blob_info {
 	uint32_t lost_entries;
 	/* format 1.1 */
 	uint32_t cpu_count;
-	uint32_t pad;
+	/* format 1.3 (a padding field before, 0) */
+	uint32_t unstored_intervals;
+	uint64_t unstored_ns;
 };
 
 struct blob_energy {
@@ -127,7 +129,7 @@ struct blob_named {
 
 _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
-_Static_assert(sizeof(struct blob_info) == 80, "info record layout");
+_Static_assert(sizeof(struct blob_info) == 88, "info record layout (format 1.3)");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
 _Static_assert(sizeof(struct blob_zone) == 112, "zone record layout (format 1.2)");

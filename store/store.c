@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store_internal.h"
@@ -77,7 +78,7 @@ int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, str
  * two meta pages themselves are checked by the caller (open) or were when
  * the store was opened.
  */
-static int check_size(struct kepler_store *s, struct kepler_error *err)
+int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
 {
 	mdb_filehandle_t fd;
 	MDB_envinfo info;
@@ -96,14 +97,15 @@ static int check_size(struct kepler_store *s, struct kepler_error *err)
 		return 0;
 	return kepler_error_set(err, -EUCLEAN,
 				"the store '%s' is damaged: data.mdb is %lld bytes but its pages reach %llu "
-				"(truncated?); to recover, stop kepler-collectd, move '%s' aside (keep it to "
-				"inspect) and start kepler-collectd again, which creates a new store",
+				"(truncated?); to recover, stop kepler-collectd and start it again with "
+				"--store.move-damaged (it keeps the file as data.mdb.damaged-TIME and starts "
+				"a new store), or move '%s' aside yourself",
 				s->path, (long long)fs.st_size, (unsigned long long)need, s->path);
 }
 
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
 {
-	int rc, r = check_size(s, err);
+	int rc, r = kepler_store_check_size(s, err);
 
 	if (r < 0)
 		return r;
@@ -116,7 +118,14 @@ int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler
 	}
 	if (rc)
 		return kepler_store_lmdb_error(rc, "starting a read transaction", err);
+	store_guard_track(*ret);
 	return 0;
+}
+
+void kepler_store_end_read(MDB_txn *txn)
+{
+	store_guard_track(NULL);
+	mdb_txn_abort(txn);
 }
 
 /* The group of @file, or of its directory @dir when @file cannot be seen. */
@@ -149,8 +158,8 @@ static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 	if (rc == EACCES || rc == EPERM)
 		return kepler_error_set(err, -EACCES,
 					"permission denied opening the store '%s': readers need "
-					"read access to data.mdb and write access to lock.mdb; "
-					"run as a member of group '%s' (the store's group)",
+					"read access to data.mdb; run as a member of group '%s' "
+					"(the store's group)",
 					s->path, group_of(file, s->path, group, sizeof(group)));
 	return kepler_store_lmdb_error(rc, "opening the store", err);
 }
@@ -190,6 +199,9 @@ void kepler_store_close(struct kepler_store *s)
 {
 	if (!s)
 		return;
+	for (int i = 0; i < 2; i++)
+		if (s->pin[i])
+			mdb_txn_abort(s->pin[i]);
 	if (s->env)
 		mdb_env_close(s->env);
 	if (s->inotify_fd >= 0)
@@ -223,13 +235,18 @@ static void warn_world_writable(struct kepler_store *s)
 		 used ? "; " : "", s->path, (unsigned)(st.st_mode & 07777), s->path);
 }
 
-/* Modes and group: data 0640, lock 0660 (readers write their slot there). */
+/*
+ * Modes and group: data 0640 in the store's group (readers read it); the
+ * lock file 0600, the collector's alone: readers take no lock (see
+ * kepler_store_open_reader), so none can scribble on, truncate or hold it.
+ */
 static void apply_permissions(struct kepler_store *s)
 {
 	static const struct {
 		const char *name;
 		mode_t mode;
-	} files[] = { { "data.mdb", 0640 }, { "lock.mdb", 0660 } };
+		bool group;
+	} files[] = { { "data.mdb", 0640, true }, { "lock.mdb", 0600, false } };
 	struct group *g = NULL;
 	char file[4096];
 
@@ -243,7 +260,7 @@ static void apply_permissions(struct kepler_store *s)
 	}
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(file, sizeof(file), "%s/%s", s->path, files[i].name);
-		if (g && chown(file, (uid_t)-1, g->gr_gid) < 0 && !s->warning[0])
+		if (g && files[i].group && chown(file, (uid_t)-1, g->gr_gid) < 0 && !s->warning[0])
 			snprintf(s->warning, sizeof(s->warning), "cannot give %s to group '%s': %s", file,
 				 s->opts.group, strerror(errno));
 		chmod(file, files[i].mode);
@@ -337,12 +354,74 @@ static int take_writer_lock(struct kepler_store *s, struct kepler_error *err)
 	return 0;
 }
 
+/*
+ * LMDB's lock file is the writer's alone (mode 0600). It is made anew at
+ * every start, before LMDB opens it, so that nothing an earlier process
+ * left in it (a reader of an older kepler-c that could write it, a lock held
+ * on it) reaches this collector: the old file is unlinked, and whoever still
+ * holds it open holds a file no one uses. Safe because writer.lock makes
+ * this the only writer.
+ */
+static int fresh_lock_file(struct kepler_store *s, struct kepler_error *err)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return kepler_error_set(err, -errno, "cannot remove the old lock file '%s': %s", path,
+					strerror(errno));
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return kepler_error_set(err, -errno, "cannot create the lock file '%s': %s", path,
+					strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/*
+ * store.move-damaged: the data file is damaged; keep it under another name
+ * (data.mdb.damaged-YYYYmmddTHHMMSSZ, in the same directory) and let LMDB
+ * begin a new one. Said in the store's warning.
+ */
+static int move_damaged(struct kepler_store *s, const char *why, struct kepler_error *err)
+{
+	char from[4200], to[4300], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(from, sizeof(from), "%s/data.mdb", s->path);
+	snprintf(to, sizeof(to), "%s/data.mdb.damaged-%s", s->path, stamp);
+	if (rename(from, to) < 0)
+		return kepler_error_set(err, -errno, "%s; moving it aside failed: %s", why, strerror(errno));
+	snprintf(s->warning, sizeof(s->warning),
+		 "the store's data file was damaged: kept as '%s'; a new store begins (sequence numbers "
+		 "start over)",
+		 to);
+	return 0;
+}
+
+/* Open the environment, and check that its data file is whole. */
+static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
+{
+	int r = env_create(s, err), rc;
+
+	if (r < 0)
+		return r;
+	rc = mdb_env_open(s->env, s->path, MDB_NOTLS, 0640);
+	if (rc)
+		return open_error(s, rc, err);
+	return kepler_store_check_size(s, err);
+}
+
 int kepler_store_open_writer(const struct kepler_store_options *opts, struct kepler_store **ret,
 			     struct kepler_error *err)
 {
 	struct kepler_store *s = store_new(opts->path);
 	struct stat st;
-	int rc, r;
+	int r;
 
 	if (!s)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
@@ -364,15 +443,19 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	r = take_writer_lock(s, err);
 	if (r < 0)
 		goto fail;
-	r = env_create(s, err);
+	r = fresh_lock_file(s, err);
 	if (r < 0)
 		goto fail;
-	rc = mdb_env_open(s->env, s->path, MDB_NOTLS, 0640);
-	if (rc) {
-		r = open_error(s, rc, err);
-		goto fail;
+	r = writer_env_open(s, err);
+	if (r == -EUCLEAN && s->opts.move_damaged) {
+		mdb_env_close(s->env);
+		s->env = NULL;
+		r = move_damaged(s, err ? err->msg : "damaged", err);
+		if (r == 0)
+			r = fresh_lock_file(s, err);
+		if (r == 0)
+			r = writer_env_open(s, err);
 	}
-	r = check_size(s, err);
 	if (r < 0)
 		goto fail;
 	apply_permissions(s);
@@ -386,6 +469,32 @@ fail:
 	return r;
 }
 
+int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
+{
+	int r;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	for (int i = 0; i < 2; i++) {
+		if (s->pin[i])
+			mdb_txn_abort(s->pin[i]);
+		s->pin[i] = NULL;
+	}
+	s->pin_age = 0;
+	if (s->env)
+		mdb_env_close(s->env);
+	s->env = NULL;
+	s->have_dbs = false;
+	r = writer_env_open(s, err);
+	if (r == 0)
+		r = writer_init(s, err);
+	if (r < 0 && s->env) {
+		mdb_env_close(s->env);
+		s->env = NULL;
+	}
+	return r;
+}
+
 static int reader_init(struct kepler_store *s, struct kepler_error *err)
 {
 	MDB_txn *txn;
@@ -396,10 +505,11 @@ static int reader_init(struct kepler_store *s, struct kepler_error *err)
 	if (r < 0)
 		return r;
 	if (kepler_store_open_dbs(s, txn, false, NULL) < 0) {
-		mdb_txn_abort(txn); /* the writer has not created them yet: empty */
+		kepler_store_end_read(txn); /* the writer has not created them yet: empty */
 		return 0;
 	}
 	kepler_store_meta_get_u64(s, txn, "format.major", &major);
+	store_guard_track(NULL);
 	mdb_txn_commit(txn); /* keeps the database handles open */
 	if (major > KEPLER_FORMAT_MAJOR)
 		return kepler_error_set(err, -EPROTONOSUPPORT,
@@ -433,6 +543,14 @@ static int reader_check_initialized(struct kepler_store *s, struct kepler_error 
 	return 0;
 }
 
+/*
+ * Readers take no lock (MDB_NOLOCK) and write nothing: they need read access
+ * to data.mdb only, and no reader can harm the collector through a shared
+ * lock file. The price is that LMDB no longer knows what a reader reads;
+ * the writer pins the pages of its recent snapshots instead (store_write.c),
+ * and what a reader slower than that window might meet (a reused page) is
+ * caught by the blob's checksum or the fault guard, and retried.
+ */
 int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct kepler_error *err)
 {
 	struct kepler_store *s = store_new(path);
@@ -451,12 +569,12 @@ int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct
 	r = env_create(s, err);
 	if (r < 0)
 		goto fail;
-	rc = mdb_env_open(s->env, path, MDB_RDONLY | MDB_NOTLS, 0);
+	rc = mdb_env_open(s->env, path, MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, 0);
 	if (rc) {
 		r = open_error(s, rc, err);
 		goto fail;
 	}
-	r = reader_init(s, err);
+	r = STORE_GUARDED(s, err, reader_init(s, err));
 	if (r < 0)
 		goto fail;
 	*ret = s;

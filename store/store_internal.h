@@ -11,9 +11,20 @@
 #define KEPLER_STORE_INTERNAL_H
 
 #include <lmdb.h>
+#include <setjmp.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "kepler/store.h"
+
+/*
+ * A reader that takes no lock is safe if it finishes within this many
+ * commits of starting (docs/store.md, "Readers take no lock"): the writer
+ * holds a read transaction at least this old, so LMDB reuses no page a
+ * snapshot of the last KEPLER_STORE_PIN_COMMITS commits used. It costs the
+ * pages of up to twice as many snapshots kept from reuse.
+ */
+#define KEPLER_STORE_PIN_COMMITS 8
 
 struct kepler_store {
 	MDB_env *env;
@@ -27,6 +38,13 @@ struct kepler_store {
 	unsigned commits;  /* writer: for periodic stale-reader checks */
 	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
 	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
+	/*
+	 * writer: read transactions of its own that keep the pages of recent
+	 * snapshots from being reused while lock-free readers may still read
+	 * them (docs/store.md, "Readers take no lock"); pin[1] is the newer.
+	 */
+	MDB_txn *pin[2];
+	unsigned pin_age; /* commits since pin[1] was taken */
 	char warning[256];
 };
 
@@ -35,6 +53,52 @@ int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err);
 
 /* Begin a read transaction, following a map the writer has grown. */
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err);
+/* End one (abort: a read transaction has nothing to commit). */
+void kepler_store_end_read(MDB_txn *txn);
+
+/*
+ * -EUCLEAN with what to do when data.mdb is shorter than the pages its
+ * newest meta page points at (touching them would raise SIGBUS); else 0.
+ */
+int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
+
+/*
+ * store_guard.c: a fault (SIGBUS, SIGSEGV) on the mapped store inside a
+ * guarded operation becomes an error instead of killing the process: the
+ * file truncated under a reader, or a page reused under a lock-free reader
+ * too slow for the writer's pinned window. STORE_GUARDED(s, err, call) runs
+ * the int expression @call so, ending the transaction it had begun
+ * (kepler_store_begin_read tracks it), and retries it a few times when it
+ * failed in a way a concurrent write explains (-EPROTO, -EUCLEAN).
+ */
+struct store_guard {
+	sigjmp_buf jb;
+	struct store_guard *prev;
+	MDB_txn *txn; /* the operation's read transaction, ended after a fault */
+	int fault;    /* the signal */
+	int attempts;
+};
+
+void store_guard_enter(struct store_guard *g);
+void store_guard_leave(struct store_guard *g);
+void store_guard_track(MDB_txn *txn);
+int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err);
+bool store_guard_retry(struct store_guard *g, int r);
+
+#define STORE_GUARDED(s, err, call)                                      \
+	({                                                               \
+		struct store_guard g_ = { .attempts = 0 };               \
+		int r_;                                                  \
+		do {                                                     \
+			store_guard_enter(&g_);                          \
+			if (sigsetjmp(g_.jb, 1))                         \
+				r_ = store_guard_fault((s), &g_, (err)); \
+			else                                             \
+				r_ = (call);                             \
+			store_guard_leave(&g_);                          \
+		} while (r_ < 0 && store_guard_retry(&g_, r_));          \
+		r_;                                                      \
+	})
 
 /* Big-endian u64 keys sort numerically in LMDB's default byte order. */
 void kepler_store_put_key(uint64_t seq, unsigned char key[8]);
@@ -78,6 +142,9 @@ _Static_assert(offsetof(struct kepler_series_record, cpu_count) == KEPLER_SERIES
 #define KEPLER_SERIES_RECORD_1_1 1112 /* up to and without baseline */
 _Static_assert(offsetof(struct kepler_series_record, baseline) == KEPLER_SERIES_RECORD_1_1,
 	       "series record layout (format 1.1)");
-_Static_assert(sizeof(struct kepler_series_record) == 1368, "series record layout (format 1.2)");
+#define KEPLER_SERIES_RECORD_1_2 1368 /* up to and without unstored_intervals */
+_Static_assert(offsetof(struct kepler_series_record, unstored_intervals) == KEPLER_SERIES_RECORD_1_2,
+	       "series record layout (format 1.2)");
+_Static_assert(sizeof(struct kepler_series_record) == 1384, "series record layout (format 1.3)");
 
 #endif

@@ -59,16 +59,17 @@ static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err
 		return r;
 	if (!s->have_dbs) {
 		if (kepler_store_open_dbs(s, *txn, false, NULL) < 0) {
-			mdb_txn_abort(*txn);
+			kepler_store_end_read(*txn);
 			return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 		}
+		store_guard_track(NULL);
 		mdb_txn_commit(*txn); /* publish the handles, then start afresh */
 		return kepler_store_begin_read(s, txn, err);
 	}
 	return 0;
 }
 
-int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
+static int get_meta_in(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	uint64_t v;
@@ -91,11 +92,16 @@ int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, s
 	kepler_store_meta_get_u64(s, txn, "collector.interval_ns", &m->collector_interval_ns);
 	kepler_store_meta_get_u64(s, txn, "last_write_ns", &m->last_write_ns);
 	kepler_store_meta_get_u64(s, txn, "last_seq", &m->last_seq);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	return 0;
 }
 
-int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
+int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, get_meta_in(s, m, err));
+}
+
+static int get_cpus_in(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
 {
 	MDB_val k = { strlen("node.cpus"), (void *)"node.cpus" }, v;
 	MDB_txn *txn;
@@ -114,8 +120,13 @@ int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, st
 		r = kepler_store_lmdb_error(r, "reading the CPU list", err);
 	else if ((r = kepler_cpuinfo_decode(v.mv_data, v.mv_size, ret)) < 0)
 		kepler_error_set(err, r, "the store '%s' holds a malformed CPU list", s->path);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	return r;
+}
+
+int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, get_cpus_in(s, ret, err));
 }
 
 static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret, struct kepler_error *err)
@@ -132,7 +143,7 @@ static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret, str
 		rc = mdb_cursor_get(cur, &k, &v, op);
 		mdb_cursor_close(cur);
 	}
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	if (rc == MDB_NOTFOUND)
 		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 	if (rc)
@@ -143,16 +154,16 @@ static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret, str
 
 int kepler_store_latest_seq(struct kepler_store *s, uint64_t *ret, struct kepler_error *err)
 {
-	return edge_seq(s, MDB_LAST, ret, err);
+	return STORE_GUARDED(s, err, edge_seq(s, MDB_LAST, ret, err));
 }
 
 int kepler_store_oldest_seq(struct kepler_store *s, uint64_t *ret, struct kepler_error *err)
 {
-	return edge_seq(s, MDB_FIRST, ret, err);
+	return STORE_GUARDED(s, err, edge_seq(s, MDB_FIRST, ret, err));
 }
 
-/* The blob of @seq (0 = newest), mapped, inside @txn: LMDB's code. */
-static int find_blob(struct kepler_store *s, MDB_txn *txn, uint64_t seq, MDB_val *ret)
+/* The blob of @seq (0 = newest), mapped, inside @txn, and its key in *@ret_seq: LMDB's code. */
+static int find_blob(struct kepler_store *s, MDB_txn *txn, uint64_t seq, MDB_val *ret, uint64_t *ret_seq)
 {
 	unsigned char key[8];
 	MDB_val k = { 8, key };
@@ -164,22 +175,45 @@ static int find_blob(struct kepler_store *s, MDB_txn *txn, uint64_t seq, MDB_val
 		rc = mdb_cursor_get(cur, &k, ret, seq ? MDB_SET_KEY : MDB_LAST);
 		mdb_cursor_close(cur);
 	}
+	if (!rc && ret_seq)
+		*ret_seq = kepler_store_get_key(&k);
 	return rc;
 }
 
-int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
-		      struct kepler_error *err)
+/*
+ * A blob that decodes but is not the snapshot its key names: pages reused
+ * under a reader slower than the writer's pinned window (another whole
+ * snapshot now stands where this one stood). -EPROTO, which is retried.
+ */
+static int check_seq(struct kepler_snapshot **snap, uint64_t key, struct kepler_error *err)
 {
+	uint64_t got = (*snap)->seq;
+
+	if (got == key)
+		return 0;
+	kepler_snapshot_free(*snap);
+	*snap = NULL;
+	return kepler_error_set(err, -EPROTO,
+				"snapshot %" PRIu64 " read as snapshot %" PRIu64 " (overwritten while read)",
+				key, got);
+}
+
+static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
+		   struct kepler_error *err)
+{
+	uint64_t key = 0;
 	MDB_txn *txn;
 	MDB_val v;
 	int rc, r = begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
-	rc = find_blob(s, txn, seq, &v);
+	rc = find_blob(s, txn, seq, &v, &key);
 	if (!rc)
 		r = kepler_snapshot_decode(v.mv_data, v.mv_size, ret, err);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
+	if (!rc && r == 0)
+		r = check_seq(ret, key, err);
 	if (rc == MDB_NOTFOUND && seq)
 		return kepler_error_set(err, -ENOENT,
 					"snapshot %" PRIu64 " is not in the store "
@@ -192,8 +226,14 @@ int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapsh
 	return r;
 }
 
+int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
+		      struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, read_in(s, seq, ret, err));
+}
+
 /* Only the header fields are decoded, inside the transaction: no copy. */
-int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret, struct kepler_error *err)
+static int read_header_in(struct kepler_store *s, struct kepler_snapshot *ret, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -209,12 +249,17 @@ int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret
 	}
 	if (!rc)
 		r = kepler_snapshot_peek(v.mv_data, v.mv_size, ret, err);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	if (rc == MDB_NOTFOUND)
 		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "reading a snapshot", err);
 	return r;
+}
+
+int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, read_header_in(s, ret, err));
 }
 
 /* Grow *arr (of *cap elements of @size) to hold one more. */
@@ -275,7 +320,7 @@ static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t 
 {
 	struct kepler_snapshot h;
 	MDB_val v;
-	int rc = find_blob(s, txn, seq, &v);
+	int rc = find_blob(s, txn, seq, &v, NULL);
 
 	if (rc)
 		return kepler_store_lmdb_error(rc, "reading a snapshot's header", err);
@@ -284,7 +329,7 @@ static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t 
 	return rc;
 }
 
-int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq, struct kepler_error *err)
+static int seq_at_in(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq, struct kepler_error *err)
 {
 	uint64_t *seqs = NULL, best = 0, wall;
 	size_t n = 0;
@@ -310,7 +355,7 @@ int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_
 			hi = mid;
 		}
 	}
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	free(seqs);
 	if (r < 0)
 		return r;
@@ -320,8 +365,13 @@ int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_
 	return 0;
 }
 
-int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs, size_t *ret_n,
-		      struct kepler_error *err)
+int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, seq_at_in(s, wall_ns, ret_seq, err));
+}
+
+static int list_all_in(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs, size_t *ret_n,
+		       struct kepler_error *err)
 {
 	MDB_txn *txn;
 	int rc, r = begin(s, &txn, err);
@@ -333,8 +383,14 @@ int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64
 	if (r < 0)
 		return r;
 	rc = list_in(s, txn, from, to, ret_seqs, ret_n);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	return rc ? kepler_store_lmdb_error(rc, "listing snapshots", err) : 0;
+}
+
+int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs, size_t *ret_n,
+		      struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, list_all_in(s, from, to, ret_seqs, ret_n, err));
 }
 
 /*
@@ -364,8 +420,8 @@ static bool take_series(const MDB_val *v, struct kepler_series_record *out)
 	return true;
 }
 
-int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
-			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
+static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
+		     struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
 {
 	struct kepler_series_record *recs = NULL, rec;
 	size_t n = 0, cap = 0;
@@ -394,7 +450,7 @@ int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns
 		recs[n++] = rec;
 	}
 	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	kepler_store_end_read(txn);
 	if (rc && rc != MDB_NOTFOUND) {
 		free(recs);
 		return kepler_store_lmdb_error(rc, "reading the series", err);
@@ -402,6 +458,12 @@ int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns
 	*ret = recs;
 	*ret_n = n;
 	return 0;
+}
+
+int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
+			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, series_in(s, from_ns, to_ns, ret, ret_n, err));
 }
 
 static uint64_t now_mono_ns(void)
@@ -460,11 +522,13 @@ int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeo
 
 	watch_data_file(s);
 	for (;;) {
-		r = kepler_store_latest_seq(s, &seq, NULL);
+		r = kepler_store_latest_seq(s, &seq, err);
 		if (r == 0 && seq > after_seq) {
 			*ret_seq = seq;
 			return 0;
 		}
+		if (r == -EUCLEAN) /* damaged: waiting will not mend it */
+			return r;
 		r = check_replaced(s, err);
 		if (r < 0)
 			return r;

@@ -50,6 +50,8 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 	ret->cache_misses = sum_counter(snap, offsetof(struct kepler_process, cache_misses));
 	ret->flags = snap->flags;
 	ret->cpu_count = snap->cpu_count;
+	ret->unstored_intervals = snap->unstored_intervals;
+	ret->unstored_ns = snap->unstored_ns;
 	ret->nzones = (uint32_t)(snap->nzones < KEPLER_MAX_ZONES ? snap->nzones : KEPLER_MAX_ZONES);
 	for (size_t i = 0; i < ret->nzones; i++) {
 		const struct kepler_zone *z = &snap->zones[i];
@@ -151,6 +153,36 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 	return rc;
 }
 
+/* Drop the pins (before the map is resized: no transaction may be open). */
+static void release_pins(struct kepler_store *s)
+{
+	for (int i = 0; i < 2; i++) {
+		if (s->pin[i])
+			mdb_txn_abort(s->pin[i]);
+		s->pin[i] = NULL;
+	}
+	s->pin_age = 0;
+}
+
+/*
+ * After a commit: take a new pin every KEPLER_STORE_PIN_COMMITS commits and drop the one
+ * before it, so the older pin held is always at least KEPLER_STORE_PIN_COMMITS commits
+ * old. Without a pin (no reader slot left) lock-free readers rely on the
+ * checksum and the guard alone; the next commit tries again.
+ */
+static void rotate_pins(struct kepler_store *s)
+{
+	if (s->pin[1] && ++s->pin_age < KEPLER_STORE_PIN_COMMITS)
+		return;
+	if (s->pin[0])
+		mdb_txn_abort(s->pin[0]);
+	s->pin[0] = s->pin[1];
+	s->pin[1] = NULL;
+	s->pin_age = 0;
+	if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->pin[1]))
+		s->pin[1] = NULL;
+}
+
 /* Delete the oldest half of the ring in its own transaction. */
 static int prune_half(struct kepler_store *s)
 {
@@ -175,12 +207,20 @@ static int prune_half(struct kepler_store *s)
 	return mdb_txn_commit(txn);
 }
 
-/* The map is full: grow it if allowed, else free the oldest snapshots. */
+/*
+ * The map is full: grow it if allowed, else free the oldest snapshots. The
+ * pins go first (the next commit takes a new one): a full store needs every
+ * free page now, and lock-free readers still have the checksum and the guard.
+ */
 static int make_room(struct kepler_store *s)
 {
-	if (s->map_size * 2 <= s->opts.max_map_size && mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
-		s->map_size *= 2;
-		return 0;
+	/* pinned pages cannot be reused, and no transaction may be open while the map is resized */
+	release_pins(s);
+	if (s->map_size * 2 <= s->opts.max_map_size) {
+		if (mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
+			s->map_size *= 2;
+			return 0;
+		}
 	}
 	return prune_half(s);
 }
@@ -196,7 +236,9 @@ static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, voi
 		rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 		if (rc)
 			break;
+		store_guard_track(txn);
 		rc = put_all(s, txn, snap, blob, len, keep);
+		store_guard_track(NULL);
 		if (rc)
 			mdb_txn_abort(txn);
 		else
@@ -221,14 +263,20 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	if (!s->env)
+		return kepler_error_set(err, -EIO, "the store is closed (it could not be opened again)");
+	r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
+	if (r < 0)
+		return r;
 	snap->seq = s->last_seq + 1;
 	r = kepler_snapshot_encode(snap, &blob, &len, err);
 	if (r < 0)
 		return r;
-	r = commit_blob(s, snap, blob, len, err);
+	r = STORE_GUARDED(s, err, commit_blob(s, snap, blob, len, err));
 	free(blob);
 	if (r < 0)
 		return r;
+	rotate_pins(s);
 	s->last_seq = snap->seq;
 	if (++s->commits % STALE_READER_CHECK_EVERY == 0)
 		mdb_reader_check(s->env, &dead);

@@ -18,6 +18,7 @@
 
 #include "kepler_test.h"
 
+#include "backlog.h"
 #include "ledger.h"
 #include "monotonic.h"
 #include "split.h"
@@ -343,6 +344,140 @@ static const struct kepler_process *find(const struct kepler_snapshot *s, uint32
 	return NULL;
 }
 
+/*
+ * The store refuses 11 commits in a row (held in a backlog) and takes the
+ * 12th: the snapshot it takes has, per zone and per workload, the sum of
+ * the deltas of all 12 intervals and the newest totals, the sums across
+ * levels hold exactly, and processes that ended and were dropped by the
+ * carry rules during the gap are in it with all their energy.
+ */
+static void test_backlog_covers_the_gap(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 10 * SEC, .max_terminated = 1 };
+	static struct world w;
+	static uint64_t want[NPROC][3], want_cpu[NPROC];
+	uint64_t node[3][3] = { { 0 } }, first_refused = 0;
+	struct kepler_ledger *l;
+	struct kepler_backlog *b;
+	struct kepler_snapshot *s, *m;
+	struct kepler_error err;
+
+	(void)state;
+	srand(7);
+	world_init(&w, NPROC);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	assert_int_equal(kepler_backlog_new(1000, &b, &err), 0);
+	for (int k = 0; k <= 12; k++) {
+		struct kepler_ledger_input in;
+
+		if (k == 4)
+			w.n = NPROC - 5; /* five ended in interval 3: gone from the informer */
+		in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
+		for (size_t i = 0; i < w.n; i++) {
+			w.procs[i].cpu_time_delta_ns = (uint64_t)(rand() % 4 ? rand() % 100000007 : 0);
+			w.procs[i].cpu_time_ns += w.procs[i].cpu_time_delta_ns;
+			w.procs[i].state =
+				k == 3 && i >= NPROC - 5 ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
+		}
+		for (unsigned z = 0; z < 3; z++)
+			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
+		in.busy_delta_ns = (uint64_t)(rand() % 1000);
+		in.total_delta_ns = 1000;
+		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		if (k == 0) /* stored */
+			continue;
+		for (size_t i = 0; i < s->nprocesses; i++) {
+			size_t at = s->processes[i].pid - 100;
+
+			for (unsigned z = 0; z < 3; z++)
+				want[at][z] += s->processes[i].usage.zones[z].delta_uj;
+			want_cpu[at] += s->processes[i].usage.cpu_time_delta_ns;
+		}
+		for (unsigned z = 0; z < 3; z++) {
+			node[z][0] += s->zones[z].energy.delta_uj;
+			node[z][1] += s->zones[z].active.delta_uj;
+			node[z][2] += s->zones[z].idle.delta_uj;
+		}
+		assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
+		check_sums(m);
+		if (k < 12) { /* refused */
+			if (!first_refused)
+				first_refused = m->wall_ns;
+			assert_int_equal(kepler_backlog_hold(b, m, m->wall_ns, &err), 0);
+			assert_int_equal(kepler_backlog_intervals(b), (unsigned)k);
+		}
+	}
+	/* the 12th is stored: it covers all 12 intervals */
+	assert_int_equal(m->unstored_intervals, 11);
+	assert_int_equal(m->interval_ns, 12 * 5 * SEC);
+	assert_int_equal(m->unstored_ns, m->wall_ns - first_refused);
+	assert_false(m->flags & KEPLER_SNAP_FIRST);
+	for (unsigned z = 0; z < 3; z++) {
+		assert_int_equal(m->zones[z].energy.delta_uj, node[z][0]);
+		assert_int_equal(m->zones[z].active.delta_uj, node[z][1]);
+		assert_int_equal(m->zones[z].idle.delta_uj, node[z][2]);
+		assert_int_equal(m->zones[z].energy.total_uj, s->zones[z].energy.total_uj);
+	}
+	assert_int_equal(m->nprocesses, NPROC); /* the five that ended are back, with their energy */
+	assert_true(s->nprocesses < NPROC);
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		size_t at = m->processes[i].pid - 100;
+
+		for (unsigned z = 0; z < 3; z++)
+			assert_int_equal(m->processes[i].usage.zones[z].delta_uj, want[at][z]);
+		assert_int_equal(m->processes[i].usage.cpu_time_delta_ns, want_cpu[at]);
+	}
+	assert_int_equal(m->ncontainers, 4);
+	kepler_backlog_clear(b);
+	assert_int_equal(kepler_backlog_intervals(b), 0);
+	kepler_backlog_free(b);
+	kepler_ledger_free(l);
+}
+
+/*
+ * A backlog keeps at most max_workloads workloads gone from view: the ones
+ * with the least energy beyond that are dropped and counted as lost.
+ */
+static void test_backlog_is_bounded(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 1, .max_terminated = 0 };
+	static struct world w;
+	struct kepler_ledger *l;
+	struct kepler_backlog *b;
+	struct kepler_snapshot *s, *m;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+
+	(void)state;
+	world_init(&w, 10);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	assert_int_equal(kepler_backlog_new(3, &b, &err), 0);
+	in = input(&w, 0, true);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	for (size_t i = 0; i < 10; i++) {
+		w.procs[i].cpu_time_delta_ns = (i + 1) * SEC;
+		w.procs[i].state = KEPLER_STATE_TERMINATED;
+		w.procs[i].container_id = w.procs[i].pod_uid = w.procs[i].vm_id = ""; /* processes only */
+		w.procs[i].type = KEPLER_PROC_REGULAR;
+	}
+	in = input(&w, 5 * SEC, false);
+	in.zones[0].delta_uj = 100 * J;
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
+	assert_int_equal(kepler_backlog_hold(b, m, m->wall_ns, &err), 0);
+	w.n = 0; /* all ten gone, and not carried */
+	in = input(&w, 10 * SEC, false);
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	assert_int_equal(s->nprocesses, 0);
+	assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
+	assert_int_equal(m->nprocesses, 3); /* the three with the most energy */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(m->processes[i].pid >= 107);
+	assert_int_equal(m->lost_entries, 7);
+	kepler_backlog_free(b);
+	kepler_ledger_free(l);
+}
+
 static void test_terminated_carry(void **state)
 {
 	struct kepler_ledger_params p = { .terminated_ttl_ns = 20 * SEC,
@@ -537,6 +672,8 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
+		cmocka_unit_test(test_backlog_covers_the_gap),
+		cmocka_unit_test(test_backlog_is_bounded),
 		cmocka_unit_test(test_no_cpu_is_all_idle),
 		cmocka_unit_test(test_baseline_split),
 		cmocka_unit_test(test_monotonic_check),

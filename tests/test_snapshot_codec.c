@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.2"));
+	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.3"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -223,6 +223,36 @@ static void test_newer_minor_is_read(void **state)
 }
 
 /*
+ * @f encoded as an older writer would have: the records of section @id cut
+ * to @size bytes, those from @zero_from on zeroed (a padding field then).
+ */
+static uint8_t *encode_older(struct fixture *f, uint32_t id, uint32_t size, uint32_t zero_from,
+			     size_t *ret_len)
+{
+	struct blob_header h;
+	uint8_t *blob;
+
+	assert_int_equal(kepler_snapshot_encode(&f->snap, (void **)&blob, ret_len, NULL), 0);
+	memcpy(&h, blob, sizeof(h));
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		uint8_t *at = blob + h.header_size + i * h.section_size;
+		struct blob_section sec;
+
+		memcpy(&sec, at, sizeof(sec));
+		if (sec.id != id)
+			continue;
+		for (uint64_t r = 0; r < sec.count; r++) {
+			memmove(blob + sec.offset + r * size, blob + sec.offset + r * sec.record_size, size);
+			memset(blob + sec.offset + r * size + zero_from, 0, size - zero_from);
+		}
+		sec.record_size = size;
+		memcpy(at, &sec, sizeof(sec));
+	}
+	reseal(blob, *ret_len);
+	return blob;
+}
+
+/*
  * A 1.1 writer's zone records end before the baseline (72 bytes): they
  * read as the usage-ratio split (method none), every other field intact.
  */
@@ -231,27 +261,12 @@ static void test_older_zone_records_are_read(void **state)
 	struct fixture f;
 	struct kepler_snapshot *out;
 	struct kepler_error err;
-	struct blob_header h;
 	uint8_t *blob;
 	size_t len;
 
 	(void)state;
 	fixture_build(&f, 5, 1);
-	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
-	memcpy(&h, blob, sizeof(h));
-	for (uint32_t i = 0; i < h.nsections; i++) {
-		uint8_t *at = blob + h.header_size + i * h.section_size;
-		struct blob_section sec;
-
-		memcpy(&sec, at, sizeof(sec));
-		if (sec.id != SEC_ZONES)
-			continue;
-		for (uint64_t r = 0; r < sec.count; r++)
-			memmove(blob + sec.offset + r * 72, blob + sec.offset + r * sec.record_size, 72);
-		sec.record_size = 72;
-		memcpy(at, &sec, sizeof(sec));
-	}
-	reseal(blob, len);
+	blob = encode_older(&f, SEC_ZONES, 72, 72, &len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
 	for (size_t z = 0; z < f.snap.nzones; z++) {
 		assert_int_equal(out->zones[z].baseline.method, KEPLER_BASELINE_NONE);
@@ -260,6 +275,33 @@ static void test_older_zone_records_are_read(void **state)
 		assert_int_equal(out->zones[z].meter_resets, 0);
 		f.snap.zones[z].meter_resets = f.snap.zones[z].meter_wraps = 0;
 	}
+	assert_null(snapshot_diff(&f.snap, out));
+	kepler_snapshot_free(out);
+	free(blob);
+	fixture_free(&f);
+}
+
+/*
+ * A 1.2 writer's info record ends before unstored_ns (80 bytes, with 0
+ * where unstored_intervals now is): it reads as a snapshot stored on time.
+ */
+static void test_older_info_record_is_read(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 5, 2);
+	assert_int_equal(f.snap.unstored_intervals, 2);
+	blob = encode_older(&f, SEC_INFO, 80, 76, &len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	assert_int_equal(out->unstored_intervals, 0);
+	assert_int_equal(out->unstored_ns, 0);
+	f.snap.unstored_intervals = 0;
+	f.snap.unstored_ns = 0;
 	assert_null(snapshot_diff(&f.snap, out));
 	kepler_snapshot_free(out);
 	free(blob);
@@ -294,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_newer_major_is_named),
 		cmocka_unit_test(test_newer_minor_is_read),
 		cmocka_unit_test(test_older_zone_records_are_read),
+		cmocka_unit_test(test_older_info_record_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

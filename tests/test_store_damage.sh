@@ -5,7 +5,10 @@
 # below 128 and a message (the store damaged, with how to recover; or not
 # initialized yet for a file without its two meta pages, which a collector
 # killed while creating the store leaves and the next one repairs), and the
-# exporter stays up and says so in /healthz.
+# exporter stays up and says so in /healthz. Then the same under running
+# binaries: the file truncated while a collector, an exporter and
+# kepler-stdout --follow have it open and mapped. And --store.move-damaged,
+# which keeps the damaged file aside and begins a new store.
 # Usage: test_store_damage.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -63,4 +66,63 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 	echo "cut at $cut bytes: every binary said so, none died of a signal"
 done
 ok "a truncated data.mdb at 6 sizes: messages, no signal"
+
+# --store.move-damaged: the collector keeps the damaged file and begins a new store
+rm -rf "$tmp/m"
+cp -r "$tmp/s" "$tmp/m"
+truncate -s $((size / 2 / 4096 * 4096)) "$tmp/m/data.mdb"
+"$collectd" --store.path "$tmp/m" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" --store.move-damaged >"$tmp/m.log" 2>&1 &
+p=$!
+pids+=($p)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
+kill "$p"; wait "$p"
+kept=$(ls "$tmp/m"/data.mdb.damaged-* 2>/dev/null)
+if [ -n "$kept" ] && [ "$(stat -c %s "$kept")" = $((size / 2 / 4096 * 4096)) ] &&
+	grep -q "warn: the store's data file was damaged: kept as '$kept'; a new store begins" "$tmp/m.log" &&
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null; then
+	ok "--store.move-damaged kept the damaged file ($(basename "$kept")) and began a new store"
+else
+	fail "--store.move-damaged: kept '$kept' ($(stat -c %s "$kept" 2>&1)); log: $(grep -v info "$tmp/m.log" | head -c 600)"
+fi
+
+# truncated under running binaries: a collector, an exporter, kepler-stdout --follow
+rm -rf "$tmp/u"
+"$collectd" --store.path "$tmp/u" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" >"$tmp/u-c.log" 2>&1 &
+uc=$!
+pids+=($uc)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
+"$build/readers/exporter/kepler-exporter" --store.path "$tmp/u" --web.listen-address "127.0.0.1:$port" \
+	>"$tmp/u-e.log" 2>&1 &
+ue=$!
+pids+=($ue)
+"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
+us=$!
+pids+=($us)
+for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/metrics" | grep -q kepler_node && break; sleep 0.1; done
+sleep 1 # a few more snapshots, so the file reaches past its first pages
+truncate -s $(($(stat -c %s "$tmp/u/data.mdb") / 2 / 4096 * 4096)) "$tmp/u/data.mdb"
+for _ in $(seq 100); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 50); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+body=$(curl -s "http://127.0.0.1:$port/healthz")
+for name in collector stdout; do
+	if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
+	if kill -0 "$p" 2>/dev/null; then
+		fail "truncated under it: the $name is still running: $(tail -c 300 "$log")"
+		continue
+	fi
+	wait "$p"
+	st=$?
+	if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$log"; then
+		fail "truncated under it: the $name ended with status $st: $(tail -c 300 "$log")"
+	else
+		ok "truncated under it: the $name exited $st saying so"
+	fi
+done
+if kill -0 "$ue" 2>/dev/null && grep -q "damaged" <<<"$body$(cat "$tmp/u-e.log")"; then
+	ok "truncated under it: the exporter stays up and says the store is damaged"
+else
+	fail "truncated under it: the exporter: $body $(tail -c 300 "$tmp/u-e.log")"
+fi
 finish store_damage

@@ -87,6 +87,7 @@ struct kepler_config {
 	uint64_t store_map_size;
 	int64_t store_retention_snapshots;
 	uint64_t store_retention_series_ns;
+	bool store_move_damaged;
 	/* host.* */
 	char *host_procfs;
 	char *host_sysfs;

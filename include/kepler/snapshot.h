@@ -19,7 +19,7 @@
 
 /* The blob format this code writes; it reads every 1.x. */
 #define KEPLER_FORMAT_MAJOR 1
-#define KEPLER_FORMAT_MINOR 2
+#define KEPLER_FORMAT_MINOR 3
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -149,6 +149,14 @@ struct kepler_snapshot {
 	uint32_t cpu_count; /* CPUs the collector counted (cpuN lines of /proc/stat); 0 if not recorded */
 	uint32_t skipped_entries; /* /proc entries that could not be read */
 	uint32_t lost_entries;    /* processes lost to full eBPF maps */
+	/*
+	 * format 1.3: intervals the store could not take (a full disk, an I/O
+	 * error) merged into this snapshot, whose deltas and interval_ns cover
+	 * them too, and how long the store had refused commits (wall clock, from
+	 * the first refused one to this one); 0 and 0 for a snapshot stored on time.
+	 */
+	uint32_t unstored_intervals;
+	uint64_t unstored_ns;
 
 	size_t nzones;
 	struct kepler_zone zones[KEPLER_MAX_ZONES];

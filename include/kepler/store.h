@@ -31,6 +31,7 @@ struct kepler_store_options {
 	uint64_t max_map_size;        /* growth limit; 0 = 16 x map_size */
 	uint64_t retention_snapshots; /* newest snapshots kept */
 	uint64_t retention_series_ns; /* series records kept this long */
+	bool move_damaged;            /* writer: a damaged data.mdb is renamed and a new store begun */
 };
 
 /* Identity of the node and the collector, kept in the `meta` database. */
@@ -78,11 +79,16 @@ struct kepler_series_record {
 		uint32_t method; /* enum kepler_baseline_method */
 		uint32_t quality_ppm;
 	} baseline[KEPLER_MAX_ZONES];
+	/* appended in format 1.3: the snapshot's unstored_intervals and unstored_ns */
+	uint32_t unstored_intervals;
+	uint32_t pad2;
+	uint64_t unstored_ns;
 };
 
 /*
- * Open (creating if needed) the store for writing. Files get mode 0640
- * (lock file 0660) and the group @opts->group when it exists; when it does
+ * Open (creating if needed) the store for writing. The data file gets mode
+ * 0640 and the group @opts->group when it exists (LMDB's lock file is made
+ * anew, 0600, the writer's alone); when the group does
  * not, the store still opens and kepler_store_warning() says so. Clears
  * reader slots left by dead processes. Errors: -EACCES, -ENOENT, -EBUSY
  * (another writer holds the store), -EPROTONOSUPPORT (newer format), ...
@@ -91,11 +97,22 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 			     struct kepler_error *err);
 
 /*
- * Open an existing store read-only. Never modifies the data file (the lock
- * file records the reader's slot). Errors: -ENOENT (no store at @path),
+ * Open an existing store read-only: the data file opened and mapped
+ * read-only, no lock taken and no file written (the writer keeps the pages
+ * of its recent snapshots from reuse; see docs/store.md). A fault on the
+ * mapped file (truncated under the reader) is an error of the call that met
+ * it (-EUCLEAN), never a signal. Errors: -ENOENT (no store at @path),
  * -EACCES (with the group to join), -EPROTONOSUPPORT (newer format).
  */
 int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct kepler_error *err);
+
+/*
+ * Writer: close and open the LMDB environment again (the writer lock stays
+ * held), after a commit failed: LMDB refuses every transaction after some
+ * write errors (MDB_PANIC) until then. Errors as for opening; on error the
+ * store stays closed inside, and the next reopen tries again.
+ */
+int kepler_store_reopen(struct kepler_store *store, struct kepler_error *err);
 
 /* Close; accepts NULL. */
 void kepler_store_close(struct kepler_store *store);
@@ -170,7 +187,8 @@ int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t t
 /*
  * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
  * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 1 s
- * re-check), never spins. On success *ret_seq is the newest seq.
+ * re-check), never spins. On success *ret_seq is the newest seq. -ESTALE:
+ * the store was removed or replaced (reopen it); -EUCLEAN: it is damaged.
  */
 int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err);

@@ -228,6 +228,8 @@ int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kep
 	kepler_buf_adds(out, (s->flags & KEPLER_SNAP_FIRST) ? "true" : "false");
 	kv_u64(out, "skipped_entries", s->skipped_entries, false);
 	kv_u64(out, "lost_entries", s->lost_entries, false);
+	kv_u64(out, "unstored_intervals", s->unstored_intervals, false);
+	kv_u64(out, "unstored_ns", s->unstored_ns, false);
 	if (levels & KEPLER_LEVEL_NODE)
 		node(out, s);
 	if (levels & KEPLER_LEVEL_PROCESS)

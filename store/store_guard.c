@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Faults on the store's mapped pages turned into errors.
+ *
+ * LMDB hands out pointers into a mapping of data.mdb. Touching a page past
+ * the end of the file (truncated while mapped) raises SIGBUS; following a
+ * page number read from a torn meta page (readers take no lock: see
+ * docs/store.md) can touch an address past the mapping, SIGSEGV. Inside a
+ * guarded store operation such a fault jumps back to the operation's start,
+ * which ends its transaction and returns an error (retried a few times, since
+ * a torn read is transient); outside one, the handler that was there before
+ * (the default, or a sanitizer's) gets the fault as if this one did not exist.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+#define GUARD_ATTEMPTS 3
+
+static __thread struct store_guard *current;
+static struct sigaction previous_bus, previous_segv;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct store_guard *g = current;
+
+	(void)si;
+	(void)uc;
+	if (g) {
+		current = g->prev;
+		g->fault = sig;
+		siglongjmp(g->jb, 1);
+	}
+	/* not a store operation's: the previous handler takes the fault when the access runs again */
+	sigaction(sig, sig == SIGBUS ? &previous_bus : &previous_segv, NULL);
+}
+
+static void install_one(int sig, struct sigaction *previous)
+{
+	struct sigaction sa, now;
+
+	if (sigaction(sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fault)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, previous);
+}
+
+/*
+ * Checked at every guarded operation, not once: a program (or a test
+ * harness) that sets its own handler later would otherwise take the fault
+ * instead. One sigaction() call when nothing changed.
+ */
+static void install(void)
+{
+	pthread_mutex_lock(&install_lock);
+	install_one(SIGBUS, &previous_bus);
+	install_one(SIGSEGV, &previous_segv);
+	pthread_mutex_unlock(&install_lock);
+}
+
+void store_guard_enter(struct store_guard *g)
+{
+	install();
+	g->fault = 0;
+	g->txn = NULL;
+	g->prev = current;
+	current = g;
+}
+
+void store_guard_leave(struct store_guard *g)
+{
+	if (current == g)
+		current = g->prev;
+}
+
+void store_guard_track(MDB_txn *txn)
+{
+	if (current)
+		current->txn = txn;
+}
+
+int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err)
+{
+	int r;
+
+	if (g->txn)
+		mdb_txn_abort(g->txn); /* a read transaction holds nothing but itself */
+	g->txn = NULL;
+	r = kepler_store_check_size(s, err);
+	if (r < 0) {
+		g->attempts = GUARD_ATTEMPTS; /* damaged: no retry mends it */
+		return r;
+	}
+	return kepler_error_set(err, -EUCLEAN,
+				"the store '%s': %s reading data.mdb (the file changed under this "
+				"process; if it persists, the store is damaged: stop kepler-collectd, "
+				"move '%s' aside and start it again)",
+				s->path, g->fault == SIGBUS ? "a bus error" : "an invalid page", s->path);
+}
+
+bool store_guard_retry(struct store_guard *g, int r)
+{
+	/* a torn read (a page reused under a reader slower than the pinned window) is transient */
+	if ((r != -EUCLEAN && r != -EPROTO) || ++g->attempts >= GUARD_ATTEMPTS)
+		return false;
+	return true;
+}
