@@ -6,8 +6,8 @@
 # initialized yet for a file without its two meta pages, which a collector
 # killed while creating the store leaves and the next one repairs), and the
 # exporter stays up and says so in /healthz. Then the same under running
-# binaries: the file truncated while a collector, an exporter and
-# kepler-stdout --follow have it open and mapped. And --store.move-damaged,
+# binaries, at six sizes again: the file truncated while a collector, an
+# exporter and kepler-stdout --follow have it open and mapped. And --store.move-damaged,
 # which keeps the damaged file aside and begins a new store.
 # Usage: test_store_damage.sh BUILD_DIR
 set -uo pipefail
@@ -86,43 +86,56 @@ else
 	fail "--store.move-damaged: kept '$kept' ($(stat -c %s "$kept" 2>&1)); log: $(grep -v info "$tmp/m.log" | head -c 600)"
 fi
 
-# truncated under running binaries: a collector, an exporter, kepler-stdout --follow
-rm -rf "$tmp/u"
-"$collectd" --store.path "$tmp/u" --meter.source fake --informer procfs --monitor.interval 100ms \
-	--store.group "" >"$tmp/u-c.log" 2>&1 &
-uc=$!
-pids+=($uc)
-for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
-"$build/readers/exporter/kepler-exporter" --store.path "$tmp/u" --web.listen-address "127.0.0.1:$port" \
-	>"$tmp/u-e.log" 2>&1 &
-ue=$!
-pids+=($ue)
-"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
-us=$!
-pids+=($us)
-for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/metrics" | grep -q kepler_node && break; sleep 0.1; done
-sleep 1 # a few more snapshots, so the file reaches past its first pages
-truncate -s $(($(stat -c %s "$tmp/u/data.mdb") / 2 / 4096 * 4096)) "$tmp/u/data.mdb"
-for _ in $(seq 100); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
-for _ in $(seq 50); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
-body=$(curl -s "http://127.0.0.1:$port/healthz")
-for name in collector stdout; do
-	if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
-	if kill -0 "$p" 2>/dev/null; then
-		fail "truncated under it: the $name is still running: $(tail -c 300 "$log")"
-		continue
+# truncated under running binaries (a collector, an exporter, kepler-stdout
+# --follow), at six sizes of the live file
+under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
+	local live cut uc ue us body name p log st
+	rm -rf "$tmp/u"
+	"$collectd" --store.path "$tmp/u" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" >"$tmp/u-c.log" 2>&1 &
+	uc=$!
+	pids+=($uc)
+	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/u" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/u-e.log" 2>&1 &
+	ue=$!
+	pids+=($ue)
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
+	us=$!
+	pids+=($us)
+	for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/metrics" | grep -q kepler_node && break; sleep 0.1; done
+	sleep 1 # a few more snapshots, so the file reaches past its first pages
+	live=$(stat -c %s "$tmp/u/data.mdb")
+	case $1 in
+	half) cut=$((live / 2 / 4096 * 4096)) ;;
+	short1page) cut=$((live - 4096)) ;;
+	short1byte) cut=$((live - 1)) ;;
+	*) cut=$1 ;;
+	esac
+	truncate -s "$cut" "$tmp/u/data.mdb"
+	for _ in $(seq 100); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 50); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	for name in collector stdout; do
+		if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
+		if kill -0 "$p" 2>/dev/null; then
+			fail "cut to $cut of $live under it: the $name is still running: $(tail -c 300 "$log")"
+			kill "$p"
+			continue
+		fi
+		wait "$p"
+		st=$?
+		if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$log"; then
+			fail "cut to $cut of $live under it: the $name ended with status $st: $(tail -c 300 "$log")"
+		fi
+	done
+	if ! kill -0 "$ue" 2>/dev/null || ! grep -q "damaged" <<<"$body$(cat "$tmp/u-e.log")"; then
+		fail "cut to $cut of $live under it: the exporter: $body $(tail -c 300 "$tmp/u-e.log")"
 	fi
-	wait "$p"
-	st=$?
-	if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$log"; then
-		fail "truncated under it: the $name ended with status $st: $(tail -c 300 "$log")"
-	else
-		ok "truncated under it: the $name exited $st saying so"
-	fi
-done
-if kill -0 "$ue" 2>/dev/null && grep -q "damaged" <<<"$body$(cat "$tmp/u-e.log")"; then
-	ok "truncated under it: the exporter stays up and says the store is damaged"
-else
-	fail "truncated under it: the exporter: $body $(tail -c 300 "$tmp/u-e.log")"
-fi
+	kill "$ue" 2>/dev/null
+	wait "$ue"
+	echo "cut to $cut of $live bytes under running binaries: the collector and kepler-stdout --follow exited saying so, the exporter says so"
+}
+for cut in 0 4096 8192 half short1page short1byte; do under_running $cut; done
+ok "data.mdb cut at 6 sizes under running binaries: messages, no signal"
 finish store_damage
