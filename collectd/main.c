@@ -19,14 +19,6 @@
 #include "kepler/version.h"
 #include "privileges.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-collectd",
-	.prog = KEPLER_PROG_COLLECTD,
-	.args = "",
-	.summary =
-		"Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
-};
-
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig)
@@ -128,8 +120,8 @@ int main(int argc, char **argv)
 	char interval[32];
 	int rc = 1;
 
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_collectd, argc, argv);
+	kepler_log_setup(kepler_program_collectd.name, cfg.log_level, cfg.log_format);
 	install_signals();
 	kepler_privileges_check();
 	if (kepler_collector_open(&cfg, &c) < 0)

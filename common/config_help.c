@@ -12,24 +12,15 @@
 #define HELP_WIDTH 80
 #define FLAG_COLUMN 32
 
-static const struct {
-	unsigned bit;
-	const char *name;
-} prog_names[] = {
-	{ KEPLER_PROG_COLLECTD, "kepler-collectd" }, { KEPLER_PROG_EXPORTER, "kepler-exporter" },
-	{ KEPLER_PROG_STDOUT, "kepler-stdout" },     { KEPLER_PROG_TOP, "kepler-top" },
-	{ KEPLER_PROG_DATASET, "kepler-dataset" },   { KEPLER_PROG_TRAIN, "kepler-train" },
-};
-
 const char *kepler_prog_name(unsigned prog_bit)
 {
-	for (size_t i = 0; i < sizeof(prog_names) / sizeof(prog_names[0]); i++)
-		if (prog_names[i].bit == prog_bit)
-			return prog_names[i].name;
+	for (size_t i = 0; kepler_programs[i]; i++)
+		if (kepler_programs[i]->prog == prog_bit)
+			return kepler_programs[i]->name;
 	return "?";
 }
 
-static const char *type_name(const struct kepler_option *o)
+const char *kepler_option_type_name(const struct kepler_option *o)
 {
 	static const char *const names[] = {
 		[KEPLER_OPT_BOOL] = "bool",         [KEPLER_OPT_INT] = "int",
@@ -40,7 +31,7 @@ static const char *type_name(const struct kepler_option *o)
 	return names[o->type];
 }
 
-static void range_text(const struct kepler_option *o, char *buf, size_t len)
+void kepler_option_range_text(const struct kepler_option *o, char *buf, size_t len)
 {
 	char lo[32], hi[32];
 
@@ -66,8 +57,8 @@ static void range_text(const struct kepler_option *o, char *buf, size_t len)
 		snprintf(buf, len, "%s to %s", lo, hi);
 }
 
-static void choices_text(const struct kepler_option *o, const char *sep, const char *quote, char *buf,
-			 size_t len)
+void kepler_option_choices_text(const struct kepler_option *o, const char *sep, const char *quote, char *buf,
+				size_t len)
 {
 	size_t used = 0;
 
@@ -110,8 +101,8 @@ static void help_option(FILE *out, const struct kepler_option *o)
 		n = snprintf(flag, sizeof(flag), "  --%s", o->key);
 	else
 		n = snprintf(flag, sizeof(flag), "  --%s=%s", o->key, o->metavar);
-	choices_text(o, "|", "", choices, sizeof(choices));
-	range_text(o, range, sizeof(range));
+	kepler_option_choices_text(o, "|", "", choices, sizeof(choices));
+	kepler_option_range_text(o, range, sizeof(range));
 	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s Default: %s.", o->help, *choices ? " One of " : "",
 		 choices, *choices ? "." : "", *range ? " Range " : "", range, *range ? "." : "",
 		 *o->defval ? o->defval : "(empty)");
@@ -161,10 +152,10 @@ static void md_progs(FILE *out, unsigned progs)
 		fputs("all", out);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(prog_names) / sizeof(prog_names[0]); i++) {
-		if (!(progs & prog_names[i].bit))
+	for (size_t i = 0; kepler_programs[i]; i++) {
+		if (!(progs & kepler_programs[i]->prog))
 			continue;
-		fprintf(out, "%s%s", first ? "" : ", ", prog_names[i].name);
+		fprintf(out, "%s%s", first ? "" : ", ", kepler_programs[i]->name);
 		first = false;
 	}
 }
@@ -173,10 +164,10 @@ static void md_row(FILE *out, const struct kepler_option *o)
 {
 	char choices[200], range[80];
 
-	choices_text(o, ", ", "`", choices, sizeof(choices));
-	range_text(o, range, sizeof(range));
-	fprintf(out, "| `%s` | %s%s%s%s%s | `%s` | ", o->key, type_name(o), *choices ? ": " : "", choices,
-		*range ? ", " : "", range, o->defval);
+	kepler_option_choices_text(o, ", ", "`", choices, sizeof(choices));
+	kepler_option_range_text(o, range, sizeof(range));
+	fprintf(out, "| `%s` | %s%s%s%s%s | `%s` | ", o->key, kepler_option_type_name(o),
+		*choices ? ": " : "", choices, *range ? ", " : "", range, o->defval);
 	md_progs(out, o->progs);
 	fprintf(out, " | %s |\n", o->help);
 }

@@ -25,4 +25,10 @@ int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *
 /* The program name of a single enum kepler_prog bit ("kepler-exporter"). */
 const char *kepler_prog_name(unsigned prog_bit);
 
+/* What --help, the Markdown reference and the man pages say of an option's type, range and choices. */
+const char *kepler_option_type_name(const struct kepler_option *o);
+void kepler_option_range_text(const struct kepler_option *o, char *buf, size_t len);
+void kepler_option_choices_text(const struct kepler_option *o, const char *sep, const char *quote, char *buf,
+				size_t len);
+
 #endif

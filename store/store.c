@@ -495,7 +495,7 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 	return r;
 }
 
-static int reader_init(struct kepler_store *s, struct kepler_error *err)
+STORE_OP static int reader_init(struct kepler_store *s, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	uint64_t major = 0;

@@ -85,6 +85,13 @@ void store_guard_track(MDB_txn *txn);
 int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err);
 bool store_guard_retry(struct store_guard *g, int r);
 
+/*
+ * What STORE_GUARDED calls is kept out of line (STORE_OP on its definition):
+ * inlined into the function that called sigsetjmp, its locals could be
+ * clobbered by the jump back.
+ */
+#define STORE_OP __attribute__((noinline))
+
 #define STORE_GUARDED(s, err, call)                                      \
 	({                                                               \
 		struct store_guard g_ = { .attempts = 0 };               \

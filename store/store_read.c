@@ -69,7 +69,7 @@ static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err
 	return 0;
 }
 
-static int get_meta_in(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
+STORE_OP static int get_meta_in(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	uint64_t v;
@@ -101,7 +101,7 @@ int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, s
 	return STORE_GUARDED(s, err, get_meta_in(s, m, err));
 }
 
-static int get_cpus_in(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
+STORE_OP static int get_cpus_in(struct kepler_store *s, struct kepler_cpuinfo *ret, struct kepler_error *err)
 {
 	MDB_val k = { strlen("node.cpus"), (void *)"node.cpus" }, v;
 	MDB_txn *txn;
@@ -129,7 +129,8 @@ int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, st
 	return STORE_GUARDED(s, err, get_cpus_in(s, ret, err));
 }
 
-static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret, struct kepler_error *err)
+STORE_OP static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret,
+			     struct kepler_error *err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -198,8 +199,8 @@ static int check_seq(struct kepler_snapshot **snap, uint64_t key, struct kepler_
 				key, got);
 }
 
-static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
-		   struct kepler_error *err)
+STORE_OP static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
+			    struct kepler_error *err)
 {
 	uint64_t key = 0;
 	MDB_txn *txn;
@@ -233,7 +234,8 @@ int kepler_store_read(struct kepler_store *s, uint64_t seq, struct kepler_snapsh
 }
 
 /* Only the header fields are decoded, inside the transaction: no copy. */
-static int read_header_in(struct kepler_store *s, struct kepler_snapshot *ret, struct kepler_error *err)
+STORE_OP static int read_header_in(struct kepler_store *s, struct kepler_snapshot *ret,
+				   struct kepler_error *err)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -329,9 +331,10 @@ static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t 
 	return rc;
 }
 
-static int seq_at_in(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq, struct kepler_error *err)
+STORE_OP static int seq_at_in(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_seq,
+			      struct kepler_error *err)
 {
-	uint64_t *seqs = NULL, best = 0, wall;
+	uint64_t *seqs = NULL, best = 0, wall = 0;
 	size_t n = 0;
 	MDB_txn *txn;
 	int rc, r = begin(s, &txn, err);
@@ -370,8 +373,8 @@ int kepler_store_seq_at(struct kepler_store *s, uint64_t wall_ns, uint64_t *ret_
 	return STORE_GUARDED(s, err, seq_at_in(s, wall_ns, ret_seq, err));
 }
 
-static int list_all_in(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs, size_t *ret_n,
-		       struct kepler_error *err)
+STORE_OP static int list_all_in(struct kepler_store *s, uint64_t from, uint64_t to, uint64_t **ret_seqs,
+				size_t *ret_n, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	int rc, r = begin(s, &txn, err);
@@ -420,8 +423,8 @@ static bool take_series(const MDB_val *v, struct kepler_series_record *out)
 	return true;
 }
 
-static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
-		     struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
+STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,
+			      struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
 {
 	struct kepler_series_record *recs = NULL, rec;
 	size_t n = 0, cap = 0;

@@ -225,8 +225,8 @@ static int make_room(struct kepler_store *s)
 	return prune_half(s);
 }
 
-static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob, size_t len,
-		       struct kepler_error *err)
+STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob, size_t len,
+				struct kepler_error *err)
 {
 	uint64_t keep = s->opts.retention_snapshots ? s->opts.retention_snapshots : 1;
 	MDB_txn *txn;

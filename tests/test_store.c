@@ -136,7 +136,7 @@ static void test_pins_keep_pages_for_slow_readers(void **state)
 	kepler_store_close(w);
 }
 
-static int touch_pages(const MDB_val *v)
+STORE_OP static int touch_pages(const MDB_val *v)
 {
 	volatile const char *p = v->mv_data;
 	unsigned sum = 0;

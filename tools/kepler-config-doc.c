@@ -2,7 +2,9 @@
 /*
  * kepler-config-doc: prints the option reference generated from the option
  * table, or with --update FILE rewrites it between the markers of FILE
- * (docs/configuration.md). tests/test_config.c fails when the two differ.
+ * (docs/configuration.md; tests/test_config.c fails when the two differ);
+ * --man NAME DATE prints program NAME's man page and --example-config the
+ * commented configuration file (both made at build time and installed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,12 +44,31 @@ static int update(const char *path)
 	return fclose(f) == 0 ? 0 : 1;
 }
 
+static int man(const char *name, const char *date)
+{
+	for (size_t i = 0; kepler_programs[i]; i++)
+		if (strcmp(kepler_programs[i]->name, name) == 0) {
+			kepler_config_write_man(stdout, kepler_programs[i], date);
+			return fflush(stdout) == 0 ? 0 : 1;
+		}
+	fprintf(stderr, "kepler-config-doc: no program named '%s'\n", name);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--update") == 0)
 		return update(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "--man") == 0)
+		return man(argv[2], argv[3]);
+	if (argc == 2 && strcmp(argv[1], "--example-config") == 0) {
+		kepler_config_write_example(stdout);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: kepler-config-doc [--update docs/configuration.md]\n");
+		fprintf(stderr,
+			"usage: kepler-config-doc [--update docs/configuration.md | --man NAME DATE | "
+			"--example-config]\n");
 		return 2;
 	}
 	kepler_config_write_markdown(stdout);

@@ -18,16 +18,6 @@
 
 #include "dataset_csv.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-train",
-	.prog = KEPLER_PROG_TRAIN,
-	.args = "DATASET",
-	.summary =
-		"Fits a linear power model per zone from a kepler-dataset CSV (node level), reports its error on the last 20% of the rows, and writes a model file for kepler-collectd --meter.source model --meter.model-file FILE.",
-	.min_args = 1,
-	.max_args = 1,
-};
-
 #define MAX_FEATURES 3 /* what the model source can evaluate */
 #define MAX_ZONES 16
 #define HELD_OUT 0.2
@@ -373,8 +363,8 @@ int main(int argc, char **argv)
 	char *end;
 	double lambda, per_cpu = 0;
 
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_train, argc, argv);
+	kepler_log_setup(kepler_program_train.name, cfg.log_level, cfg.log_format);
 	lambda = strtod(cfg.train_lambda, &end);
 	if (*end || !(lambda >= 0) || !isfinite(lambda)) {
 		kepler_err("invalid --lambda '%s': a number >= 0", cfg.train_lambda);

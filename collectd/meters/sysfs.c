@@ -91,7 +91,7 @@ out_garbage:
 int kepler_sysfs_read_u64(const char *path, uint64_t *ret, struct kepler_error *err)
 {
 	char buf[SYSFS_READ_MAX];
-	size_t len;
+	size_t len = 0;
 	int r;
 
 	r = read_small(path, buf, sizeof(buf), &len, err);

@@ -161,6 +161,12 @@ struct kepler_option {
 };
 
 /* A binary, as --help and --version present it. */
+/* An example of a program's use, for its man page. */
+struct kepler_example {
+	const char *command; /* NULL ends the list */
+	const char *what;
+};
+
 struct kepler_program {
 	const char *name;          /* "kepler-collectd" */
 	unsigned prog;             /* its enum kepler_prog bit */
@@ -168,7 +174,19 @@ struct kepler_program {
 	const char *summary;       /* one paragraph shown by --help */
 	size_t min_args, max_args; /* positional argument count allowed */
 	const char *exit_status;   /* the --help line after "Exit status: "; NULL: the usual */
+	/* for the man page */
+	int section;         /* 8: a daemon an administrator runs; 1: a command */
+	const char *details; /* paragraphs after the summary, separated by blank lines; or NULL */
+	const struct kepler_example *examples;
 };
+
+/*
+ * Every program's description (common/programs.c): what --help, --version
+ * and the man pages say. kepler_programs lists them, NULL-terminated.
+ */
+extern const struct kepler_program kepler_program_collectd, kepler_program_exporter, kepler_program_stdout,
+	kepler_program_top, kepler_program_dataset, kepler_program_train;
+extern const struct kepler_program *const kepler_programs[];
 
 /* The option table, terminated by a row with key == NULL. */
 extern const struct kepler_option kepler_options[];
@@ -219,6 +237,15 @@ void kepler_config_print_version(FILE *out, const struct kepler_program *prog);
 
 /* Write the Markdown option reference included in docs/configuration.md. */
 void kepler_config_write_markdown(FILE *out);
+
+/* Write @prog's man page (roff, man(7) macros) generated from the option table; @date as "YYYY-MM-DD". */
+void kepler_config_write_man(FILE *out, const struct kepler_program *prog, const char *date);
+
+/*
+ * Write the example configuration file: every option a YAML file may set,
+ * nested by dots, each commented out with its description and default.
+ */
+void kepler_config_write_example(FILE *out);
 
 /*
  * For the mains: kepler_config_parse(), then print help or version and exit

@@ -18,16 +18,6 @@
 #include "kepler/log.h"
 #include "kepler/store.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-dataset",
-	.prog = KEPLER_PROG_DATASET,
-	.args = "",
-	.summary =
-		"Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates. Columns: docs/power-models.md.",
-	.exit_status =
-		"Exit status: 0 written (an empty range gives a header only), 1 the output cannot be written, 2 usage or store error.",
-};
-
 #define SEC 1000000000ULL
 #define EXIT_USAGE 2
 
@@ -426,8 +416,8 @@ int main(int argc, char **argv)
 	FILE *out = stdout;
 	int rc = EXIT_USAGE;
 
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_dataset, argc, argv);
+	kepler_log_setup(kepler_program_dataset.name, cfg.log_level, cfg.log_format);
 	j.cfg = &cfg;
 	j.w.b = &body;
 	j.w.json = cfg.dataset_format == KEPLER_DATASET_JSONL;

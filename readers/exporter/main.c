@@ -20,14 +20,6 @@
 #include "server.h"
 #include "webconfig.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-exporter",
-	.prog = KEPLER_PROG_EXPORTER,
-	.args = "",
-	.summary =
-		"Serves the store's newest snapshot as Prometheus metrics (Kepler-compatible names) on /metrics, with /healthz and a landing page. Runs unprivileged, read-only on the store.",
-};
-
 #define SEC 1000000000ULL
 
 static volatile sig_atomic_t stop_signal;
@@ -215,8 +207,8 @@ int main(int argc, char **argv)
 	struct follower f = { 0 };
 	int rc = 1;
 
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_exporter, argc, argv);
+	kepler_log_setup(kepler_program_exporter.name, cfg.log_level, cfg.log_format);
 	if (kepler_server_check_address(cfg.web_listen_address, &err) < 0) {
 		kepler_err("%s", err.msg); /* a usage error, like any bad option */
 		kepler_config_done(&cfg);

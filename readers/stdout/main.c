@@ -19,16 +19,6 @@
 #include "kepler/log.h"
 #include "kepler/store.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-stdout",
-	.prog = KEPLER_PROG_STDOUT,
-	.args = "",
-	.summary =
-		"Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed. Exit status 1 when there is no snapshot.",
-	.exit_status =
-		"Exit status: 0 printed, 1 no snapshot (yet, or at that time), 2 usage or store error.",
-};
-
 #define SEC 1000000000ULL
 #define EXIT_NONE 1
 #define EXIT_USAGE 2
@@ -255,8 +245,8 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	int rc;
 
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_stdout, argc, argv);
+	kepler_log_setup(kepler_program_stdout.name, cfg.log_level, cfg.log_format);
 	rc = check_flags(&cfg, &p);
 	if (rc)
 		goto out;

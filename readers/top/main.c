@@ -23,14 +23,6 @@
 #include "kepler/store.h"
 #include "view.h"
 
-static const struct kepler_program program = {
-	.name = "kepler-top",
-	.prog = KEPLER_PROG_TOP,
-	.args = "",
-	.summary =
-		"An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store. Keys: Tab view, s sort, / filter, p pause, h help, q quit. --once prints one screen as text.",
-};
-
 #define SEC 1000000000ULL
 #define HISTORY_NS (600 * SEC)
 
@@ -318,8 +310,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	setlocale(LC_ALL, "");
-	kepler_config_parse_or_exit(&cfg, &program, argc, argv);
-	kepler_log_setup(program.name, cfg.log_level, cfg.log_format);
+	kepler_config_parse_or_exit(&cfg, &kepler_program_top, argc, argv);
+	kepler_log_setup(kepler_program_top.name, cfg.log_level, cfg.log_format);
 	a.cfg = &cfg;
 	a.staleness_ns = 15 * SEC;
 	a.view.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;

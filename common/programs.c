@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What each kepler-c program is, in one place: --help and --version print
+ * from here, and the man pages are generated from here and the option table
+ * (kepler-config-doc --man NAME, at build time).
+ */
+#include <stddef.h>
+
+#include "kepler/config.h"
+
+static const struct kepler_example collectd_examples[] = {
+	{ "kepler-collectd --config /etc/kepler/config.yaml",
+	  "Run as the packaged service does: RAPL (else hwmon, else a power model) and the eBPF informer "
+	  "(else procfs), one snapshot every 5 s into /var/lib/kepler/store." },
+	{ "kepler-collectd --meter.source fake --informer procfs --store.path /tmp/kepler --store.group ''",
+	  "Try it on a machine without an energy meter: a fake meter, the store in /tmp/kepler; then "
+	  "kepler-stdout --store.path /tmp/kepler." },
+	{ "kepler-collectd --log.level debug --monitor.interval 1s",
+	  "Watch each interval's work in the log." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_collectd = {
+	.name = "kepler-collectd",
+	.prog = KEPLER_PROG_COLLECTD,
+	.args = "",
+	.summary =
+		"Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
+	.section = 8,
+	.details =
+		"It is the only privileged part of kepler-c: it opens the energy meter, the eBPF programs and the store at start, then drops every capability but the two its loop needs (CAP_SYS_PTRACE to read other users' /proc/PID/exe, CAP_DAC_READ_SEARCH) and opens no network port. The readers (kepler-exporter, kepler-stdout, kepler-top, kepler-dataset) attach to the store read-only, as members of its group.\n\n"
+		"When the store cannot be written (a full disk, an I/O error) it goes on measuring and retries every interval; the first snapshot stored covers every interval until then. SIGTERM and SIGINT end it after one last snapshot of the partial interval.",
+	.examples = collectd_examples,
+};
+
+static const struct kepler_example exporter_examples[] = {
+	{ "kepler-exporter --web.listen-address 127.0.0.1:28282",
+	  "Serve on loopback only; then curl -s http://127.0.0.1:28282/metrics | grep kepler_node." },
+	{ "kepler-exporter --web.config-file /etc/kepler/web.yml",
+	  "TLS and basic authentication, configured as Prometheus' exporter-toolkit web configuration file." },
+	{ "kepler-exporter --metrics.level node,container,pod",
+	  "Leave out the per-process and per-VM series (fewer series on a busy node)." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_exporter = {
+	.name = "kepler-exporter",
+	.prog = KEPLER_PROG_EXPORTER,
+	.args = "",
+	.summary =
+		"Serves the store's newest snapshot as Prometheus metrics (Kepler-compatible names) on /metrics, with /healthz and a landing page. Runs unprivileged, read-only on the store.",
+	.section = 1,
+	.details =
+		"Run it as any user in the store's group (kepler); it needs no capability and writes nothing. /healthz answers 200 while the store is fresh and 503 with the reason otherwise (no store yet, a stale snapshot, a damaged store).",
+	.examples = exporter_examples,
+};
+
+static const struct kepler_example stdout_examples[] = {
+	{ "kepler-stdout", "The newest snapshot as tables: the node's zones, then the processes, containers, "
+			   "VMs and pods by power." },
+	{ "kepler-stdout --follow --format json",
+	  "Each new snapshot as one JSON object per line (schema: docs/snapshot.schema.json)." },
+	{ "kepler-stdout --at -10m --level container --limit 10",
+	  "The ten containers that drew the most power ten minutes ago." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_stdout = {
+	.name = "kepler-stdout",
+	.prog = KEPLER_PROG_STDOUT,
+	.args = "",
+	.summary =
+		"Prints snapshots from the store as a table or as JSON: the newest, one by sequence number or time, every retained one, or each new one as it is committed. Exit status 1 when there is no snapshot.",
+	.exit_status =
+		"Exit status: 0 printed, 1 no snapshot (yet, or at that time), 2 usage or store error.",
+	.section = 1,
+	.examples = stdout_examples,
+};
+
+static const struct kepler_example top_examples[] = {
+	{ "kepler-top", "The live view; Tab switches between processes, containers, pods and VMs." },
+	{ "kepler-top --once", "One screen as text, for a script or a log." },
+	{ "kepler-top --store.path /tmp/kepler", "The view of a store elsewhere than the default." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_top = {
+	.name = "kepler-top",
+	.prog = KEPLER_PROG_TOP,
+	.args = "",
+	.summary =
+		"An htop-like live view of node power and of the processes, containers, pods and VMs using it, read from the store. Keys: Tab view, s sort, / filter, p pause, h help, q quit. --once prints one screen as text.",
+	.section = 1,
+	.examples = top_examples,
+};
+
+static const struct kepler_example dataset_examples[] = {
+	{ "kepler-dataset --since -24h --output node.csv",
+	  "A day of node-level rows (features and measured power per zone) for kepler-train." },
+	{ "kepler-dataset --level process --format jsonl", "Per-process rows as JSON lines." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_dataset = {
+	.name = "kepler-dataset",
+	.prog = KEPLER_PROG_DATASET,
+	.args = "",
+	.summary =
+		"Extracts training data (resource features and measured power) from the store as CSV or JSON lines, for kepler-train. Rows whose energy is a model estimate are left out unless --include-estimates. Columns: docs/power-models.md.",
+	.exit_status =
+		"Exit status: 0 written (an empty range gives a header only), 1 the output cannot be written, 2 usage or store error.",
+	.section = 1,
+	.examples = dataset_examples,
+};
+
+static const struct kepler_example train_examples[] = {
+	{ "kepler-train --output model.yaml node.csv",
+	  "Fit a model of each zone's power from CPU usage; then kepler-collectd --meter.source model "
+	  "--meter.model-file model.yaml on machines of the same kind without a meter." },
+	{ "kepler-train --features cpu_count,cpu_busy --per-cpu --output model.yaml node.csv",
+	  "A model that scales with the number of CPUs (for VMs of the same hardware)." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_train = {
+	.name = "kepler-train",
+	.prog = KEPLER_PROG_TRAIN,
+	.args = "DATASET",
+	.summary =
+		"Fits a linear power model per zone from a kepler-dataset CSV (node level), reports its error on the last 20% of the rows, and writes a model file for kepler-collectd --meter.source model --meter.model-file FILE.",
+	.min_args = 1,
+	.max_args = 1,
+	.section = 1,
+	.examples = train_examples,
+};
+
+const struct kepler_program *const kepler_programs[] = {
+	&kepler_program_collectd,
+	&kepler_program_exporter,
+	&kepler_program_stdout,
+	&kepler_program_top,
+	&kepler_program_dataset,
+	&kepler_program_train,
+	NULL,
+};
