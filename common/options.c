@@ -20,13 +20,14 @@ enum {
 	T = KEPLER_PROG_TOP,
 	D = KEPLER_PROG_DATASET,
 	TR = KEPLER_PROG_TRAIN,
+	PT = KEPLER_PROG_PASSTHROUGH,
 	R = KEPLER_PROG_READERS,
 	ALL = KEPLER_PROG_ALL,
 };
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL };
 static const char *const log_formats[] = { "text", "json", NULL };
-static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", NULL };
+static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", "passthrough", NULL };
 static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
 static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
@@ -71,8 +72,11 @@ const struct kepler_option kepler_options[] = {
 	  "JOULES", "Terminated workloads with less energy than this are not carried forward.", C, 0, 0,
 	  INT64_MAX, NULL },
 	{ "meter.source", KEPLER_OPT_ENUM, OFF(meter_source), "auto", "SOURCE",
-	  "Energy source: auto tries rapl, then hwmon, then model; fake is for development only.", C, 0, 0, 0,
-	  meter_sources },
+	  "Energy source: auto tries rapl, then hwmon, then model; passthrough reads the tree kepler-passthrough keeps for this VM on its host (--passthrough.path); fake is for development only.",
+	  C, 0, 0, 0, meter_sources },
+	{ "passthrough.path", KEPLER_OPT_STRING, OFF(passthrough_path), "", "DIR",
+	  "In a VM, with meter.source passthrough: the directory kepler-passthrough keeps for this VM on the host (it holds class/powercap), shared into the guest read-only.",
+	  C, 0, 0, 0, NULL },
 	{ "meter.model-file", KEPLER_OPT_STRING, OFF(meter_model_file), "", "FILE",
 	  "Power model for the model source; empty uses the built-in generic VM model.", C, 0, 0, 0, NULL },
 	{ "rapl.zones", KEPLER_OPT_LIST, OFF(rapl_zones), "", "ZONE,...",
@@ -110,6 +114,11 @@ const struct kepler_option kepler_options[] = {
 	{ "exporter.staleness", KEPLER_OPT_DURATION, OFF(exporter_staleness_ns), "0s", "DURATION",
 	  "Age after which /healthz reports the collector stale; 0 means 3 x the collector's interval.", E, 0,
 	  0, 24 * 3600 * SEC, NULL },
+
+	/* kepler-passthrough */
+	{ "passthrough.dir", KEPLER_OPT_STRING, OFF(passthrough_dir), "/var/lib/kepler/passthrough", "DIR",
+	  "Where kepler-passthrough keeps one powercap-like tree per VM, named by the VM (its libvirt or -name name, else its id): DIR/VM/class/powercap/intel-rapl:0/energy_uj is that VM's energy.",
+	  PT, 0, 0, 0, NULL },
 
 	/* kepler-stdout */
 	{ "format", KEPLER_OPT_ENUM, OFF(stdout_format), "auto", "FORMAT",

@@ -134,12 +134,27 @@ const struct kepler_program kepler_program_train = {
 	.examples = train_examples,
 };
 
+static const struct kepler_example passthrough_examples[] = {
+	{ "kepler-passthrough --passthrough.dir /var/lib/kepler/passthrough",
+	  "Keep a tree per VM; share /var/lib/kepler/passthrough/NAME into guest NAME read-only (virtiofs or 9p)." },
+	{ "kepler-collectd --meter.source passthrough --passthrough.path /mnt/kepler",
+	  "In the guest, where the share is mounted at /mnt/kepler: the guest's node energy is its share of the host's." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_passthrough = {
+	.name = "kepler-passthrough",
+	.prog = KEPLER_PROG_PASSTHROUGH,
+	.args = "",
+	.summary =
+		"Follows the store and keeps, for each VM the collector tracks, a directory laid out like the powercap sysfs whose energy_uj counters are that VM's cumulative energy, for any RAPL reader in the guest. Unprivileged: a member of the store's group that may write --passthrough.dir.",
+	.section = 1,
+	.details =
+		"DIR/VM/class/powercap/intel-rapl:0 is the VM's package energy (name package-0), intel-rapl:0:N its share of the host's other zones (core, uncore, dram), intel-rapl:1 psys; DIR/VM/passthrough.txt names the VM and the host snapshot. A VM is named by its libvirt or -name guest= name, else its id. Files are replaced atomically; a VM gone from the store's newest snapshot loses its directory. The counters are the VM's active energy: the host's idle energy stays with the host.",
+	.examples = passthrough_examples,
+};
+
 const struct kepler_program *const kepler_programs[] = {
-	&kepler_program_collectd,
-	&kepler_program_exporter,
-	&kepler_program_stdout,
-	&kepler_program_top,
-	&kepler_program_dataset,
-	&kepler_program_train,
-	NULL,
+	&kepler_program_collectd, &kepler_program_exporter, &kepler_program_stdout,      &kepler_program_top,
+	&kepler_program_dataset,  &kepler_program_train,    &kepler_program_passthrough, NULL,
 };

@@ -4,7 +4,7 @@
 # tmpfiles.d, the models and the docs land under the GNUInstallDirs paths.
 # Each man page renders with man -l without a warning and names every
 # option its binary's --help lists, and every flag of its examples is one
-# the binary knows. The example configuration loads as it is (all
+# the program the example runs knows. The example configuration loads as it is (all
 # commented) and with every option uncommented (each default valid).
 # Usage: test_install.sh BUILD_DIR
 set -uo pipefail
@@ -19,10 +19,11 @@ p=$root$prefix
 etc=$root$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
 want=(
 	"$p/sbin/kepler-collectd" "$p/bin/kepler-exporter" "$p/bin/kepler-stdout" "$p/bin/kepler-top"
-	"$p/bin/kepler-dataset" "$p/bin/kepler-train"
+	"$p/bin/kepler-dataset" "$p/bin/kepler-train" "$p/bin/kepler-passthrough"
 	"$p/share/man/man8/kepler-collectd.8.gz" "$p/share/man/man1/kepler-exporter.1.gz"
 	"$p/share/man/man1/kepler-stdout.1.gz" "$p/share/man/man1/kepler-top.1.gz"
 	"$p/share/man/man1/kepler-dataset.1.gz" "$p/share/man/man1/kepler-train.1.gz"
+	"$p/share/man/man1/kepler-passthrough.1.gz"
 	"$etc/kepler/config.yaml" "$p/share/kepler/models/generic-vm.yaml"
 	"$p/share/doc/kepler-c/README.md" "$p/share/doc/kepler-c/copyright" "$p/share/doc/kepler-c/install.md"
 	"$p/share/doc/kepler-c/configuration.md"
@@ -40,15 +41,22 @@ for page in "$p"/share/man/man*/kepler-*.gz; do
 	bin=$(ls "$p"/bin/"$name" "$p"/sbin/"$name" 2>/dev/null | head -1)
 	warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >"$tmp/page.txt")
 	[ -z "$warnings" ] || fail "$name: man -l warns: $warnings"
+	help=$("$bin" --help) # whole, then searched: grep -q on a pipe would cut it (SIGPIPE under pipefail)
 	missing=()
-	for opt in $("$bin" --help | grep -o -- '--[a-z][a-z0-9.-]*' | sort -u); do
+	for opt in $(grep -o -- '--[a-z][a-z0-9.-]*' <<<"$help" | sort -u); do
 		grep -q -- "$opt" "$tmp/page.txt" || missing+=("$opt")
 	done
 	[ ${#missing[@]} -eq 0 ] || fail "$name: options in --help but not in the man page: ${missing[*]}"
-	examples=$(sed -n '/^EXAMPLES/,/^FILES/p' "$tmp/page.txt")
-	for opt in $(grep -o -- ' --[a-z][a-z0-9.-]*' <<<"$examples" | sort -u); do
-		"$bin" --help | grep -q -- "$opt" || fail "$name: the example flag $opt is not an option of $name"
-	done
+	# each example command's flags are options of the program it runs
+	while read -r cmd rest; do
+		case $cmd in kepler-*) ;; *) continue ;; esac
+		b=$(ls "$p"/bin/"$cmd" "$p"/sbin/"$cmd" 2>/dev/null | head -1)
+		[ -n "$b" ] || { fail "$name: an example runs $cmd, which is not installed"; continue; }
+		h=$("$b" --help)
+		for opt in $(grep -o -- ' --[a-z][a-z0-9.-]*' <<<" $rest" | sort -u); do
+			grep -q -- "$opt" <<<"$h" || fail "$name: the example flag $opt is not an option of $cmd"
+		done
+	done < <(sed -n '/^EXAMPLES/,/^FILES/p' "$tmp/page.txt")
 	grep -q "^EXIT STATUS" "$tmp/page.txt" || fail "$name: no EXIT STATUS section"
 	echo "$name: man page renders, $(grep -c -- '^       --' "$tmp/page.txt") options, examples checked"
 done

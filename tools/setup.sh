@@ -24,6 +24,8 @@ PACKAGES=(
 	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema
 	# packaging: man pages rendered, units verified, the package's dependencies computed
 	man-db systemd dpkg-dev
+	# VM passthrough: real qemu processes, and another RAPL reader of the trees
+	qemu-system-x86 prometheus-node-exporter
 )
 
 missing=()

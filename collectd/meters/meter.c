@@ -18,7 +18,7 @@
 /* A power sensor reading above this (100 kW) is garbage, not a node. */
 #define MAX_SENSOR_UW 100000000000ULL
 
-static const char *const source_names[] = { "auto", "rapl", "hwmon", "model", "fake" };
+static const char *const source_names[] = { "auto", "rapl", "hwmon", "model", "fake", "passthrough" };
 
 const char *kepler_meter_source_name(enum kepler_meter_source s)
 {
@@ -343,6 +343,7 @@ static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const 
 		[KEPLER_METER_HWMON] = kepler_meter_hwmon_open,
 		[KEPLER_METER_MODEL] = kepler_meter_model_open,
 		[KEPLER_METER_FAKE] = kepler_meter_fake_open,
+		[KEPLER_METER_PASSTHROUGH] = kepler_meter_passthrough_open,
 	};
 	int r;
 
@@ -409,6 +410,7 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kep
 	ret->model_file = cfg->meter_model_file;
 	ret->fake_zones = &cfg->dev_fake_meter_zones;
 	ret->fake_watts = cfg->dev_fake_meter_watts;
+	ret->passthrough_path = cfg->passthrough_path;
 }
 
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)

@@ -103,6 +103,7 @@ struct kepler_meter_params {
 	const char *model_file;                   /* "" or NULL: built-in model */
 	const struct kepler_strlist *fake_zones;
 	int64_t fake_watts;
+	const char *passthrough_path; /* meter.source passthrough: the VM's tree (holds class/powercap) */
 };
 
 /* One sample of the machine, taken with each read. */

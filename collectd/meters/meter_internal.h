@@ -53,6 +53,8 @@ int kepler_meter_hwmon_open(struct kepler_meter *m, const struct kepler_meter_pa
 			    struct kepler_error *err);
 int kepler_meter_model_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			    struct kepler_error *err);
+int kepler_meter_passthrough_open(struct kepler_meter *m, const struct kepler_meter_params *p,
+				  struct kepler_error *err);
 int kepler_meter_fake_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			   struct kepler_error *err);
 

@@ -33,9 +33,10 @@ enum kepler_prog {
 	KEPLER_PROG_TOP = 1u << 3,
 	KEPLER_PROG_DATASET = 1u << 4,
 	KEPLER_PROG_TRAIN = 1u << 5,
-	KEPLER_PROG_READERS =
-		KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP | KEPLER_PROG_DATASET,
-	KEPLER_PROG_ALL = 0x3f,
+	KEPLER_PROG_PASSTHROUGH = 1u << 6,
+	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP |
+			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH,
+	KEPLER_PROG_ALL = 0x7f,
 };
 
 enum kepler_opt_type {
@@ -66,7 +67,8 @@ enum kepler_meter_source {
 	KEPLER_METER_RAPL,
 	KEPLER_METER_HWMON,
 	KEPLER_METER_MODEL,
-	KEPLER_METER_FAKE
+	KEPLER_METER_FAKE,
+	KEPLER_METER_PASSTHROUGH
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
 enum kepler_active_split { KEPLER_SPLIT_USAGE_RATIO, KEPLER_SPLIT_BASELINE };
@@ -99,6 +101,7 @@ struct kepler_config {
 	/* meter.*, rapl.*, informer */
 	int meter_source;
 	char *meter_model_file;
+	char *passthrough_path; /* the collector in a VM: meter.source passthrough */
 	struct kepler_strlist rapl_zones;
 	struct kepler_strlist hwmon_chips;
 	int informer;
@@ -115,6 +118,8 @@ struct kepler_config {
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
 	uint64_t exporter_staleness_ns;
+	/* kepler-passthrough */
+	char *passthrough_dir;
 	/* kepler-stdout flags */
 	int stdout_format;
 	bool stdout_follow;
@@ -185,7 +190,7 @@ struct kepler_program {
  * and the man pages say. kepler_programs lists them, NULL-terminated.
  */
 extern const struct kepler_program kepler_program_collectd, kepler_program_exporter, kepler_program_stdout,
-	kepler_program_top, kepler_program_dataset, kepler_program_train;
+	kepler_program_top, kepler_program_dataset, kepler_program_train, kepler_program_passthrough;
 extern const struct kepler_program *const kepler_programs[];
 
 /* The option table, terminated by a row with key == NULL. */

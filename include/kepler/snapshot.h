@@ -32,6 +32,7 @@ enum kepler_source {
 	KEPLER_SOURCE_NVML,
 	KEPLER_SOURCE_MODEL,
 	KEPLER_SOURCE_FAKE,
+	KEPLER_SOURCE_PASSTHROUGH, /* a VM's share of its host's energy, from kepler-passthrough */
 	KEPLER_SOURCE_COUNT,
 };
 
