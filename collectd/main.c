@@ -16,28 +16,9 @@
 #include "collector.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/signals.h"
 #include "kepler/version.h"
 #include "privileges.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	/* no SA_RESTART: the sleep must wake up */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 static uint64_t mono_ns(void)
 {
@@ -53,7 +34,7 @@ static void sleep_until(uint64_t when)
 	struct timespec ts = { .tv_sec = (time_t)(when / 1000000000ULL),
 			       .tv_nsec = (long)(when % 1000000000ULL) };
 
-	while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	while (!kepler_stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 
@@ -88,7 +69,7 @@ static int run(struct kepler_collector *c, uint64_t interval)
 			return 1;
 		}
 		report(&t, tick_no++, interval);
-		if (stop_signal)
+		if (kepler_stop_signal)
 			break;
 		next += interval;
 		now = mono_ns();
@@ -102,14 +83,15 @@ static int run(struct kepler_collector *c, uint64_t interval)
 			next += missed * interval;
 		}
 		sleep_until(next);
-		if (stop_signal) {
+		if (kepler_stop_signal) {
 			/* one last snapshot: the energy up to now is recorded */
 			if (kepler_collector_tick(c, &t, &err) < 0)
 				kepler_err("last interval failed: %s", err.msg);
 			break;
 		}
 	}
-	kepler_info("stopping on %s after snapshot %llu", strsignal(stop_signal), (unsigned long long)t.seq);
+	kepler_info("stopping on %s after snapshot %llu", strsignal(kepler_stop_signal),
+		    (unsigned long long)t.seq);
 	return 0;
 }
 
@@ -122,7 +104,7 @@ int main(int argc, char **argv)
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_collectd, argc, argv);
 	kepler_log_setup(kepler_program_collectd.name, cfg.log_level, cfg.log_format);
-	install_signals();
+	kepler_stop_on_signals();
 	kepler_privileges_check();
 	if (kepler_collector_open(&cfg, &c) < 0)
 		goto out;

@@ -16,30 +16,12 @@
 #include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/signals.h"
 #include "kepler/store.h"
 #include "server.h"
 #include "webconfig.h"
 
 #define SEC 1000000000ULL
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 struct follower {
 	const struct kepler_config *cfg;
@@ -75,7 +57,7 @@ static bool attach(struct follower *f)
 	}
 	if (r == -EACCES || r == -EPROTONOSUPPORT || r == -ENOTDIR) {
 		kepler_err("%s", err.msg);
-		stop_signal = -1;
+		kepler_stop_signal = -1;
 		return false;
 	}
 	if (r != f->last_open_error)
@@ -154,13 +136,13 @@ static void render_newest(struct follower *f, uint64_t seq)
 
 static void follow(struct follower *f)
 {
-	while (!stop_signal) {
+	while (!kepler_stop_signal) {
 		struct kepler_error err = { 0 };
 		uint64_t seq;
 		int r;
 
 		if (!f->store && !attach(f)) {
-			if (!stop_signal)
+			if (!kepler_stop_signal)
 				sleep(1);
 			continue;
 		}
@@ -222,7 +204,7 @@ int main(int argc, char **argv)
 	if (geteuid() == 0)
 		kepler_warn("running as root: kepler-exporter needs no privileges; run it as an "
 			    "unprivileged user in the store's group");
-	install_signals();
+	kepler_stop_on_signals();
 	f.cfg = &cfg;
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
@@ -239,8 +221,8 @@ int main(int argc, char **argv)
 	}
 	log_start(&cfg, &web, kepler_server_port(server));
 	follow(&f);
-	if (stop_signal > 0) {
-		kepler_info("stopping on %s", strsignal(stop_signal));
+	if (kepler_stop_signal > 0) {
+		kepler_info("stopping on %s", strsignal(kepler_stop_signal));
 		rc = 0;
 	}
 out:

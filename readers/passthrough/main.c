@@ -28,6 +28,7 @@
 
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/signals.h"
 #include "kepler/store.h"
 
 #define SEC 1000000000ULL
@@ -35,24 +36,6 @@
 #define NAME_MAX_VM 64
 /* no real counter reaches this: a guest's reader never sees a wrap */
 #define RANGE_UJ "4611686018427387904"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-}
 
 /* @in as a directory name: [A-Za-z0-9._-], at most NAME_MAX_VM, never "." or ".."; false if empty. */
 static bool safe_name(const char *in, char *out)
@@ -223,7 +206,7 @@ static struct kepler_store *open_store(const char *path)
 	struct kepler_store *s = NULL;
 	int r, said = 0;
 
-	while (!stop_signal) {
+	while (!kepler_stop_signal) {
 		r = kepler_store_open_reader(path, &s, &err);
 		if (r == 0)
 			return s;
@@ -247,8 +230,8 @@ static int run(const struct kepler_config *cfg)
 	int last_error = 0;
 
 	if (!store)
-		return stop_signal ? 0 : 1;
-	while (!stop_signal) {
+		return kepler_stop_signal ? 0 : 1;
+	while (!kepler_stop_signal) {
 		struct kepler_snapshot *snap = NULL;
 		int r = kepler_store_wait(store, seq, SEC, &newest, &err);
 
@@ -260,7 +243,7 @@ static int run(const struct kepler_config *cfg)
 			store = open_store(cfg->store_path);
 			seq = 0;
 			if (!store)
-				return stop_signal ? 0 : 1;
+				return kepler_stop_signal ? 0 : 1;
 			continue;
 		}
 		if (r == 0)
@@ -285,7 +268,7 @@ int main(int argc, char **argv)
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_passthrough, argc, argv);
 	kepler_log_setup(kepler_program_passthrough.name, cfg.log_level, cfg.log_format);
-	install_signals();
+	kepler_stop_on_signals();
 	umask(022);
 	if (make_dir(cfg.passthrough_dir) < 0) {
 		kepler_err("cannot create %s: %s", cfg.passthrough_dir, strerror(errno));
