@@ -598,6 +598,24 @@ static int store_or_hold(struct kepler_collector *c, struct kepler_snapshot *sna
 	return 1;
 }
 
+/* The collector's own cost, recorded in each snapshot: CPU time since start, resident memory. */
+static void record_own_cost(struct kepler_snapshot *snap)
+{
+	struct timespec ts;
+	long pages = 0;
+	FILE *f;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		snap->collector_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%*u %ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	snap->collector_rss_bytes = pages > 0 ? (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 /* The newest snapshot merged with the intervals the store refused (or itself). */
 static struct kepler_snapshot *merge_backlog(struct kepler_collector *c, struct kepler_snapshot *snap)
 {
@@ -647,6 +665,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
+	record_own_cost(snap);
 	snap = merge_backlog(c, snap);
 	check_monotonic(c, snap);
 	r = store_or_hold(c, snap, err);

@@ -141,6 +141,8 @@ static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct
 	s->cpu_count = in.cpu_count;                   /* 0 from format 1.0 */
 	s->unstored_intervals = in.unstored_intervals; /* 0 before format 1.3 */
 	s->unstored_ns = in.unstored_ns;
+	s->collector_cpu_ns = in.collector_cpu_ns;
+	s->collector_rss_bytes = in.collector_rss_bytes;
 	s->nprocesses = d->sec[SEC_PROCESSES].count;
 	s->ncontainers = d->sec[SEC_CONTAINERS].count;
 	s->nvms = d->sec[SEC_VMS].count;

@@ -302,6 +302,8 @@ static void put_info(struct encoder *e)
 		.cpu_count = s->cpu_count,
 		.unstored_intervals = s->unstored_intervals,
 		.unstored_ns = s->unstored_ns,
+		.collector_cpu_ns = s->collector_cpu_ns,
+		.collector_rss_bytes = s->collector_rss_bytes,
 	};
 }
 

@@ -77,6 +77,8 @@ struct blob_info {
 	/* format 1.3 (a padding field before, 0) */
 	uint32_t unstored_intervals;
 	uint64_t unstored_ns;
+	uint64_t collector_cpu_ns;
+	uint64_t collector_rss_bytes;
 };
 
 struct blob_energy {
@@ -129,7 +131,7 @@ struct blob_named {
 
 _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
-_Static_assert(sizeof(struct blob_info) == 88, "info record layout (format 1.3)");
+_Static_assert(sizeof(struct blob_info) == 104, "info record layout (format 1.3)");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
 _Static_assert(sizeof(struct blob_zone) == 112, "zone record layout (format 1.2)");

@@ -52,6 +52,8 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 	ret->cpu_count = snap->cpu_count;
 	ret->unstored_intervals = snap->unstored_intervals;
 	ret->unstored_ns = snap->unstored_ns;
+	ret->collector_cpu_ns = snap->collector_cpu_ns;
+	ret->collector_rss_bytes = snap->collector_rss_bytes;
 	ret->nzones = (uint32_t)(snap->nzones < KEPLER_MAX_ZONES ? snap->nzones : KEPLER_MAX_ZONES);
 	for (size_t i = 0; i < ret->nzones; i++) {
 		const struct kepler_zone *z = &snap->zones[i];

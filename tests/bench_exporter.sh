@@ -26,7 +26,7 @@ exporter_on() {
 	pids+=($epid)
 	for _ in $(seq 100); do
 		port=$(sed -n 's|.*started: http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$tmp/e$1.log")
-		[ -n "$port" ] && curl -s "http://127.0.0.1:$port/metrics" | grep -q '^kepler_snapshot_seq' && return 0
+		[ -n "$port" ] && grep -q '^kepler_snapshot_seq' <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && return 0
 		sleep 0.1
 	done
 	fail "exporter on $1 processes did not serve: $(cat "$tmp/e$1.log")"

@@ -63,6 +63,8 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 	s->cpu_count = 4;
 	s->unstored_intervals = (uint32_t)(seed % 3); /* some cover intervals the store refused */
 	s->unstored_ns = seed % 3 ? 7000000000ULL * (seed % 3) : 0;
+	s->collector_cpu_ns = 1000000ULL * (seed + 1);
+	s->collector_rss_bytes = 8ULL << 20;
 	s->nzones = 3;
 	for (size_t z = 0; z < 3; z++) {
 		s->zones[z].name = zone_names[z];
@@ -182,7 +184,8 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 	    x->node_cpu_total_delta_ns != y->node_cpu_total_delta_ns ||
 	    x->skipped_entries != y->skipped_entries || x->lost_entries != y->lost_entries ||
 	    x->cpu_count != y->cpu_count || x->unstored_intervals != y->unstored_intervals ||
-	    x->unstored_ns != y->unstored_ns)
+	    x->unstored_ns != y->unstored_ns || x->collector_cpu_ns != y->collector_cpu_ns ||
+	    x->collector_rss_bytes != y->collector_rss_bytes)
 		return "header";
 	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses || x->ncontainers != y->ncontainers ||
 	    x->nvms != y->nvms || x->npods != y->npods)

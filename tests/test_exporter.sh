@@ -93,6 +93,17 @@ if promtool check metrics <"$tmp/m1" >"$tmp/promtool.out" 2>&1; then
 else
 	fail "promtool: $(head -5 "$tmp/promtool.out")"
 fi
+# self-metrics: the exporter's own process_* (as the client libraries name them) and the collector's cost
+rss=$(sed -n 's/^process_resident_memory_bytes \([0-9]*\)$/\1/p' "$tmp/m1")
+fds=$(sed -n 's/^process_open_fds \([0-9]*\)$/\1/p' "$tmp/m1")
+epid=$(pgrep -n -f "kepler-exporter.*$tmp/hostile")
+if [ "${rss:-0}" -gt 1000000 ] && [ "${fds:-0}" -ge 3 ] && grep -q '^process_start_time_seconds [0-9]' "$tmp/m1" &&
+	grep -q '^kepler_collector_cpu_seconds_total{node_name=".*"} 0.00[0-9]' "$tmp/m1" &&
+	grep -q '^kepler_collector_resident_memory_bytes{node_name=".*"} 8388608$' "$tmp/m1"; then
+	ok "self-metrics: process_resident_memory_bytes $rss (VmRSS $(awk '/VmRSS/ {print $2 * 1024}' "/proc/$epid/status" 2>/dev/null)), process_open_fds $fds, the collector's cost from the snapshot"
+else
+	fail "self-metrics: $(grep '^process_\|^kepler_collector_' "$tmp/m1")"
+fi
 n=$(grep -c '^kepler_node_cpu_info{' "$tmp/m1")
 [ "$n" = 3 ] && ! grep '^kepler_node_cpu_info{' "$tmp/m1" | grep -q node_name &&
 	grep -qF 'kepler_node_cpu_info{core_id="2",model_name="Probe \"quoted\" \\ CPU 9000",physical_id="7",processor="2",vendor_id="Probe\"Vendor"} 1' "$tmp/m1" &&
@@ -106,9 +117,9 @@ dups=$(grep -v '^#' "$tmp/m1" | sed 's/} .*/}/' | sort | uniq -d | head -3)
 [ "$(grep -c '^# TYPE kepler_process_cpu_joules_total ' "$tmp/m1")" = 1 ] && ok "TYPE once per family" || fail "TYPE repeated"
 curl -s -H 'Accept-Encoding: gzip' -D "$tmp/hdr" "http://127.0.0.1:$port/metrics" -o "$tmp/m1.gz"
 grep -qi '^Content-Encoding: gzip' "$tmp/hdr" && gunzip -t <"$tmp/m1.gz" &&
-	diff <(gunzip <"$tmp/m1.gz" | grep -v '^kepler_snapshot_age_seconds') <(grep -v '^kepler_snapshot_age_seconds' "$tmp/m1") >/dev/null &&
+	diff <(gunzip <"$tmp/m1.gz" | grep -v '^kepler_snapshot_age_seconds\|^process_') <(grep -v '^kepler_snapshot_age_seconds\|^process_' "$tmp/m1") >/dev/null &&
 	gunzip <"$tmp/m1.gz" | grep -q '^kepler_snapshot_age_seconds{' &&
-	ok "gzip: same body as plain ($(stat -c %s "$tmp/m1.gz") vs $(stat -c %s "$tmp/m1") bytes), age appended" ||
+	ok "gzip: same body as plain ($(stat -c %s "$tmp/m1.gz") vs $(stat -c %s "$tmp/m1") bytes), age and process_* appended per scrape" ||
 	fail "gzip response"
 grep -qi '^Content-Type: text/plain; version=0.0.4' "$tmp/hdr" && ok "content type 0.0.4" || fail "content type"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/metrics")" = 405 ] && ok "POST: 405" || fail "POST not 405"
@@ -194,6 +205,45 @@ curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/metrics"
 rc=$?
 [ $rc -ne 0 ] && kill -0 $epid 2>/dev/null && [ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:s3cret!' "$url")" = 200 ] &&
 	ok "plain http to the TLS port fails (curl exit $rc); the exporter goes on serving https" || fail "plain http to TLS port"
+# TLS 1.2 at least by default (the client allowed to offer 1.1: SECLEVEL=0)
+echo | openssl s_client -connect "127.0.0.1:$port" -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' >"$tmp/s11" 2>&1
+rc11=$?
+echo | openssl s_client -connect "127.0.0.1:$port" -tls1_2 >"$tmp/s12" 2>&1
+rc12=$?
+[ $rc11 -ne 0 ] && [ $rc12 -eq 0 ] && ok "TLS 1.1 refused, TLS 1.2 accepted (min_version TLS12 by default)" ||
+	fail "TLS versions: 1.1 status $rc11, 1.2 status $rc12: $(grep -E 'Protocol|Cipher is' "$tmp/s11" | head -2)"
+kill $epid; wait $epid 2>/dev/null
+
+# --- mTLS and response headers
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=clients-ca -keyout "$tmp/ca.key" -out "$tmp/ca.pem" \
+	>/dev/null 2>&1 &&
+	openssl req -newkey rsa:2048 -nodes -subj /CN=prometheus -keyout "$tmp/client.key" -out "$tmp/client.csr" \
+		>/dev/null 2>&1 &&
+	openssl x509 -req -in "$tmp/client.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial -days 2 \
+		-out "$tmp/client.pem" >/dev/null 2>&1 &&
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=mallory -keyout "$tmp/rogue.key" \
+		-out "$tmp/rogue.pem" >/dev/null 2>&1 || fail "openssl could not make the client certificates"
+cat >"$tmp/mtls.yml" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.pem
+http_server_config:
+  headers:
+    Strict-Transport-Security: max-age=31536000
+    X-Content-Type-Options: nosniff
+YML
+start_exporter mtls --store.path "$tmp/hostile" --web.config-file "$tmp/mtls.yml"
+url=https://127.0.0.1:$port/metrics
+good=$(curl -sk -o /dev/null -w '%{http_code}' --cert "$tmp/client.pem" --key "$tmp/client.key" -D "$tmp/mh" "$url")
+none=$(curl -sk -o /dev/null -w '%{http_code}' "$url")
+rogue=$(curl -sk -o /dev/null -w '%{http_code}' --cert "$tmp/rogue.pem" --key "$tmp/rogue.key" "$url")
+[ "$good" = 200 ] && [ "$none" = 000 ] && [ "$rogue" = 000 ] &&
+	ok "mTLS: a client certificate from the configured CA gets 200; none, or one from another CA, is cut off" ||
+	fail "mTLS: CA's client $good, no certificate $none, another CA's $rogue"
+grep -qi '^Strict-Transport-Security: max-age=31536000' "$tmp/mh" && grep -qi '^X-Content-Type-Options: nosniff' "$tmp/mh" &&
+	ok "http_server_config.headers on the responses" || fail "headers: $(cat "$tmp/mh")"
 kill $epid; wait $epid 2>/dev/null
 
 # --- bad web configs: exit 2 with file:line and the key
@@ -204,7 +254,10 @@ check_bad() {
 	[ $rc -eq 2 ] && grep -q "$3" <<<"$out" && ok "$1: exit 2: $(grep -o 'error: .*' <<<"$out")" || fail "$1 ($rc): $out"
 }
 check_bad "unknown key" "tls_server_confg: {}" "bad.yml:1: unknown key 'tls_server_confg'"
-check_bad "unsupported TLS option" $'tls_server_config:\n  cert_file: c\n  client_auth_type: RequireAndVerifyClientCert' "bad.yml:3: tls_server_config.client_auth_type is not supported"
+check_bad "unsupported TLS option" $'tls_server_config:\n  cert_file: c\n  cipher_suites: [TLS_AES_128_GCM_SHA256]' "bad.yml:3: tls_server_config.cipher_suites is not supported"
+check_bad "bad TLS version" $'tls_server_config:\n  min_version: SSL3' "bad.yml:2: tls_server_config.min_version must be TLS10, TLS11, TLS12 or TLS13"
+check_bad "client auth without CA" $'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert' "needs client_ca_file"
+check_bad "a header that cannot be set" $'http_server_config:\n  headers:\n    Set-Cookie: x=1' "bad.yml:3: header 'Set-Cookie' cannot be set"
 check_bad "plain-text password" $'basic_auth_users:\n  bob: hunter2' "bad.yml:2: the password of user 'bob' must be a bcrypt hash"
 check_bad "malformed YAML" $'basic_auth_users: [unclosed' "bad.yml:"
 check_bad "certificate without key" $'tls_server_config:\n  cert_file: cert.pem' "needs both cert_file and key_file"
@@ -224,7 +277,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		sleep 0.1
 	done
 	sleep 0.5
-	curl -s "http://127.0.0.1:$port/metrics" | grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' &&
+	body=$(curl -s "http://127.0.0.1:$port/metrics") # whole: grep -q on the pipe would cut curl short
+	grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <<<"$body" &&
 		! grep -q "running as root" "$tmp/nobody.log" && ok "runs as nobody in the store's group" ||
 		fail "unprivileged run: $(cat "$tmp/nobody.log")"
 	kill $epid; wait $epid 2>/dev/null

@@ -300,8 +300,10 @@ static void test_older_info_record_is_read(void **state)
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
 	assert_int_equal(out->unstored_intervals, 0);
 	assert_int_equal(out->unstored_ns, 0);
+	assert_int_equal(out->collector_cpu_ns, 0);
 	f.snap.unstored_intervals = 0;
 	f.snap.unstored_ns = 0;
+	f.snap.collector_cpu_ns = f.snap.collector_rss_bytes = 0;
 	assert_null(snapshot_diff(&f.snap, out));
 	kepler_snapshot_free(out);
 	free(blob);

@@ -103,7 +103,7 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
 	us=$!
 	pids+=($us)
-	for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/metrics" | grep -q kepler_node && break; sleep 0.1; done
+	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
 	sleep 1 # a few more snapshots, so the file reaches past its first pages
 	live=$(stat -c %s "$tmp/u/data.mdb")
 	case $1 in

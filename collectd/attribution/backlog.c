@@ -255,6 +255,8 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 				     ? (double)o->node_cpu_busy_delta_ns / (double)o->node_cpu_total_delta_ns
 				     : s->cpu_usage_ratio;
 	o->cpu_count = s->cpu_count;
+	o->collector_cpu_ns = s->collector_cpu_ns;
+	o->collector_rss_bytes = s->collector_rss_bytes;
 	o->skipped_entries = h->skipped_entries + s->skipped_entries;
 	o->lost_entries = h->lost_entries + s->lost_entries + dropped;
 	o->unstored_intervals = kepler_backlog_intervals(b);

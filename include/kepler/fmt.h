@@ -69,6 +69,18 @@ void kepler_fmt_prom_cpu_info(struct kepler_buf *out, const struct kepler_cpuinf
 /* The per-scrape family: how old the snapshot is, in seconds. */
 void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds);
 
+/* A process's own figures, as every Prometheus exporter exports them (process_*). */
+struct kepler_process_stats {
+	double cpu_seconds;   /* user + system */
+	uint64_t rss_bytes;   /* resident set */
+	uint64_t vsize_bytes; /* virtual memory */
+	uint64_t open_fds, max_fds;
+	double start_time_seconds; /* since the epoch */
+};
+
+/* The process_* families of @st (the standard names of the Prometheus client libraries). */
+void kepler_fmt_prom_process(struct kepler_buf *out, const struct kepler_process_stats *st);
+
 /* Append @s as a Prometheus label value (escaped, valid UTF-8), without quotes. */
 void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s);
 

@@ -158,6 +158,9 @@ struct kepler_snapshot {
 	 */
 	uint32_t unstored_intervals;
 	uint64_t unstored_ns;
+	/* format 1.3: the collector's own cost: CPU time since it started, resident memory */
+	uint64_t collector_cpu_ns;
+	uint64_t collector_rss_bytes;
 
 	size_t nzones;
 	struct kepler_zone zones[KEPLER_MAX_ZONES];

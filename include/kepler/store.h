@@ -79,10 +79,12 @@ struct kepler_series_record {
 		uint32_t method; /* enum kepler_baseline_method */
 		uint32_t quality_ppm;
 	} baseline[KEPLER_MAX_ZONES];
-	/* appended in format 1.3: the snapshot's unstored_intervals and unstored_ns */
+	/* appended in format 1.3: the snapshot's unstored_intervals, unstored_ns and the collector's cost */
 	uint32_t unstored_intervals;
 	uint32_t pad2;
 	uint64_t unstored_ns;
+	uint64_t collector_cpu_ns;
+	uint64_t collector_rss_bytes;
 };
 
 /*

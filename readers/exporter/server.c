@@ -2,6 +2,7 @@
 /* The exporter's HTTP server: see server.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -15,6 +16,8 @@
 
 #include "kepler/log.h"
 #include "kepler/version.h"
+
+#include "self.h"
 #include "server.h"
 
 /* libmicrohttpd changed the handler's return type in 0.9.71 */
@@ -70,7 +73,15 @@ static double age_of(const struct kepler_exposition *e)
 	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)e->wall_ns) / 1e9;
 }
 
-static MHD_RESULT send_text(struct MHD_Connection *c, unsigned status, const char *type, const char *text)
+/* http_server_config.headers, on every response. */
+static void add_headers(const struct kepler_server *s, struct MHD_Response *r)
+{
+	for (size_t i = 0; s->web && i < s->web->nheaders; i++)
+		MHD_add_response_header(r, s->web->headers[i].name, s->web->headers[i].value);
+}
+
+static MHD_RESULT send_text(const struct kepler_server *s, struct MHD_Connection *c, unsigned status,
+			    const char *type, const char *text)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -81,6 +92,7 @@ static MHD_RESULT send_text(struct MHD_Connection *c, unsigned status, const cha
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	add_headers(s, r);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -127,6 +139,7 @@ static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *
 {
 	struct reply *rp = calloc(1, sizeof(*rp));
 	struct kepler_buf age = KEPLER_BUF_INIT;
+	struct kepler_process_stats self;
 	struct MHD_IoVec iov[2];
 	struct MHD_Response *r;
 	bool gz = false;
@@ -137,6 +150,8 @@ static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *
 	rp->e = acquire(s->st, NULL, 0, NULL);
 	if (rp->e->seq)
 		kepler_fmt_prom_age(&age, rp->e->node_name, age_of(rp->e));
+	if (kepler_self_stats(&self) == 0)
+		kepler_fmt_prom_process(&age, &self);
 	if (accepts_gzip(c) && kepler_exposition_gzip(rp->e) == 0) {
 		gz = true;
 		kepler_exposition_gzip_tail(rp->e, age.data ? age.data : "", age.len, &rp->tail);
@@ -163,6 +178,7 @@ static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
 	if (gz)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	add_headers(s, r);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -195,10 +211,10 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 			 (unsigned long long)e->seq, age, (double)staleness_ns / 1e9);
 	}
 	kepler_exposition_unref(e);
-	return send_text(c, status, "text/plain; charset=utf-8", msg);
+	return send_text(s, c, status, "text/plain; charset=utf-8", msg);
 }
 
-static MHD_RESULT serve_index(struct MHD_Connection *c)
+static MHD_RESULT serve_index(const struct kepler_server *s, struct MHD_Connection *c)
 {
 	static const char page[] =
 		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kepler-exporter</title></head>\n"
@@ -208,7 +224,7 @@ static MHD_RESULT serve_index(struct MHD_Connection *c)
 		"<li><a href=\"healthz\">/healthz</a>: 200 while the collector's snapshots are fresh</li>\n"
 		"</ul></body></html>\n";
 
-	return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
+	return send_text(s, c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
 }
 
 static bool authorized(struct kepler_server *s, struct MHD_Connection *c)
@@ -229,7 +245,7 @@ static bool authorized(struct kepler_server *s, struct MHD_Connection *c)
 	return ok;
 }
 
-static MHD_RESULT deny(struct MHD_Connection *c)
+static MHD_RESULT deny(const struct kepler_server *s, struct MHD_Connection *c)
 {
 	static const char msg[] = "401 Unauthorized\n";
 	struct MHD_Response *r =
@@ -239,9 +255,40 @@ static MHD_RESULT deny(struct MHD_Connection *c)
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	add_headers(s, r);
 	ret = MHD_queue_basic_auth_fail_response(c, REALM, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/*
+ * tls_server_config.client_auth_type: MHD asks for a client certificate
+ * when a client CA is configured, and leaves it to us to check: require
+ * one (RequireAny..., RequireAndVerify...), and verify what is given
+ * against the client CA (VerifyClientCertIfGiven, RequireAndVerify...).
+ */
+static bool client_cert_ok(const struct kepler_server *s, struct MHD_Connection *c)
+{
+	enum kepler_client_auth how = s->web ? s->web->client_auth : KEPLER_CLIENT_NONE;
+	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t tls;
+	unsigned status = 0, n = 0;
+	bool given;
+	int r;
+
+	if (how == KEPLER_CLIENT_NONE || how == KEPLER_CLIENT_REQUEST)
+		return true;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		return false;
+	tls = (gnutls_session_t)ci->tls_session;
+	given = gnutls_certificate_get_peers(tls, &n) != NULL && n > 0;
+	if (!given)
+		return how == KEPLER_CLIENT_VERIFY_IF_GIVEN;
+	if (how == KEPLER_CLIENT_REQUIRE_ANY)
+		return true;
+	r = gnutls_certificate_verify_peers2(tls, &status);
+	return r == GNUTLS_E_SUCCESS && status == 0;
 }
 
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -257,17 +304,19 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	}
 	(void)req_cls;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+		return send_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 				 "405 Method Not Allowed: GET or HEAD only\n");
+	if (!client_cert_ok(s, c))
+		return MHD_NO; /* the TLS client did not prove who it is: close, say nothing */
 	if (!authorized(s, c))
-		return deny(c);
+		return deny(s, c);
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(s, c);
 	if (!strcmp(url, "/healthz"))
 		return serve_health(s, c);
 	if (!strcmp(url, "/"))
-		return serve_index(c);
-	return send_text(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+		return serve_index(s, c);
+	return send_text(s, c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
 			 "404 Not Found: see / for what is served\n");
 }
 
@@ -433,12 +482,23 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 	s->port = bound_port(s->fd);
 	if (tls)
 		flags |= MHD_USE_TLS;
-	s->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, tls ? web->cert_pem : NULL,
-		MHD_OPTION_HTTPS_MEM_KEY, tls ? web->key_pem : NULL, MHD_OPTION_END);
+	{
+		/* TLS: the certificate, the versions (GnuTLS priorities), the client CA (mTLS) */
+		struct MHD_OptionItem tls_opts[] = {
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0, tls ? web->cert_pem : NULL },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? web->key_pem : NULL },
+			{ MHD_OPTION_HTTPS_PRIORITIES, 0, tls ? web->priorities : NULL },
+			{ tls && web->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+			  tls ? web->client_ca_pem : NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		s->daemon = MHD_start_daemon(
+			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)1000, tls ? MHD_OPTION_ARRAY : MHD_OPTION_END, tls_opts, MHD_OPTION_END);
+	}
 	if (!s->daemon) {
 		close(s->fd);
 		free(s);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,6 +90,37 @@ static char *resolve(const char *config_path, const char *file)
 	return out;
 }
 
+static int tls_version(struct walk *w, const yaml_node_t *k, const char *val, int *ret)
+{
+	static const char *const names[] = { "TLS10", "TLS11", "TLS12", "TLS13" };
+
+	for (int i = 0; i < 4; i++)
+		if (val && !strcmp(val, names[i])) {
+			*ret = i;
+			return 0;
+		}
+	return kepler_error_set(w->err, -EINVAL,
+				"%s:%zu: tls_server_config.%s must be TLS10, TLS11, TLS12 or TLS13", w->path,
+				line_of(k), scalar(k));
+}
+
+static int client_auth(struct walk *w, const yaml_node_t *k, const char *val)
+{
+	static const char *const names[] = { "NoClientCert", "RequestClientCert", "RequireAnyClientCert",
+					     "VerifyClientCertIfGiven", "RequireAndVerifyClientCert" };
+
+	for (int i = 0; i < 5; i++)
+		if (val && !strcmp(val, names[i])) {
+			w->c->client_auth = (enum kepler_client_auth)i;
+			return 0;
+		}
+	return kepler_error_set(w->err, -EINVAL,
+				"%s:%zu: tls_server_config.client_auth_type must be NoClientCert, "
+				"RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven or "
+				"RequireAndVerifyClientCert",
+				w->path, line_of(k));
+}
+
 static int tls_section(struct walk *w, const yaml_node_t *map)
 {
 	if (map->type != YAML_MAPPING_NODE)
@@ -103,15 +135,34 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 		if (!key)
 			return kepler_error_set(w->err, -EINVAL, "%s:%zu: keys must be plain names", w->path,
 						line_of(k));
+		if (!strcmp(key, "min_version") || !strcmp(key, "max_version")) {
+			int r = tls_version(w, k, val,
+					    key[1] == 'i' ? &w->c->min_version : &w->c->max_version);
+
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!strcmp(key, "client_auth_type")) {
+			int r = client_auth(w, k, val);
+
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!strcmp(key, "cert_file"))
 			slot = &w->c->cert_file;
 		else if (!strcmp(key, "key_file"))
 			slot = &w->c->key_file;
+		else if (!strcmp(key, "client_ca_file"))
+			slot = &w->c->client_ca_file;
 		else
-			return kepler_error_set(w->err, -EINVAL,
-						"%s:%zu: tls_server_config.%s is not supported by "
-						"kepler-exporter (only cert_file and key_file)",
-						w->path, line_of(k), key);
+			return kepler_error_set(
+				w->err, -EINVAL,
+				"%s:%zu: tls_server_config.%s is not supported by "
+				"kepler-exporter (cert_file, key_file, min_version, max_version, "
+				"client_auth_type, client_ca_file are)",
+				w->path, line_of(k), key);
 		if (!val || !*val)
 			return kepler_error_set(w->err, -EINVAL,
 						"%s:%zu: tls_server_config.%s needs a "
@@ -121,6 +172,65 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 		*slot = resolve(w->path, val);
 		if (!*slot)
 			return kepler_error_set(w->err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* http_server_config.headers: the security headers the exporter toolkit allows, on every response. */
+static int headers_section(struct walk *w, const yaml_node_t *map)
+{
+	static const char *const allowed[] = { "Strict-Transport-Security", "X-Content-Type-Options",
+					       "X-Frame-Options", "X-XSS-Protection",
+					       "Content-Security-Policy" };
+
+	if (map->type != YAML_MAPPING_NODE)
+		return kepler_error_set(w->err, -EINVAL,
+					"%s:%zu: http_server_config.headers must be a mapping", w->path,
+					line_of(map));
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+		const char *key = scalar(k), *val = scalar(yaml_document_get_node(w->doc, p->value));
+		bool ok = false;
+
+		for (size_t i = 0; key && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+			ok |= !strcasecmp(key, allowed[i]);
+		if (!ok)
+			return kepler_error_set(
+				w->err, -EINVAL,
+				"%s:%zu: header '%s' cannot be set (Strict-Transport-Security, "
+				"X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, "
+				"Content-Security-Policy can)",
+				w->path, line_of(k), key ? key : "?");
+		if (!val || strpbrk(val, "\r\n") || w->c->nheaders == KEPLER_WEB_HEADERS)
+			return kepler_error_set(w->err, -EINVAL, "%s:%zu: header '%s' needs a one-line value",
+						w->path, line_of(k), key);
+		w->c->headers[w->c->nheaders].name = strdup(key);
+		w->c->headers[w->c->nheaders].value = strdup(val);
+		if (!w->c->headers[w->c->nheaders++].value || !w->c->headers[w->c->nheaders - 1].name)
+			return kepler_error_set(w->err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int http_section(struct walk *w, const yaml_node_t *map)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return kepler_error_set(w->err, -EINVAL, "%s:%zu: http_server_config must be a mapping",
+					w->path, line_of(map));
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+		const char *key = scalar(k);
+
+		if (!key || strcmp(key, "headers"))
+			return kepler_error_set(
+				w->err, -EINVAL,
+				"%s:%zu: http_server_config.%s is not supported by kepler-exporter "
+				"(headers is)",
+				w->path, line_of(k), key ? key : "?");
+		int r = headers_section(w, yaml_document_get_node(w->doc, p->value));
+
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -195,7 +305,9 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
 			r = tls_section(w, v);
 		else if (!strcmp(key, "basic_auth_users"))
 			r = users_section(w, v);
-		else if (!strcmp(key, "http_server_config") || !strcmp(key, "rate_limit"))
+		else if (!strcmp(key, "http_server_config"))
+			r = http_section(w, v);
+		else if (!strcmp(key, "rate_limit"))
 			r = kepler_error_set(w->err, -EINVAL,
 					     "%s:%zu: %s is not supported by "
 					     "kepler-exporter",
@@ -237,7 +349,11 @@ static int load_pems(struct kepler_web_config *c, const char *path, struct keple
 	int r;
 
 	if (!c->cert_file && !c->key_file)
-		return 0;
+		return c->client_ca_file || c->client_auth
+			       ? kepler_error_set(err, -EINVAL,
+						  "%s: client certificates need TLS (cert_file, key_file)",
+						  path)
+			       : 0;
 	if (!c->cert_file || !c->key_file)
 		return kepler_error_set(err, -EINVAL,
 					"%s: tls_server_config needs both cert_file and "
@@ -250,6 +366,25 @@ static int load_pems(struct kepler_web_config *c, const char *path, struct keple
 		r = kepler_error_set(err, -EINVAL, "%s: not a PEM certificate", c->cert_file);
 	if (r == 0 && !strstr(c->key_pem, "PRIVATE KEY-----"))
 		r = kepler_error_set(err, -EINVAL, "%s: not a PEM private key", c->key_file);
+	if (r == 0 && c->client_ca_file)
+		r = read_all(c->client_ca_file, &c->client_ca_pem, err);
+	if (r == 0 && c->client_ca_pem && !strstr(c->client_ca_pem, "-----BEGIN CERTIFICATE-----"))
+		r = kepler_error_set(err, -EINVAL, "%s: not a PEM certificate", c->client_ca_file);
+	if (r == 0 && c->client_auth != KEPLER_CLIENT_NONE && !c->client_ca_pem)
+		r = kepler_error_set(err, -EINVAL,
+				     "%s: client_auth_type other than NoClientCert needs client_ca_file (the "
+				     "CA the clients' certificates are verified against; the exporter asks "
+				     "for client certificates only with one)",
+				     path);
+	if (r == 0 && c->min_version > c->max_version)
+		r = kepler_error_set(err, -EINVAL, "%s: min_version is above max_version", path);
+	if (r == 0) { /* GnuTLS: the versions from min to max, nothing else changed */
+		size_t n = (size_t)snprintf(c->priorities, sizeof(c->priorities), "NORMAL:-VERS-ALL");
+
+		for (int v = c->max_version; v >= c->min_version; v--)
+			n += (size_t)snprintf(c->priorities + n, sizeof(c->priorities) - n, ":+VERS-TLS1.%d",
+					      v);
+	}
 	return r;
 }
 
@@ -276,6 +411,8 @@ int kepler_web_config_load(const char *path, struct kepler_web_config *c, struct
 	int r;
 
 	memset(c, 0, sizeof(*c));
+	c->min_version = 2; /* TLS 1.2, as the exporter toolkit */
+	c->max_version = 3;
 	pthread_mutex_init(&c->lock, NULL);
 	if (getrandom(&c->seed, sizeof(c->seed), 0) != (ssize_t)sizeof(c->seed))
 		c->seed = (uint64_t)(unsigned)getpid() * 0x9E3779B97F4A7C15ULL;
@@ -304,6 +441,12 @@ void kepler_web_config_done(struct kepler_web_config *c)
 	free(c->cert_file);
 	free(c->key_file);
 	free(c->cert_pem);
+	free(c->client_ca_file);
+	free(c->client_ca_pem);
+	for (size_t i = 0; i < c->nheaders; i++) {
+		free(c->headers[i].name);
+		free(c->headers[i].value);
+	}
 	if (c->key_pem)
 		explicit_bzero(c->key_pem, strlen(c->key_pem));
 	free(c->key_pem);

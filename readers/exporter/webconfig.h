@@ -6,12 +6,19 @@
  *   tls_server_config:
  *     cert_file: server.crt      # relative paths: to the file's directory
  *     key_file: server.key
+ *     min_version: TLS12         # the default; TLS10 .. TLS13
+ *     max_version: TLS13
+ *     client_auth_type: RequireAndVerifyClientCert   # mTLS (default NoClientCert)
+ *     client_ca_file: clients-ca.crt
+ *   http_server_config:
+ *     headers:                   # added to every response
+ *       Strict-Transport-Security: max-age=31536000
  *   basic_auth_users:
  *     alice: $2y$10$...          # bcrypt hashes (htpasswd -nBC 10 alice)
  *
  * Keys of that convention that kepler-exporter does not implement
- * (client certificates, TLS versions, ciphers, http_server_config,
- * rate_limit) are errors, not silently ignored: they change security.
+ * (cipher_suites, curve_preferences, http2, rate_limit) are errors, not
+ * silently ignored: they change security.
  */
 #ifndef KEPLER_EXPORTER_WEBCONFIG_H
 #define KEPLER_EXPORTER_WEBCONFIG_H
@@ -29,10 +36,28 @@ struct kepler_web_user {
 };
 
 #define KEPLER_AUTH_CACHE 16
+#define KEPLER_WEB_HEADERS 8
+
+/* tls_server_config.client_auth_type, as the exporter toolkit names them. */
+enum kepler_client_auth {
+	KEPLER_CLIENT_NONE = 0,        /* NoClientCert */
+	KEPLER_CLIENT_REQUEST,         /* RequestClientCert: asked, not required, not verified */
+	KEPLER_CLIENT_REQUIRE_ANY,     /* RequireAnyClientCert: required, not verified */
+	KEPLER_CLIENT_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
+	KEPLER_CLIENT_REQUIRE_VERIFY,  /* RequireAndVerifyClientCert */
+};
 
 struct kepler_web_config {
-	char *cert_file, *key_file; /* resolved paths, or NULL */
-	char *cert_pem, *key_pem;   /* their contents, NUL-terminated */
+	char *cert_file, *key_file;   /* resolved paths, or NULL */
+	char *cert_pem, *key_pem;     /* their contents, NUL-terminated */
+	int min_version, max_version; /* TLS minor versions (TLS12 = 2): defaults 2 and 3 */
+	enum kepler_client_auth client_auth;
+	char *client_ca_file, *client_ca_pem;
+	char priorities[128]; /* the GnuTLS priority string of the versions */
+	struct {
+		char *name, *value;
+	} headers[KEPLER_WEB_HEADERS];
+	size_t nheaders;
 	struct kepler_web_user *users;
 	size_t nusers;
 	/* successful logins, remembered by a keyed hash so bcrypt runs once per password */

@@ -230,6 +230,8 @@ int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kep
 	kv_u64(out, "lost_entries", s->lost_entries, false);
 	kv_u64(out, "unstored_intervals", s->unstored_intervals, false);
 	kv_u64(out, "unstored_ns", s->unstored_ns, false);
+	kv_u64(out, "collector_cpu_ns", s->collector_cpu_ns, false);
+	kv_u64(out, "collector_rss_bytes", s->collector_rss_bytes, false);
 	if (levels & KEPLER_LEVEL_NODE)
 		node(out, s);
 	if (levels & KEPLER_LEVEL_PROCESS)

@@ -205,6 +205,29 @@ static void meter_events(struct prom *pr)
 }
 
 /* Always exported: where each zone's numbers come from, and the snapshot itself. */
+/* The collector's own cost (snapshots of format 1.3 on; absent before). */
+static void collector_cost(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	if (!s->collector_cpu_ns)
+		return;
+	family(pr->out, "kepler_collector_cpu_seconds_total", "counter",
+	       "CPU time kepler-collectd has used since it started (it restarts at 0 with the collector)");
+	kepler_buf_adds(pr->out, "kepler_collector_cpu_seconds_total{");
+	label(pr->out, "node_name", pr->node, true);
+	kepler_buf_add(pr->out, "} ", 2);
+	seconds(pr->out, s->collector_cpu_ns);
+	end_value(pr->out);
+	family(pr->out, "kepler_collector_resident_memory_bytes", "gauge",
+	       "Resident memory of kepler-collectd when it built the snapshot");
+	kepler_buf_adds(pr->out, "kepler_collector_resident_memory_bytes{");
+	label(pr->out, "node_name", pr->node, true);
+	kepler_buf_add(pr->out, "} ", 2);
+	kepler_buf_u64(pr->out, s->collector_rss_bytes);
+	end_value(pr->out);
+}
+
 static void source_and_snapshot(struct prom *pr)
 {
 	const struct kepler_snapshot *s = pr->s;
@@ -250,6 +273,7 @@ static void source_and_snapshot(struct prom *pr)
 		}
 		end_value(pr->out);
 	}
+	collector_cost(pr);
 }
 
 void kepler_fmt_prom_build_info(struct kepler_buf *out)
@@ -292,6 +316,24 @@ void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double a
 	kepler_buf_adds(out, "kepler_snapshot_age_seconds{");
 	label(out, "node_name", node_name, true);
 	kepler_buf_printf(out, "} %.3f\n", age_seconds < 0 ? 0.0 : age_seconds);
+}
+
+void kepler_fmt_prom_process(struct kepler_buf *out, const struct kepler_process_stats *st)
+{
+	family(out, "process_cpu_seconds_total", "counter",
+	       "Total user and system CPU time spent in seconds.");
+	kepler_buf_printf(out, "process_cpu_seconds_total %.6f\n", st->cpu_seconds);
+	family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	kepler_buf_printf(out, "process_resident_memory_bytes %llu\n", (unsigned long long)st->rss_bytes);
+	family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	kepler_buf_printf(out, "process_virtual_memory_bytes %llu\n", (unsigned long long)st->vsize_bytes);
+	family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+	kepler_buf_printf(out, "process_open_fds %llu\n", (unsigned long long)st->open_fds);
+	family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	kepler_buf_printf(out, "process_max_fds %llu\n", (unsigned long long)st->max_fds);
+	family(out, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.");
+	kepler_buf_printf(out, "process_start_time_seconds %.2f\n", st->start_time_seconds);
 }
 
 /* ---- processes ---- */
