@@ -200,7 +200,15 @@ url=https://127.0.0.1:$port/metrics
 	ok "https with the right password: 200 and metrics" || fail "https + right password"
 [ "$(curl -sk -o /dev/null -w '%{http_code}' "$url")" = 401 ] && ok "https without password: 401" || fail "no password not 401"
 [ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:wrong' "$url")" = 401 ] && ok "https with a wrong password: 401" || fail "wrong password not 401"
+sleep 0.3 # the address's back-off after one failure: 100 ms
 [ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'mallory:s3cret!' "$url")" = 401 ] && ok "https with an unknown user: 401" || fail "unknown user not 401"
+# at once again: the address waits (200 ms now) and is told so, without bcrypt; a known login passes
+code=$(curl -sk -o /dev/null -D "$tmp/h429" -w '%{http_code}' -u 'alice:wrong2' "$url")
+known=$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:s3cret!' "$url")
+[ "$code" = 429 ] && grep -qi '^Retry-After: [0-9]' "$tmp/h429" && [ "$known" = 200 ] &&
+	ok "a wrong password right after another: 429 with Retry-After; the known login still 200" ||
+	fail "back-off: $code, known login $known"
+grep -q "failed login for user 'alice'" "$tmp/tls.log" && ok "failed logins logged" || fail "no failed-login log line"
 curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/metrics"
 rc=$?
 [ $rc -ne 0 ] && kill -0 $epid 2>/dev/null && [ "$(curl -sk -o /dev/null -w '%{http_code}' -u 'alice:s3cret!' "$url")" = 200 ] &&
@@ -263,6 +271,30 @@ check_bad "malformed YAML" $'basic_auth_users: [unclosed' "bad.yml:"
 check_bad "certificate without key" $'tls_server_config:\n  cert_file: cert.pem' "needs both cert_file and key_file"
 out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/none.yml" 2>&1)
 [ $? -eq 2 ] && grep -q "cannot read .*none.yml: No such file" <<<"$out" && ok "missing web config: exit 2" || fail "missing web config: $out"
+
+# --- started as root: it becomes exporter.user (nobody) with the store's group, no capability
+if [ "$(id -u)" -eq 0 ]; then
+	"$probe" write "$tmp/rootgrp" 2 nogroup >/dev/null 2>&1
+	start_exporter asroot --store.path "$tmp/rootgrp"
+	sleep 0.5
+	creds=$(for t in /proc/$epid/task/*; do grep -E '^(Uid|Groups|CapEff|CapPrm|NoNewPrivs):' "$t/status" | tr -s '\t\n' '  '; echo; done | sort -u)
+	body=$(curl -s "http://127.0.0.1:$port/metrics")
+	if [ "$(wc -l <<<"$creds")" = 1 ] && grep -q 'Uid: 65534 65534 65534 65534 ' <<<"$creds" &&
+		grep -q 'Groups: 65534 ' <<<"$creds" && grep -q 'CapEff: 0000000000000000 ' <<<"$creds" &&
+		grep -q 'CapPrm: 0000000000000000 ' <<<"$creds" && grep -q 'NoNewPrivs: 1' <<<"$creds" &&
+		grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <<<"$body"; then
+		ok "started as root, every thread is nobody with the store's group nogroup, no capability, no_new_privs; it serves the store"
+	else
+		fail "started as root: $creds; $(head -3 "$tmp/asroot.log")"
+	fi
+	kill $epid; wait $epid 2>/dev/null
+	out=$("$exporter" --store.path "$tmp/rootgrp" --web.listen-address 127.0.0.1:0 --exporter.user no-such-user-kepler 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "exporter.user 'no-such-user-kepler' does not exist: the exporter refuses to serve the network as root" <<<"$out" &&
+		ok "started as root with a missing exporter.user: refused (exit 1)" || fail "missing exporter.user ($rc): $out"
+else
+	echo "SKIP part: dropping root needs root"
+fi
 
 # --- unprivileged, in the store's group
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then

@@ -118,6 +118,7 @@ struct kepler_config {
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
 	uint64_t exporter_staleness_ns;
+	char *exporter_user;
 	/* kepler-passthrough */
 	char *passthrough_dir;
 	/* kepler-stdout flags */

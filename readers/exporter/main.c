@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drop.h"
 #include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 	struct kepler_exposition *e;
 	struct kepler_config cfg;
 	struct follower f = { 0 };
-	int rc = 1;
+	int rc = 1, r;
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_exporter, argc, argv);
 	kepler_log_setup(kepler_program_exporter.name, cfg.log_level, cfg.log_format);
@@ -201,9 +202,6 @@ int main(int argc, char **argv)
 		kepler_config_done(&cfg);
 		return 2;
 	}
-	if (geteuid() == 0)
-		kepler_warn("running as root: kepler-exporter needs no privileges; run it as an "
-			    "unprivileged user in the store's group");
 	kepler_stop_on_signals();
 	f.cfg = &cfg;
 	f.st = &st;
@@ -215,10 +213,23 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	kepler_exporter_publish(&st, e);
+	if (kepler_exporter_no_new_privs(&err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
 	if (kepler_server_start(cfg.web_listen_address, &web, &st, &server, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
 	}
+	r = kepler_exporter_drop_root(cfg.exporter_user, cfg.store_path, &err);
+	if (r < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
+	if (r > 0)
+		kepler_info("started as root: now user %s (uid %u) with the store's group, no capability, "
+			    "no_new_privs",
+			    cfg.exporter_user, (unsigned)getuid());
 	log_start(&cfg, &web, kepler_server_port(server));
 	follow(&f);
 	if (kepler_stop_signal > 0) {

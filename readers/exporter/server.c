@@ -17,6 +17,7 @@
 #include "kepler/log.h"
 #include "kepler/version.h"
 
+#include "backoff.h"
 #include "self.h"
 #include "server.h"
 
@@ -30,9 +31,19 @@
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define REALM "kepler-exporter"
 
+/*
+ * Connections one client address may hold (128): Prometheus needs one per
+ * target (two for an HA pair); a flood from one address (slow headers, a
+ * connection storm) fills its own share, not the whole server's 1000.
+ */
+#define PER_IP_CONNECTIONS 128
+
 struct kepler_server {
 	struct MHD_Daemon *daemon;
 	struct kepler_web_config *web;
+	struct kepler_backoff *backoff; /* failed logins, per client address */
+	pthread_mutex_t log_lock;
+	uint64_t last_fail_log_ns; /* failed logins are logged at most once a second */
 	struct kepler_exporter_state *st;
 	int fd;
 	unsigned port;
@@ -227,22 +238,88 @@ static MHD_RESULT serve_index(const struct kepler_server *s, struct MHD_Connecti
 	return send_text(s, c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
 }
 
-static bool authorized(struct kepler_server *s, struct MHD_Connection *c)
+static uint64_t mono_now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+enum auth { AUTH_OK, AUTH_DENIED, AUTH_WAIT };
+
+static void log_failed_login(struct kepler_server *s, const char *user, unsigned fails, uint64_t now)
+{
+	bool say;
+
+	pthread_mutex_lock(&s->log_lock);
+	say = now - s->last_fail_log_ns >= 1000000000ULL || !s->last_fail_log_ns;
+	if (say)
+		s->last_fail_log_ns = now;
+	pthread_mutex_unlock(&s->log_lock);
+	if (say) /* the user name is the client's text: shown escaped and cut */
+		kepler_warn(
+			"failed login for user '%.64s' (%u in a row from that address; it now waits before "
+			"its next try; at most one such line a second)",
+			user ? user : "", fails);
+}
+
+/*
+ * Basic auth, with failures costing the client: a login known good (the
+ * cache) passes at once; an address that failed recently is told to wait
+ * (429) without bcrypt running; else the password is checked, and a
+ * failure makes that address wait longer (backoff.h).
+ */
+static enum auth authorized(struct kepler_server *s, struct MHD_Connection *c, uint64_t *wait_ms)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *addr = ci ? ci->client_addr : NULL;
 	char *pass = NULL, *user;
-	bool ok;
+	enum auth res = AUTH_DENIED;
+	uint64_t now = mono_now_ns();
 
 	if (!s->web || s->web->nusers == 0)
-		return true;
+		return AUTH_OK;
 	user = MHD_basic_auth_get_username_password(c, &pass);
-	ok = user && pass && kepler_web_config_check(s->web, user, pass);
+	if (!user || !pass) {
+		res = AUTH_DENIED; /* no credentials (a browser's first try): a challenge, not a failure */
+	} else if (kepler_web_config_known(s->web, user, pass)) {
+		res = AUTH_OK;
+	} else if ((*wait_ms = kepler_backoff_wait_ms(s->backoff, addr, now)) > 0) {
+		res = AUTH_WAIT;
+	} else if (kepler_web_config_check(s->web, user, pass)) {
+		kepler_backoff_succeeded(s->backoff, addr);
+		res = AUTH_OK;
+	} else {
+		log_failed_login(s, user, kepler_backoff_failed(s->backoff, addr, now), now);
+	}
 	if (pass) {
 		explicit_bzero(pass, strlen(pass));
 		MHD_free(pass);
 	}
 	if (user)
 		MHD_free(user);
-	return ok;
+	return res;
+}
+
+/* 429 with Retry-After: a client that failed a login waits before the next is checked. */
+static MHD_RESULT too_soon(const struct kepler_server *s, struct MHD_Connection *c, uint64_t wait_ms)
+{
+	static const char msg[] = "429 Too Many Requests: a failed login from this address; wait and retry\n";
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	char retry[32];
+	MHD_RESULT ret;
+
+	if (!r)
+		return MHD_NO;
+	snprintf(retry, sizeof(retry), "%llu", (unsigned long long)(wait_ms + 999) / 1000);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	add_headers(s, r);
+	ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static MHD_RESULT deny(const struct kepler_server *s, struct MHD_Connection *c)
@@ -295,21 +372,25 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 			     const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
 	struct kepler_server *s = cls;
+	uint64_t wait_ms = 0;
 
 	(void)version;
 	(void)upload;
+	(void)req_cls;
 	if (*upload_size) { /* a GET with a body: ignore the body */
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	(void)req_cls;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return send_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 				 "405 Method Not Allowed: GET or HEAD only\n");
 	if (!client_cert_ok(s, c))
 		return MHD_NO; /* the TLS client did not prove who it is: close, say nothing */
-	if (!authorized(s, c))
-		return deny(s, c);
+	switch (authorized(s, c, &wait_ms)) {
+	case AUTH_DENIED: return deny(s, c);
+	case AUTH_WAIT: return too_soon(s, c, wait_ms);
+	case AUTH_OK: break;
+	}
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(s, c);
 	if (!strcmp(url, "/healthz"))
@@ -363,7 +444,7 @@ static int bind_one(const struct addrinfo *ai)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ai->ai_family == AF_INET6) /* ":PORT" serves IPv4 too */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = -errno;
 
 		close(fd);
@@ -472,10 +553,17 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	s->web = web;
 	s->st = st;
+	s->backoff = kepler_backoff_new();
+	pthread_mutex_init(&s->log_lock, NULL);
+	if (!s->backoff) {
+		free(s);
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	}
 	s->fd = open_listener(listen_addr, err);
 	if (s->fd < 0) {
 		int r = s->fd;
 
+		kepler_backoff_free(s->backoff);
 		free(s);
 		return r;
 	}
@@ -501,6 +589,7 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 	}
 	if (!s->daemon) {
 		close(s->fd);
+		kepler_backoff_free(s->backoff);
 		free(s);
 		return kepler_error_set(err, -EIO, "cannot start the HTTP server on %s%s", listen_addr,
 					tls ? " (is the key the certificate's, unencrypted PEM?)" : "");
@@ -522,5 +611,7 @@ void kepler_server_stop(struct kepler_server *s)
 	if (MHD_quiesce_daemon(s->daemon) == s->fd)
 		close(s->fd);
 	MHD_stop_daemon(s->daemon);
+	kepler_backoff_free(s->backoff);
+	pthread_mutex_destroy(&s->log_lock);
 	free(s);
 }

@@ -483,17 +483,31 @@ static bool hash_matches(const char *password, const char *hash)
 	return diff == 0;
 }
 
+static bool cached(struct kepler_web_config *c, XXH128_hash_t key)
+{
+	bool ok = false;
+
+	if (!key.low64 && !key.high64)
+		return false;
+	pthread_mutex_lock(&c->lock);
+	for (unsigned i = 0; i < c->nok && !ok; i++)
+		ok = c->ok[i].lo == key.low64 && c->ok[i].hi == key.high64;
+	pthread_mutex_unlock(&c->lock);
+	return ok;
+}
+
+bool kepler_web_config_known(struct kepler_web_config *c, const char *user, const char *password)
+{
+	return cached(c, login_key(c, user, password));
+}
+
 bool kepler_web_config_check(struct kepler_web_config *c, const char *user, const char *password)
 {
 	XXH128_hash_t key = login_key(c, user, password);
 	const char *hash = NULL;
-	bool ok = false, cacheable = key.low64 || key.high64;
+	bool cacheable = key.low64 || key.high64;
 
-	pthread_mutex_lock(&c->lock);
-	for (unsigned i = 0; cacheable && i < c->nok && !ok; i++)
-		ok = c->ok[i].lo == key.low64 && c->ok[i].hi == key.high64;
-	pthread_mutex_unlock(&c->lock);
-	if (ok)
+	if (cached(c, key))
 		return true;
 	for (size_t i = 0; i < c->nusers; i++)
 		if (!strcmp(c->users[i].name, user))

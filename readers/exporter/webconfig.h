@@ -87,4 +87,7 @@ static inline bool kepler_web_config_tls(const struct kepler_web_config *c)
 /* True if @user / @password is a configured user. Thread-safe. */
 bool kepler_web_config_check(struct kepler_web_config *c, const char *user, const char *password);
 
+/* True if @user / @password logged in before (the login cache alone: no bcrypt). Thread-safe. */
+bool kepler_web_config_known(struct kepler_web_config *c, const char *user, const char *password);
+
 #endif /* KEPLER_EXPORTER_WEBCONFIG_H */

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * No network-facing root: an exporter started as root (to bind a low port,
+ * to read a root-only TLS key) becomes exporter.user once it has done so,
+ * keeping as its one supplementary group the store's (see store_group()),
+ * with no capability left and no_new_privs set (on every thread: it is set
+ * before the server's threads start). A user that does not exist, or root,
+ * is refused.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "drop.h"
+
+/*
+ * The store's group: its directory's; before the collector has made it, the
+ * group of the directory it will appear in (the packaged one, made by
+ * tmpfiles.d, always exists: 0750 root:kepler); else 'kepler'.
+ */
+static gid_t store_group(const char *store_path, bool *found)
+{
+	char parent[4096], *slash;
+	struct stat st;
+	struct group *g;
+
+	*found = true;
+	if (stat(store_path, &st) == 0)
+		return st.st_gid;
+	snprintf(parent, sizeof(parent), "%s", store_path);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (stat(parent, &st) == 0)
+			return st.st_gid;
+	}
+	g = getgrnam("kepler");
+	if (g)
+		return g->gr_gid;
+	*found = false;
+	return 0;
+}
+
+int kepler_exporter_drop_root(const char *user, const char *store_path, struct kepler_error *err)
+{
+	struct passwd *pw;
+	gid_t groups[1];
+	bool have_group;
+
+	if (geteuid() != 0)
+		return 0;
+	pw = user && *user ? getpwnam(user) : NULL;
+	if (!pw)
+		return kepler_error_set(
+			err, -ENOENT,
+			"started as root, and exporter.user '%s' does not exist: the exporter "
+			"refuses to serve the network as root; create the user or name another",
+			user ? user : "");
+	if (pw->pw_uid == 0)
+		return kepler_error_set(
+			err, -EPERM,
+			"exporter.user '%s' is root: the exporter does not serve the network as root", user);
+	groups[0] = store_group(store_path, &have_group);
+	if (setgroups(have_group ? 1 : 0, groups) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
+		return kepler_error_set(err, -errno, "cannot become %s: %s", user, strerror(errno));
+	if (setuid(0) == 0) /* must fail now */
+		return kepler_error_set(err, -EPERM, "still able to become root after switching to %s", user);
+	return 1;
+}
+
+int kepler_exporter_no_new_privs(struct kepler_error *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return kepler_error_set(err, -errno, "cannot set no_new_privs: %s", strerror(errno));
+	return 0;
+}
