@@ -21,6 +21,7 @@
 #include "informer.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
+#include "kube.h"
 #include "ledger.h"
 #include "meter.h"
 #include "monotonic.h"
@@ -31,6 +32,8 @@ struct kepler_collector {
 	struct kepler_meter *meter;
 	struct kepler_informer *informer;
 	struct kepler_ledger *ledger;
+	struct kepler_kube *kube; /* kube.enabled: Kubernetes names */
+	struct kepler_ledger_namer namer;
 	struct kepler_ledger_proc *procs; /* this interval's, handed to the ledger */
 	size_t procs_cap;
 	uint64_t last_mono_ns;
@@ -138,8 +141,16 @@ static void node_meta(const struct kepler_config *cfg, const struct kepler_cpuin
 {
 	char path[4200];
 
+	const char *env = getenv("NODE_NAME");
+
 	memset(m, 0, sizeof(*m));
 	gethostname(m->hostname, sizeof(m->hostname) - 1);
+	if (cfg->kube_node_name && cfg->kube_node_name[0])
+		snprintf(m->node_name, sizeof(m->node_name), "%s", cfg->kube_node_name);
+	else if (env && env[0])
+		snprintf(m->node_name, sizeof(m->node_name), "%s", env);
+	else
+		snprintf(m->node_name, sizeof(m->node_name), "%s", m->hostname);
 	read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", cfg->host_procfs);
 	read_first_line(path, m->boot_id, sizeof(m->boot_id));
@@ -365,6 +376,87 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 	return r;
 }
 
+/* The namer's side of the ledger: names from the kube module. */
+static bool name_container(void *ctx, const char *id, const char *pod_uid, const char **ret_name,
+			   const char **ret_pod_uid)
+{
+	const struct kepler_kube_pod *pod = NULL;
+	const struct kepler_kube_container *c = kepler_kube_container(ctx, id, pod_uid, &pod);
+
+	if (!c)
+		return false;
+	*ret_name = c->name;
+	*ret_pod_uid = pod->uid;
+	return true;
+}
+
+static bool name_pod(void *ctx, const char *uid, const char **ret_name, const char **ret_ns)
+{
+	const struct kepler_kube_pod *p = kepler_kube_pod(ctx, uid);
+
+	if (!p)
+		return false;
+	*ret_name = p->name;
+	*ret_ns = p->ns;
+	return true;
+}
+
+/* kube.kubelet-url, else https://$HOST_IP:10250 (brackets for IPv6), else "". */
+static void kubelet_url(const struct kepler_config *cfg, char *buf, size_t size)
+{
+	const char *ip = getenv("HOST_IP");
+
+	if (cfg->kube_kubelet_url && cfg->kube_kubelet_url[0])
+		snprintf(buf, size, "%s", cfg->kube_kubelet_url);
+	else if (ip && ip[0])
+		snprintf(buf, size, strchr(ip, ':') ? "https://[%s]:10250" : "https://%s:10250", ip);
+	else
+		buf[0] = '\0';
+}
+
+/* kube.enabled: start the thread that keeps Kubernetes names. */
+static int open_kube(const struct kepler_config *cfg, struct kepler_collector *c)
+{
+	char url[1024];
+	struct kepler_kube_params p = {
+		.source = cfg->kube_pod_source == KEPLER_POD_SOURCE_KUBELET ? KEPLER_KUBE_KUBELET
+			  : cfg->kube_pod_source == KEPLER_POD_SOURCE_LOGS  ? KEPLER_KUBE_LOGS
+									    : KEPLER_KUBE_AUTO,
+		.kubelet_url = url,
+		.token_file = cfg->kube_token_file,
+		.ca_file = cfg->kube_ca_file,
+		.insecure = cfg->kube_insecure,
+		.log_dir = cfg->kube_log_dir,
+		.poll_ns = cfg->kube_poll_interval_ns,
+	};
+	struct kepler_error err = { 0 };
+	int r;
+
+	if (!cfg->kube_enabled)
+		return 0;
+	kubelet_url(cfg, url, sizeof(url));
+	if (p.source == KEPLER_KUBE_AUTO && !url[0]) {
+		kepler_info("kube: no kube.kubelet-url and no HOST_IP: names come from the kubelet's logs "
+			    "in %s",
+			    cfg->kube_log_dir);
+		p.source = KEPLER_KUBE_LOGS;
+	}
+	r = kepler_kube_open(&p, &c->kube, &err);
+	if (r < 0) {
+		kepler_err("kube: %s", err.msg);
+		return r;
+	}
+	c->namer =
+		(struct kepler_ledger_namer){ .container = name_container, .pod = name_pod, .ctx = c->kube };
+	kepler_info("kube: names from %s, polled every %.0f s",
+		    p.source == KEPLER_KUBE_LOGS ? "the kubelet's log links"
+		    : p.source == KEPLER_KUBE_KUBELET
+			    ? "the kubelet"
+			    : "the kubelet when a token is present, else its log links",
+		    (double)p.poll_ns / 1e9);
+	return 0;
+}
+
 int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collector **ret)
 {
 	struct kepler_ledger_params lp = {
@@ -387,6 +479,8 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		r = open_store(cfg, c, &meta);
 	if (r == 0)
 		r = open_baseline(cfg, c);
+	if (r == 0)
+		r = open_kube(cfg, c);
 	if (r == 0) {
 		r = kepler_ledger_new(&lp, &c->ledger, &err);
 		if (r == 0)
@@ -478,6 +572,10 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 	in->lost = st->lost;
 	in->procs = c->procs;
 	in->nprocs = kepler_informer_count(c->informer);
+	if (c->kube) {
+		kepler_kube_refresh(c->kube);
+		in->namer = &c->namer;
+	}
 }
 
 /*
@@ -703,6 +801,7 @@ void kepler_collector_close(struct kepler_collector *c)
 {
 	if (!c)
 		return;
+	kepler_kube_close(c->kube);
 	kepler_ledger_free(c->ledger);
 	kepler_backlog_free(c->backlog);
 	kepler_baseline_learner_free(c->learner);

@@ -33,6 +33,8 @@ static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
+static const char *const top_views[] = { "processes", "containers", "pods", "vms", NULL };
+static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 
 const struct kepler_option kepler_options[] = {
 	/* everyone */
@@ -97,6 +99,35 @@ const struct kepler_option kepler_options[] = {
 	{ "attribution.baseline-window", KEPLER_OPT_INT, OFF(attribution_baseline_window), "720", "N",
 	  "Intervals of history the idle baseline is learned from (720 = 1 h at 5 s).", C, 0, 8, 100000,
 	  NULL },
+	{ "kube.enabled", KEPLER_OPT_BOOL, OFF(kube_enabled), "false", NULL,
+	  "Name the containers and pods of a Kubernetes node (container_name, pod_name, pod_namespace) from kube.pod-source.",
+	  C, 0, 0, 0, NULL },
+	{ "kube.node-name", KEPLER_OPT_STRING, OFF(kube_node_name), "", "NAME",
+	  "The node's name, recorded in the store and used for every node_name label; empty: $NODE_NAME (a DaemonSet sets it from spec.nodeName), else the host name.",
+	  C, 0, 0, 0, NULL },
+	{ "kube.pod-source", KEPLER_OPT_ENUM, OFF(kube_pod_source), "auto", "SOURCE",
+	  "Where names come from: kubelet (GET /pods with the service account's token), logs (the kubelet's /var/log/containers links: no credentials, no network), auto (kubelet when the token file exists, else logs).",
+	  C, 0, 0, 0, pod_sources },
+	{ "kube.kubelet-url", KEPLER_OPT_STRING, OFF(kube_kubelet_url), "", "URL",
+	  "The kubelet's base URL; empty: https://$HOST_IP:10250 (a DaemonSet sets HOST_IP from status.hostIP).",
+	  C, 0, 0, 0, NULL },
+	{ "kube.token-file", KEPLER_OPT_STRING, OFF(kube_token_file),
+	  "/var/run/secrets/kubernetes.io/serviceaccount/token", "FILE",
+	  "Bearer token for the kubelet, re-read on every poll (projected tokens rotate).", C, 0, 0, 0,
+	  NULL },
+	{ "kube.ca-file", KEPLER_OPT_STRING, OFF(kube_ca_file),
+	  "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", "FILE",
+	  "CA that signed the kubelet's serving certificate; the system's CAs when the file does not exist.",
+	  C, 0, 0, 0, NULL },
+	{ "kube.insecure-skip-tls-verify", KEPLER_OPT_BOOL, OFF(kube_insecure), "false", NULL,
+	  "Do not verify the kubelet's certificate (kubelets often serve a self-signed one; Kepler never verifies it).",
+	  C, 0, 0, 0, NULL },
+	{ "kube.log-dir", KEPLER_OPT_STRING, OFF(kube_log_dir), "/var/log", "DIR",
+	  "The host's log directory, holding the kubelet's containers/ and pods/ (the logs source).", C, 0, 0,
+	  0, NULL },
+	{ "kube.poll-interval", KEPLER_OPT_DURATION, OFF(kube_poll_interval_ns), "15s", "DURATION",
+	  "Time between two polls of the source (a container of an unknown pod asks for one sooner).", C, 0,
+	  1 * SEC, 3600 * SEC, NULL },
 	{ "dev.fake-meter.zones", KEPLER_OPT_LIST, OFF(dev_fake_meter_zones), "package,core,dram", "ZONE,...",
 	  "Zones the fake meter reports.", C, KEPLER_OPT_YAML_ONLY, 0, 0, NULL },
 	{ "dev.fake-meter.watts", KEPLER_OPT_INT, OFF(dev_fake_meter_watts), "40", "WATTS",
@@ -149,6 +180,11 @@ const struct kepler_option kepler_options[] = {
 	/* kepler-top */
 	{ "once", KEPLER_OPT_BOOL, OFF(top_once), "false", NULL,
 	  "Print one screen as text and exit (batch mode).", T, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
+	{ "view", KEPLER_OPT_ENUM, OFF(top_view), "processes", "VIEW",
+	  "The table shown first (Tab moves between them).", T, KEPLER_OPT_FLAG_ONLY, 0, 0, top_views },
+	{ "filter", KEPLER_OPT_STRING, OFF(top_filter), "", "TEXT",
+	  "Start with this filter: rows whose name, id, exe or pod contains TEXT; ns:NAME keeps the workloads of Kubernetes namespace NAME.",
+	  T, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
 
 	/* kepler-dataset */
 	{ "format", KEPLER_OPT_ENUM, OFF(dataset_format), "csv", "FORMAT",

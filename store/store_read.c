@@ -83,6 +83,7 @@ STORE_OP static int get_meta_in(struct kepler_store *s, struct kepler_store_meta
 	if (!kepler_store_meta_get_u64(s, txn, "format.minor", &v))
 		m->format_minor = (uint32_t)v;
 	meta_get_str(s, txn, "node.hostname", m->hostname, sizeof(m->hostname));
+	meta_get_str(s, txn, "node.name", m->node_name, sizeof(m->node_name));
 	meta_get_str(s, txn, "node.machine_id", m->machine_id, sizeof(m->machine_id));
 	meta_get_str(s, txn, "node.boot_id", m->boot_id, sizeof(m->boot_id));
 	meta_get_str(s, txn, "node.cpu_model", m->cpu_model, sizeof(m->cpu_model));
@@ -94,6 +95,11 @@ STORE_OP static int get_meta_in(struct kepler_store *s, struct kepler_store_meta
 	kepler_store_meta_get_u64(s, txn, "last_seq", &m->last_seq);
 	kepler_store_end_read(txn);
 	return 0;
+}
+
+const char *kepler_store_meta_node(const struct kepler_store_meta *meta)
+{
+	return meta->node_name[0] ? meta->node_name : meta->hostname;
 }
 
 int kepler_store_get_meta(struct kepler_store *s, struct kepler_store_meta *m, struct kepler_error *err)

@@ -297,6 +297,8 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 		return kepler_store_lmdb_error(rc, "writing meta", err);
 	rc = kepler_store_meta_put(s, txn, "node.hostname", m->hostname);
 	if (!rc)
+		rc = kepler_store_meta_put(s, txn, "node.name", m->node_name);
+	if (!rc)
 		rc = kepler_store_meta_put(s, txn, "node.machine_id", m->machine_id);
 	if (!rc)
 		rc = kepler_store_meta_put(s, txn, "node.boot_id", m->boot_id);

@@ -57,6 +57,21 @@ static void test_cgroup_table(void **state)
 		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
 		  ".slice/docker-" ID1 ".scope\n",
 		  ID1, "docker", UID },
+		/*
+		 * a collector in a pod with a private cgroup namespace sees other
+		 * pods' paths relative to its own cgroup: both drivers, each QoS
+		 * class, the kubepods segment above what it sees or not
+		 */
+		{ "0::/../../kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID1 ".scope\n", ID1,
+		  "containerd", UID },
+		{ "0::/../../../kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice/crio-" ID1
+		  ".scope\n",
+		  ID1, "crio", UID },
+		{ "0::/../../../kubepods-pod" UIDU ".slice/docker-" ID1 ".scope\n", ID1, "docker", UID },
+		{ "0::/../../pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/../../../besteffort/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/../../../../kubepods/burstable/pod" UID "/" ID1 "\n", ID1, "kubernetes", UID },
+		{ "0::/../pod" UID "/crio-" ID1 "\n", ID1, "crio", UID },
 		/* kubepods, systemd driver, cgroup v1 */
 		{ "11:cpu,cpuacct:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
 		  ".slice/cri-containerd-" ID1 ".scope\n",

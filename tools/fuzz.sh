@@ -4,7 +4,9 @@
 # decoder (half, from a seed corpus of encoded snapshots), the collector's
 # parsers of host input (a quarter): sysfs numbers, power model files,
 # /proc/stat, /proc/PID/stat, cgroup and cmdline files, /proc/cpuinfo and
-# the store's CPU list; and kepler-train's dataset CSV reader (a quarter).
+# the store's CPU list; kepler-train's dataset CSV reader (a quarter less
+# the kube share) and the Kubernetes names: the kubelet's PodList and its log
+# links (a tenth).
 # Exit status non-zero on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,8 +52,13 @@ printf 'timestamp,wall_ns,node,cpu_usage_ratio,package_source,package_watts
 2026-01-01T00:00:01Z,2,"x
 y",,model,
 ' >"$csv/seed.csv"
+kube=build-fuzz/corpus/kube
+mkdir -p "$kube"
+{ printf '\x00'; cat tests/data/kubelet/podlist.json; } >"$kube/podlist"
+printf '\x01web-1_shop_nginx-2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab.log\t/var/log/pods/shop_web-1_0b6e5a4c-1f2d-4e3a-9b8c-7d6e5f4a3b21/nginx/0.log\n' >"$kube/links"
 rc=0
 fuzz fuzz_decode $((secs / 2)) "$corpus" 65536 || rc=$?
 fuzz fuzz_host_input $((secs / 4)) "$host" 8192 || rc=$?
-fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4)) "$csv" 16384 || rc=$?
+fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4 - secs / 10)) "$csv" 16384 || rc=$?
+fuzz fuzz_kube_names $((secs / 10)) "$kube" 65536 || rc=$?
 exit $rc

@@ -131,6 +131,58 @@ static int ensure_of_record(struct kepler_ledger *l, const struct kepler_process
 	return 0;
 }
 
+/* Replace the owned string *@dst by @v when they differ. -ENOMEM (then unchanged). */
+static int set_name(char **dst, const char *v)
+{
+	char *d;
+
+	if (!v || !strcmp(*dst, v))
+		return 0;
+	d = strdup(v);
+	if (!d)
+		return -ENOMEM;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/*
+ * Containers' names and pods from the namer (what the cgroup did not say:
+ * the container's name; its pod, when the cgroup path hides it). Names
+ * only ever change to another known name.
+ */
+static int name_containers(struct kepler_ledger *l, const struct kepler_ledger_namer *nm)
+{
+	struct group_table *ct = &l->groups[KEPLER_KIND_CONTAINER];
+
+	for (size_t i = 0; i < ct->n; i++) {
+		struct group_rec *g = &ct->recs[i];
+		const char *name, *pod;
+
+		if (!nm->container(nm->ctx, g->id, g->pod_id, &name, &pod))
+			continue;
+		if (set_name(&g->name, name) < 0 ||
+		    (!g->pod_id[0] && pod[0] && set_name(&g->pod_id, pod) < 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int name_pods(struct kepler_ledger *l, const struct kepler_ledger_namer *nm)
+{
+	struct group_table *pt = &l->groups[KEPLER_KIND_POD];
+
+	for (size_t i = 0; i < pt->n; i++) {
+		struct group_rec *g = &pt->recs[i];
+		const char *name, *ns;
+
+		if (nm->pod(nm->ctx, g->id, &name, &ns) &&
+		    (set_name(&g->name, name) < 0 || set_name(&g->extra, ns) < 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int ensure_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
 {
 	const struct proc_gen *prev = &l->gen[l->cur];
@@ -143,10 +195,14 @@ static int ensure_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 		if (prev->recs[i].p.usage.state == KEPLER_STATE_TERMINATED &&
 		    ensure_of_record(l, &prev->recs[i].p) < 0)
 			return -ENOMEM;
+	if (in->namer && name_containers(l, in->namer) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < ct->n; i++) /* pods: of every container there may be */
 		if (ct->recs[i].pod_id[0] &&
 		    !ledger_group_get(l, KEPLER_KIND_POD, ct->recs[i].pod_id, "", "", ""))
 			return -ENOMEM;
+	if (in->namer && name_pods(l, in->namer) < 0)
+		return -ENOMEM;
 	return 0;
 }
 

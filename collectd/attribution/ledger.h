@@ -63,6 +63,23 @@ struct kepler_ledger_proc {
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
 };
 
+/*
+ * Names the ledger cannot see in procfs (Kubernetes'), asked for each
+ * container and pod during a build; a name once given is kept while the
+ * group lives (a terminated pod keeps its name after the kubelet forgets it).
+ */
+struct kepler_ledger_namer {
+	/*
+	 * Container @id, in pod @pod_uid by its cgroup ("" if none): true and
+	 * its name and its pod's UID ("" if unknown), or false if unknown.
+	 */
+	bool (*container)(void *ctx, const char *id, const char *pod_uid, const char **ret_name,
+			  const char **ret_pod_uid);
+	/* Pod @uid: true and its name and namespace, or false if unknown. */
+	bool (*pod)(void *ctx, const char *uid, const char **ret_name, const char **ret_ns);
+	void *ctx;
+};
+
 /* One interval's measurements. */
 struct kepler_ledger_input {
 	uint64_t wall_ns, mono_ns, interval_ns;
@@ -76,6 +93,7 @@ struct kepler_ledger_input {
 	uint32_t skipped, lost;
 	const struct kepler_ledger_proc *procs; /* the processes of the interval */
 	size_t nprocs;
+	const struct kepler_ledger_namer *namer; /* NULL: no names beyond procfs' */
 };
 
 struct kepler_ledger;

@@ -168,8 +168,14 @@ static void scan_path(const char *path, size_t len, struct kepler_container_ref 
 	for (size_t k = 0; k < nseg; k++) {
 		const char *runtime = NULL, *id;
 
+		/*
+		 * ".." : the path of a process outside the reader's cgroup
+		 * namespace (a collector in a pod with a private one sees
+		 * 0::/../../besteffort/pod<uid>/<id>): the kubepods segment
+		 * may be above what it can see.
+		 */
 		if ((segs[k].n >= 8 && !memcmp(segs[k].p, "kubepods", 8)) ||
-		    (segs[k].n >= 16 && !memcmp(segs[k].p, "kubelet-kubepods", 16)))
+		    (segs[k].n >= 16 && !memcmp(segs[k].p, "kubelet-kubepods", 16)) || seg_is(segs[k], ".."))
 			kube = true;
 		if (kube && !under_pod && pod_uid_of(segs[k], uid)) {
 			under_pod = true;

@@ -71,6 +71,7 @@ enum kepler_meter_source {
 	KEPLER_METER_PASSTHROUGH
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
+enum kepler_kube_pod_source { KEPLER_POD_SOURCE_AUTO, KEPLER_POD_SOURCE_KUBELET, KEPLER_POD_SOURCE_LOGS };
 enum kepler_active_split { KEPLER_SPLIT_USAGE_RATIO, KEPLER_SPLIT_BASELINE };
 enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDOUT_JSON };
 enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
@@ -109,6 +110,16 @@ struct kepler_config {
 	int attribution_active_split;
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
+	/* kube.* */
+	bool kube_enabled;
+	char *kube_node_name;
+	int kube_pod_source; /* enum kepler_kube_pod_source */
+	char *kube_kubelet_url;
+	char *kube_token_file;
+	char *kube_ca_file;
+	bool kube_insecure;
+	char *kube_log_dir;
+	uint64_t kube_poll_interval_ns;
 	/* dev.* (YAML only) */
 	struct kepler_strlist dev_fake_meter_zones;
 	int64_t dev_fake_meter_watts;
@@ -133,6 +144,8 @@ struct kepler_config {
 	int64_t stdout_limit;
 	/* kepler-top flags */
 	bool top_once;
+	int top_view; /* enum top_tab order: processes, containers, pods, vms */
+	char *top_filter;
 	/* kepler-dataset flags */
 	int dataset_format;
 	char *dataset_since;

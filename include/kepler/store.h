@@ -38,6 +38,7 @@ struct kepler_store_options {
 struct kepler_store_meta {
 	uint32_t format_major, format_minor;
 	char hostname[256];
+	char node_name[256]; /* kube.node-name, else $NODE_NAME, else the host name; "" in older stores */
 	char machine_id[64];
 	char boot_id[64];
 	char cpu_model[256];
@@ -137,6 +138,9 @@ int kepler_store_set_meta(struct kepler_store *store, const struct kepler_store_
 /* Read meta; absent fields are zero/empty. */
 int kepler_store_get_meta(struct kepler_store *store, struct kepler_store_meta *ret,
 			  struct kepler_error *err);
+
+/* The node's name for node_name labels: node_name, else (an older store) the host name. */
+const char *kepler_store_meta_node(const struct kepler_store_meta *meta);
 
 /* Writer: record the node's logical CPUs (meta "node.cpus"). */
 int kepler_store_set_cpus(struct kepler_store *store, const struct kepler_cpuinfo *cpus,

@@ -206,7 +206,7 @@ static void node_row(struct job *j, const struct kepler_series_record *r)
 	cell_u64(w, "wall_ns", r->wall_ns);
 	cell_u64(w, "seq", r->seq);
 	cell_u64(w, "interval_ns", r->interval_ns);
-	cell_str(w, "node", j->meta.hostname);
+	cell_str(w, "node", kepler_store_meta_node(&j->meta));
 	cell_str(w, "cpu_model", j->meta.cpu_model);
 	cell_u64(w, "cpu_busy_delta_ns", r->node_cpu_busy_delta_ns);
 	cell_u64(w, "cpu_total_delta_ns", r->node_cpu_total_delta_ns);
@@ -268,7 +268,7 @@ static void workload_row(struct job *j, const struct kepler_snapshot *s, const s
 	cell_u64(w, "wall_ns", s->wall_ns);
 	cell_u64(w, "seq", s->seq);
 	cell_u64(w, "interval_ns", s->interval_ns);
-	cell_str(w, "node", j->meta.hostname);
+	cell_str(w, "node", kepler_store_meta_node(&j->meta));
 	if (p) {
 		cell_u64(w, "pid", p->pid);
 		cell_u64(w, "start_time_ns", p->start_time_ns);

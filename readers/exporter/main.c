@@ -115,7 +115,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 		return;
 	}
 	f->seq = snap->seq;
-	f->opts.node_name = meta.hostname;
+	f->opts.node_name = kepler_store_meta_node(&meta);
 	load_cpus(f, &meta);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (kepler_exposition_new(snap, &f->opts, &e, &err) < 0) {

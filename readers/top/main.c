@@ -82,7 +82,7 @@ static bool load(struct app *a)
 	a->view.snap = snap;
 	a->view.problem[0] = '\0';
 	kepler_store_get_meta(a->store, &meta, &err);
-	snprintf(a->view.node_name, sizeof(a->view.node_name), "%s", meta.hostname);
+	snprintf(a->view.node_name, sizeof(a->view.node_name), "%s", kepler_store_meta_node(&meta));
 	a->staleness_ns = meta.collector_interval_ns ? 3 * meta.collector_interval_ns
 			  : snap->interval_ns        ? 3 * snap->interval_ns
 						     : 15 * SEC;
@@ -315,6 +315,8 @@ int main(int argc, char **argv)
 	a.cfg = &cfg;
 	a.staleness_ns = 15 * SEC;
 	a.view.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	a.view.tab = (enum top_tab)cfg.top_view;
+	snprintf(a.view.filter, sizeof(a.view.filter), "%s", cfg.top_filter ? cfg.top_filter : "");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);

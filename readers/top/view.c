@@ -99,18 +99,69 @@ static const enum kepler_kind tab_kind[TOP_TABS] = {
 	[TOP_VMS] = KEPLER_KIND_VM,
 };
 
-static bool matches(const struct kepler_workload *w, const char *filter)
+/* The pod of a container (by its pod UID) or of a process (through its container), or NULL. */
+static const struct kepler_pod *pod_of(const struct kepler_snapshot *s, const struct kepler_workload *w)
 {
-	return !filter[0] || strcasestr(w->title, filter) || strcasestr(w->id, filter) ||
-	       strcasestr(w->detail, filter) || strcasestr(w->parent, filter);
+	const char *pod_id = "";
+
+	if (w->kind == KEPLER_KIND_POD)
+		return &s->pods[w->index];
+	if (w->kind == KEPLER_KIND_CONTAINER)
+		pod_id = w->parent;
+	else if (w->kind == KEPLER_KIND_PROCESS && s->processes[w->index].container_id[0])
+		for (size_t i = 0; i < s->ncontainers; i++)
+			if (!strcmp(s->containers[i].id, s->processes[w->index].container_id)) {
+				pod_id = s->containers[i].pod_id;
+				break;
+			}
+	for (size_t i = 0; pod_id[0] && i < s->npods; i++)
+		if (!strcmp(s->pods[i].id, pod_id))
+			return &s->pods[i];
+	return NULL;
 }
 
-/* The TYPE column: the process type, container runtime, "pod", VM hypervisor. */
+/*
+ * The filter: "ns:NAME" keeps the workloads of Kubernetes namespace NAME
+ * (pods, their containers, their containers' processes); other text keeps
+ * rows whose name, id, exe, runtime, parent or pod (name, namespace)
+ * contains it, ignoring case.
+ */
+static bool matches(const struct kepler_snapshot *s, const struct kepler_workload *w, const char *filter)
+{
+	const struct kepler_pod *pod;
+
+	if (!filter[0])
+		return true;
+	if (!strncmp(filter, "ns:", 3)) {
+		pod = pod_of(s, w);
+		return pod && !strcmp(pod->ns, filter + 3);
+	}
+	if (strcasestr(w->title, filter) || strcasestr(w->id, filter) || strcasestr(w->detail, filter) ||
+	    strcasestr(w->parent, filter))
+		return true;
+	pod = w->kind == KEPLER_KIND_CONTAINER ? pod_of(s, w) : NULL;
+	return pod && (strcasestr(pod->name, filter) || strcasestr(pod->ns, filter));
+}
+
+/* The TYPE column: the process type, container runtime, the pod's namespace, VM hypervisor. */
 static const char *type_of(const struct kepler_snapshot *s, const struct kepler_workload *w)
 {
 	if (w->kind == KEPLER_KIND_PROCESS)
 		return kepler_process_type_name(s->processes[w->index].type);
-	return w->kind == KEPLER_KIND_POD ? "pod" : w->detail;
+	return w->detail;
+}
+
+/* The last column: a process's exe; a container's pod as namespace/name. */
+static void last_column(const struct kepler_snapshot *s, const struct kepler_workload *w, char *buf,
+			size_t size)
+{
+	const struct kepler_pod *pod;
+
+	buf[0] = '\0';
+	if (w->kind == KEPLER_KIND_PROCESS)
+		snprintf(buf, size, "%s", w->detail);
+	else if (w->kind == KEPLER_KIND_CONTAINER && (pod = pod_of(s, w)))
+		snprintf(buf, size, "%s/%s", pod->ns[0] ? pod->ns : "?", pod->name[0] ? pod->name : pod->id);
 }
 
 static double watts(uint64_t delta_uj, uint64_t interval_ns)
@@ -254,7 +305,8 @@ static void help(struct top_view *v, int cols)
 		"  Tab / Shift-Tab   next / previous view: processes, containers, pods, VMs",
 		"  s                 next sort key (watts, energy, cpu, pid, name)",
 		"  w e c i n         sort by watts, energy, cpu, pid/id, name",
-		"  /                 filter rows (name, id, exe); Enter keeps, Esc clears",
+		"  /                 filter rows (name, id, exe, pod); ns:NAME keeps namespace NAME;",
+		"                    Enter keeps, Esc clears",
 		"  Up Down PgUp PgDn Home End (or k j)   scroll",
 		"  p                 pause / resume following new snapshots",
 		"  h ?               this help (any key closes it)",
@@ -275,7 +327,7 @@ static void table(struct top_view *v, int rows_left, int cols)
 	enum kepler_kind kind = tab_kind[v->tab];
 	size_t n = kepler_workload_count(s, kind), m = 0, pz = kepler_primary_zone(s);
 	struct kepler_workload *items = calloc(n ? n : 1, sizeof(*items));
-	char head[1024], row[2048], c1[128], c2[128], c3[64];
+	char head[1024], row[2048], c1[128], c2[128], c3[64], last[512];
 	size_t o;
 
 	if (!items) {
@@ -284,17 +336,22 @@ static void table(struct top_view *v, int rows_left, int cols)
 	}
 	for (size_t i = 0; i < n; i++) {
 		items[m] = kepler_workload_at(s, kind, i);
-		m += matches(&items[m], v->filter);
+		m += matches(s, &items[m], v->filter);
 	}
 	kepler_workload_sort(s, items, m, v->sort);
 	v->nrows = m;
 	o = (size_t)snprintf(head, sizeof(head),
 			     v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s"
+			     : v->tab == TOP_PODS    ? "%-12s %-16s %-16s %-5s %6s"
 						     : "%-12s %-16s %-10s %-5s %6s",
-			     v->tab == TOP_PROCESSES ? "PID" : "ID", "NAME", "TYPE", "STATE", "CPU%");
+			     v->tab == TOP_PROCESSES ? "PID" : "ID", "NAME",
+			     v->tab == TOP_PODS ? "NAMESPACE" : "TYPE", "STATE", "CPU%");
 	for (size_t z = 0; z < s->nzones && o < sizeof(head) - 32; z++)
 		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9.9s", s->zones[z].name);
-	snprintf(head + o, sizeof(head) - o, " %11s  %s", "ENERGY J", v->tab == TOP_PROCESSES ? "EXE" : "");
+	snprintf(head + o, sizeof(head) - o, " %11s  %s", "ENERGY J",
+		 v->tab == TOP_PROCESSES    ? "EXE"
+		 : v->tab == TOP_CONTAINERS ? "POD"
+					    : "");
 	add_line(v, TOP_LINE_HEADING, cols, "%s", head);
 	rows_left--;
 	if (v->scroll + (size_t)(rows_left > 0 ? rows_left : 0) > m)
@@ -305,7 +362,10 @@ static void table(struct top_view *v, int rows_left, int cols)
 		const struct kepler_usage *u = it->usage;
 
 		column(c2, sizeof(c2), it->title, 16);
-		column(c3, sizeof(c3), type_of(s, it), v->tab == TOP_PROCESSES ? 9 : 10);
+		column(c3, sizeof(c3), type_of(s, it),
+		       v->tab == TOP_PROCESSES ? 9
+		       : v->tab == TOP_PODS    ? 16
+					       : 10);
 		if (v->tab == TOP_PROCESSES)
 			o = (size_t)snprintf(row, sizeof(row), "%8u %s %s", it->pid, c2, c3);
 		else {
@@ -319,10 +379,10 @@ static void table(struct top_view *v, int rows_left, int cols)
 		for (size_t z = 0; z < s->nzones && o < sizeof(row) - 32; z++)
 			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f",
 					      watts(u->zones[z].delta_uj, s->interval_ns));
-		column(c1, sizeof(c1), v->tab == TOP_PROCESSES ? it->detail : "", 60);
+		last_column(s, it, last, sizeof(last));
+		column(c1, sizeof(c1), last, 60);
 		snprintf(row + o, sizeof(row) - o, " %11.3f  %s",
-			 s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0,
-			 v->tab == TOP_PROCESSES ? c1 : "");
+			 s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0, c1);
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;
 	}
