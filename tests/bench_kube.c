@@ -169,7 +169,7 @@ static int poll(const char *url, const char *token, const char *ca, int polls)
 		fprintf(stderr, "bench_kube: %s\n", err.msg);
 		return 1;
 	}
-	kepler_kube_refresh(k); /* starts the thread */
+	kepler_kube_refresh(k);  /* starts the thread */
 	while (!good && !failed) /* the first poll sets up TLS: not counted */
 		usleep(10000), kepler_kube_counts(k, &good, &failed);
 	c0 = cpu_s();
