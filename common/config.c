@@ -277,6 +277,7 @@ void kepler_config_done(struct kepler_config *cfg)
 	cfg->nargs = 0;
 	free(cfg->config_file);
 	cfg->config_file = NULL;
+	strlist_clear(&cfg->warnings);
 }
 
 int kepler_config_set(struct kepler_config *cfg, const char *key, const char *value, const char *origin,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config_internal.h"
+#include "kepler/log.h"
 
 struct pending_flag {
 	const struct kepler_option *o;
@@ -21,6 +22,7 @@ struct cli {
 	const struct kepler_program *prog;
 	struct pending_flag *flags;
 	size_t nflags;
+	char *metrics; /* Kepler's repeatable --metrics, joined with commas */
 	struct kepler_error *err;
 };
 
@@ -56,6 +58,51 @@ static int unknown_flag(const struct cli *c, const char *key)
 	return kepler_error_set(c->err, -EINVAL, "unknown option '--%.100s'", key);
 }
 
+/*
+ * One of Kepler's flags (its DaemonSet's arguments): --config.file is
+ * --config; a flag with a counterpart is applied as it (after the file,
+ * like every flag); one without is accepted, its value skipped, with one
+ * warning. @key is not an option of this program.
+ */
+static int kepler_flag(struct cli *c, const struct kepler_compat *k, const char *key, const char *eq,
+		       int argc, char *const argv[], int *i)
+{
+	const char *value;
+	size_t n;
+	char *m;
+
+	if (eq)
+		value = eq + 1;
+	else if (!k->takes_value)
+		value = "true";
+	else if (*i + 1 < argc)
+		value = argv[++*i];
+	else
+		return kepler_error_set(c->err, -EINVAL, "option '--%s' needs a value", key);
+	if (!k->target)
+		return kepler_compat_ignored(c->cfg, k, "flag", "", c->err);
+	if (k->transform != KEPLER_COMPAT_LEVELS) { /* applied after the file, as every flag */
+		const struct kepler_option *o = kepler_option_find(k->target, c->prog->prog, false);
+
+		if (o) {
+			c->flags[c->nflags].o = o;
+			c->flags[c->nflags].value = value;
+			c->nflags++;
+		}
+		return 0; /* (or another program's: understood, not this one's concern) */
+	}
+	n = (c->metrics ? strlen(c->metrics) + 1 : 0) + strlen(value) + 1;
+	m = realloc(c->metrics, n);
+	if (!m)
+		return kepler_error_set(c->err, -ENOMEM, "out of memory");
+	if (c->metrics)
+		strcat(strcat(m, ","), value);
+	else
+		strcpy(m, value);
+	c->metrics = m;
+	return 0;
+}
+
 /* Handle argv[*i], an argument starting with "--" other than help/version. */
 static int take_flag(struct cli *c, int argc, char *const argv[], int *i)
 {
@@ -69,7 +116,19 @@ static int take_flag(struct cli *c, int argc, char *const argv[], int *i)
 	memcpy(key, arg, klen);
 	key[klen] = '\0';
 
+	if (!strcmp(key, "config.file")) /* Kepler's name for it */
+		strcpy(key, "config");
 	o = strcmp(key, "config") ? kepler_option_find(key, c->prog->prog, false) : NULL;
+	/*
+	 * Kepler's flags by Kepler's names; and --kube.node-name, which
+	 * Kepler's DaemonSet passes with --config.file and --kube.enable, even
+	 * to a kepler-c program that has no such option (the exporter): one
+	 * container's arguments may serve both. Other kepler-c flags given to
+	 * the wrong program stay errors.
+	 */
+	if (!o && strcmp(key, "config") && kepler_compat_find_flag(key) &&
+	    (!kepler_option_find(key, 0, false) || !strcmp(key, "kube.node-name")))
+		return kepler_flag(c, kepler_compat_find_flag(key), key, eq, argc, argv, i);
 	if (strcmp(key, "config") && (!o || (o->flags & KEPLER_OPT_YAML_ONLY)))
 		return unknown_flag(c, key);
 
@@ -166,9 +225,16 @@ int kepler_config_parse(struct kepler_config *cfg, const struct kepler_program *
 		if (r < 0)
 			goto out;
 	}
+	if (c.metrics) {
+		r = kepler_compat_set_scalar(cfg, kepler_compat_find_flag("metrics"), c.metrics, prog->prog,
+					     "Kepler's --metrics", err);
+		if (r < 0)
+			goto out;
+	}
 	r = check_args(&c);
 out:
 	free(c.flags);
+	free(c.metrics);
 	return r;
 }
 
@@ -178,8 +244,13 @@ void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_
 	struct kepler_error err;
 	int r = kepler_config_parse(cfg, prog, argc, argv, &err);
 
-	if (r == KEPLER_CONFIG_RUN)
+	if (r == KEPLER_CONFIG_RUN) {
+		kepler_log_setup(prog->name, (enum kepler_log_level)cfg->log_level,
+				 (enum kepler_log_format)cfg->log_format);
+		for (size_t i = 0; i < cfg->warnings.count; i++)
+			kepler_warn("%s", cfg->warnings.items[i]);
 		return;
+	}
 	if (r == KEPLER_CONFIG_HELP)
 		kepler_config_print_help(stdout, prog);
 	else if (r == KEPLER_CONFIG_VERSION)

@@ -115,6 +115,64 @@ static int set_option(struct yaml_walk *w, const struct kepler_option *o, const 
 
 static int walk_mapping(struct yaml_walk *w, const yaml_node_t *map, const char *prefix);
 
+/* The scalar items of a sequence (borrowed), or NULL with an error. */
+static const char **sequence_items(struct yaml_walk *w, const yaml_node_t *seq, const char *origin,
+				   size_t *ret_n)
+{
+	size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+	const char **items = calloc(n ? n : 1, sizeof(*items));
+
+	if (!items) {
+		kepler_error_set(w->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *it = yaml_document_get_node(w->doc, seq->data.sequence.items.start[i]);
+
+		if (!it || it->type != YAML_SCALAR_NODE ||
+		    memchr(it->data.scalar.value, '\0', it->data.scalar.length)) {
+			free(items);
+			kepler_error_set(w->err, -EINVAL,
+					 "invalid value for %s: list items must be plain values", origin);
+			return NULL;
+		}
+		items[i] = (const char *)it->data.scalar.value;
+	}
+	*ret_n = n;
+	return items;
+}
+
+/* A key of Kepler's ConfigMap: set its kepler-c option, or warn that it has none. */
+static int kepler_key(struct yaml_walk *w, const struct kepler_compat *c, const yaml_node_t *key,
+		      const yaml_node_t *val)
+{
+	char origin[KEY_MAX + 300], where[KEY_MAX + 100];
+	const char **items;
+	size_t n = 0;
+	int r;
+
+	snprintf(where, sizeof(where), "(%s:%zu)", w->path, line_of(key));
+	snprintf(origin, sizeof(origin), "Kepler's '%s' %s", c->key, where);
+	if (!c->target)
+		return kepler_compat_ignored(w->cfg, c, "key", where, w->err);
+	if (val->type == YAML_SCALAR_NODE) {
+		if (memchr(val->data.scalar.value, '\0', val->data.scalar.length))
+			return kepler_error_set(w->err, -EINVAL,
+						"invalid value for %s: it contains a NUL byte", origin);
+		return kepler_compat_set_scalar(w->cfg, c, (const char *)val->data.scalar.value, 0, origin,
+						w->err);
+	}
+	if (val->type != YAML_SEQUENCE_NODE)
+		return kepler_error_set(w->err, -EINVAL,
+					"invalid value for %s: expected a value, not a mapping", origin);
+	items = sequence_items(w, val, origin, &n);
+	if (!items)
+		return w->err->code;
+	r = kepler_compat_set_list(w->cfg, c, items, n, 0, origin, w->err);
+	free(items);
+	return r;
+}
+
 static int walk_pair(struct yaml_walk *w, const yaml_node_t *key, const yaml_node_t *val, const char *prefix)
 {
 	const struct kepler_option *o;
@@ -132,7 +190,9 @@ static int walk_pair(struct yaml_walk *w, const yaml_node_t *key, const yaml_nod
 	o = kepler_option_find(name, 0, true);
 	if (o)
 		return set_option(w, o, key, val);
-	if (is_section(name)) {
+	if (kepler_compat_find_key(name))
+		return kepler_key(w, kepler_compat_find_key(name), key, val);
+	if (is_section(name) || kepler_compat_is_section(name)) {
 		if (val->type == YAML_MAPPING_NODE)
 			return walk_mapping(w, val, name);
 		return kepler_error_set(w->err, -EINVAL, "'%s' (%s:%zu) is a section: expected keys under it",

@@ -159,6 +159,8 @@ struct kepler_config {
 	char *train_lambda;
 	bool train_per_cpu;
 
+	/* not options: warnings about the configuration (Kepler's keys without a counterpart), logged at start */
+	struct kepler_strlist warnings;
 	/* not options: what the command line carried besides them */
 	char *config_file; /* --config FILE, NULL if none */
 	char **args;       /* positional arguments (owned array, borrowed strings) */
