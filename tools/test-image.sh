@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# tools/test-image.sh: build the image (Containerfile) with podman from a
+# Debian 12 base made from Debian's archive alone (debootstrap
+# --variant=minbase bookworm, then podman import; no registry), and run the
+# DaemonSet's two containers as deploy/kubernetes does: --pid=host, the
+# collector as root:kepler with exactly BPF, PERFMON, SYS_PTRACE and
+# DAC_READ_SEARCH and seccomp unconfined, the exporter as 65534:kepler with
+# no capability, both read-only with no-new-privileges, sharing a fresh
+# named volume for the store; fake meter. Checks: the collector uses eBPF,
+# the exporter holds no capability and serves /metrics from the collector's
+# store, /healthz goes 503 once the collector container is stopped.
+# Slow (the first build downloads the toolchain into the image: minutes), so
+# not in .ci/run. Facts of this host: runc (crun refuses hybrid cgroups),
+# explicit ulimits.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "test-image.sh: needs root (debootstrap, podman)" >&2; exit 2; }
+need=()
+for p in podman debootstrap runc; do command -v $p >/dev/null || need+=($p); done
+[ ${#need[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
+	{ echo "test-image.sh: cannot install ${need[*]}" >&2; exit 2; }
+pm() { podman --runtime runc "$@"; }
+limits=(--ulimit nofile=20000:20000 --ulimit nproc=4096:4096)
+base_img=localhost/debian:bookworm img=localhost/kepler-c:0.1.0
+fails=0
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tag=kc$$
+cleanup() {
+	pm rm -f -t 2 $tag-collector $tag-exporter >/dev/null 2>&1
+	pm volume rm -f $tag-store >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+if ! pm image exists $base_img; then
+	root=${KEPLER_TEST_ROOT:-/var/tmp/kepler-bookworm}
+	if [ ! -x "$root/bin/sh" ]; then
+		echo "debootstrap --variant=minbase bookworm $root (once)"
+		debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$root.log" 2>&1 ||
+			{ echo "test-image.sh: debootstrap failed: $(tail -3 "$root.log")" >&2; exit 1; }
+	fi
+	tar -C "$root" -c . | pm import --quiet --change 'CMD ["/bin/bash"]' - $base_img >/dev/null ||
+		{ echo "test-image.sh: podman import failed" >&2; exit 1; }
+fi
+ok "base image $base_img (Debian 12 minbase from Debian's archive)"
+t0=$(date +%s)
+if pm build --network host "${limits[@]}" --build-arg BASE=$base_img -t $img -f Containerfile . >/tmp/kepler-image-build.log 2>&1; then
+	ok "podman build: $img in $(($(date +%s) - t0)) s, $(pm image inspect $img --format '{{.Size}}' | awk '{printf "%.0f MB", $1/1e6}')"
+else
+	fail "podman build: $(tail -5 /tmp/kepler-image-build.log)"
+	exit 1
+fi
+for b in kepler-collectd kepler-exporter kepler-stdout kepler-top kepler-dataset kepler-train kepler-passthrough; do
+	pm run --rm "${limits[@]}" $img $b --version >/dev/null 2>&1 || fail "$b does not run in the image"
+done
+ok "every binary runs in the image"
+gid=$(pm run --rm "${limits[@]}" $img getent group kepler | cut -d: -f3)
+[ "$gid" = 2001 ] && ok "group kepler has GID 2001" || fail "group kepler: '$gid'"
+mode=$(pm run --rm "${limits[@]}" $img stat -c '%a %U:%G' /var/lib/kepler-c/store)
+[ "$mode" = "2775 root:kepler" ] && ok "the image's store directory: $mode (a fresh volume inherits it)" ||
+	fail "image store dir: $mode"
+
+pm volume create $tag-store >/dev/null
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pm run -d --name $tag-collector "${limits[@]}" --pid=host --network none --user 0:2001 \
+	--cap-drop ALL --cap-add BPF,PERFMON,SYS_PTRACE,DAC_READ_SEARCH \
+	--security-opt seccomp=unconfined --security-opt no-new-privileges --read-only \
+	-v $tag-store:/var/lib/kepler-c -v /sys:/host/sys:ro -v /proc:/host/proc:ro \
+	$img kepler-collectd --meter.source fake --monitor.interval 1s --store.path /var/lib/kepler-c/store \
+	--store.group kepler --host.procfs /host/proc --host.sysfs /host/sys >/dev/null ||
+	fail "the collector container did not start"
+pm run -d --name $tag-exporter "${limits[@]}" --pid=host --network host --user 65534:2001 --cap-drop ALL \
+	--security-opt no-new-privileges --read-only -v $tag-store:/var/lib/kepler-c:ro \
+	$img kepler-exporter --store.path /var/lib/kepler-c/store --web.listen-address 127.0.0.1:$port >/dev/null ||
+	fail "the exporter container did not start"
+sleep 6
+clog=$(pm logs $tag-collector 2>&1)
+grep -q "informer ebpf" <<<"$clog" && ok "the collector loads its eBPF program (caps BPF, PERFMON; seccomp unconfined)" ||
+	fail "collector informer: $(grep -E 'informer|error' <<<"$clog" | head -3)"
+m=$(curl -s "http://127.0.0.1:$port/metrics")
+grep -q '^kepler_node_cpu_joules_total{' <<<"$m" && grep -q '^kepler_process_cpu_watts{' <<<"$m" &&
+	ok "the exporter container serves /metrics from the collector container's store" ||
+	fail "metrics: $(head -c 300 <<<"$m"); $(pm logs $tag-exporter 2>&1 | tail -3)"
+epid=$(pm inspect $tag-exporter --format '{{.State.Pid}}')
+caps=$(awk '/^Cap(Eff|Prm|Bnd)/ {printf "%s=%s ", $1, $2}' /proc/$epid/status)
+nnp=$(awk '/^NoNewPrivs/ {print $2}' /proc/$epid/status)
+uid=$(awk '/^Uid/ {print $2}' /proc/$epid/status)
+[ "$caps" = "CapPrm:=0000000000000000 CapEff:=0000000000000000 CapBnd:=0000000000000000 " ] && [ "$nnp" = 1 ] && [ "$uid" = 65534 ] &&
+	ok "the exporter holds nothing: uid 65534, $caps NoNewPrivs $nnp" || fail "exporter credentials: uid $uid, $caps NoNewPrivs $nnp"
+cpid=$(pm inspect $tag-collector --format '{{.State.Pid}}')
+ok "the collector after start: $(awk '/^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):/ {printf "%s %s  ", $1, $2}' /proc/$cpid/status)"
+mode=$(pm run --rm "${limits[@]}" -v $tag-store:/v:ro $img stat -c '%a %U:%G' /v/store /v/store/data.mdb | tr '\n' ' ')
+[ "$mode" = "750 root:kepler 640 root:kepler " ] &&
+	ok "the fresh volume, once the collector made the store: $mode(group kepler reads, nobody else)" ||
+	fail "store modes on the volume: $mode"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" = 200 ] && ok "/healthz 200 while the collector runs" ||
+	fail "/healthz not 200"
+pm stop -t 5 $tag-collector >/dev/null
+sleep 5
+code=$(curl -s -o "/tmp/$tag.h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 503 ] && ok "/healthz 503 once the collector container is stopped: $(cat "/tmp/$tag.h")" || fail "/healthz after stop: $code"
+rm -f "/tmp/$tag.h"
+[ $fails -eq 0 ] && echo "test-image.sh: all checks passed"
+exit $((fails > 0))
