@@ -86,6 +86,27 @@ for v in $(jq -r '.templating.list[] | select(.type == "query") | .definition' "
 	vals=$(curl -s -G --data-urlencode "match[]=${v%%:*}" "http://127.0.0.1:$pport/api/v1/label/${v##*:}/values" | jq -r '.data | join(",")')
 	[ -n "$vals" ] && ok "dashboard variable label_values(${v%%:*}, ${v##*:}) = $vals" || fail "variable $v: no values"
 done
+# Kepler's shipped dashboard (compose/default/grafana/dashboards/latest/dashboard.json): its queries, unchanged
+nk=0
+while IFS= read -r kq; do
+	[ -z "$kq" ] && continue
+	nk=$((nk + 1))
+	r=$(curl -s --data-urlencode "query=$kq" "http://127.0.0.1:$pport/api/v1/query")
+	[ "$(jq -r '.status' <<<"$r")" = success ] && [ "$(jq '.data.result | length' <<<"$r")" -ge 1 ] ||
+		fail "Kepler's dashboard query returns nothing: $kq: $(head -c 200 <<<"$r")"
+done <<'KQ'
+sum by (zone) (kepler_node_cpu_watts)
+sum by (zone) (kepler_node_cpu_active_watts)
+sum by (zone) (kepler_node_cpu_idle_watts)
+count by (model_name) (kepler_node_cpu_info)
+topk(10, sum by (comm) (kepler_process_cpu_watts{zone="package"}))
+topk(10, sum by (container_name) (kepler_container_cpu_watts{zone="package"}))
+topk(10, sum by (pod_namespace, zone) (kepler_pod_cpu_watts))
+topk(10, sum by (vm_name) (kepler_vm_cpu_watts{zone="package"}))
+label_join(count by (pid, comm) (kepler_process_cpu_watts), "pid_comm", ":", "pid", "comm")
+sum by (node_name) (kepler_node_cpu_joules_total)
+KQ
+ok "$nk of Kepler's own dashboard queries return series unchanged"
 r=$(curl -s --data-urlencode 'query=topk(10, sum by (pod_namespace, pod_name) (kepler_pod_cpu_watts{zone="package"}))' \
 	"http://127.0.0.1:$pport/api/v1/query" | jq -r '.data.result[].metric | .pod_namespace + "/" + .pod_name')
 [ "$r" = shop/web-1 ] && ok "the Top pods panel names shop/web-1" || fail "Top pods: $r"
