@@ -494,7 +494,9 @@ static void watch_data_file(struct kepler_store *s)
 	if (s->inotify_fd < 0)
 		return;
 	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
-	if (inotify_add_watch(s->inotify_fd, file, IN_MODIFY | IN_CLOSE_WRITE) < 0) {
+	/* commits (MODIFY), and the file renamed, replaced or removed (its link count: ATTRIB) */
+	if (inotify_add_watch(s->inotify_fd, file,
+			      IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF) < 0) {
 		close(s->inotify_fd);
 		s->inotify_fd = -1;
 	}
@@ -525,6 +527,12 @@ static int check_replaced(struct kepler_store *s, struct kepler_error *err)
 int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err)
 {
+	return kepler_store_wait_or(s, after_seq, timeout_ns, -1, ret_seq, err);
+}
+
+int kepler_store_wait_or(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, int wake_fd,
+			 uint64_t *ret_seq, struct kepler_error *err)
+{
 	uint64_t deadline = now_mono_ns() + timeout_ns, seq = 0, now;
 	char drain[4096];
 	int r;
@@ -546,11 +554,14 @@ int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeo
 			return kepler_error_set(err, -ETIMEDOUT,
 						"no snapshot newer than %" PRIu64 " in the store", after_seq);
 		uint64_t wait_ms = (deadline - now + 999999) / 1000000;
-		struct pollfd pfd = { .fd = s->inotify_fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = s->inotify_fd, .events = POLLIN },
+					 { .fd = wake_fd, .events = POLLIN } };
 
-		if (wait_ms > 1000)
-			wait_ms = 1000; /* re-check even if an event was missed */
-		poll(s->inotify_fd >= 0 ? &pfd : NULL, s->inotify_fd >= 0 ? 1 : 0, (int)wait_ms);
+		if (wait_ms > 5000)
+			wait_ms = 5000; /* re-check even if an event was missed (each check costs a wakeup) */
+		poll(pfd, 2, (int)wait_ms); /* (a negative fd is ignored) */
+		if (wake_fd >= 0 && (pfd[1].revents & POLLIN))
+			return kepler_error_set(err, -EAGAIN, "woken");
 		while (s->inotify_fd >= 0 && read(s->inotify_fd, drain, sizeof(drain)) > 0)
 			;
 	}

@@ -323,4 +323,29 @@ else
 	echo "skip: unprivileged run needs root and setpriv"
 fi
 
+# --- render on demand: an exporter nobody scrapes renders no snapshot after its first
+"$collectd" --store.path "$tmp/lazy" --meter.source fake --monitor.interval 1s --store.group "" \
+	--log.level warn >"$tmp/lazy-collectd.log" 2>&1 &
+lcpid=$!
+pids+=($lcpid)
+sleep 1.5
+start_exporter lazy --store.path "$tmp/lazy" --log.level debug
+sleep 4.5
+renders=$(grep -c "serving snapshot" "$tmp/lazy.log")
+newest=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/lazy" --format json 2>/dev/null | jq -r .seq)
+served=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^kepler_snapshot_seq/ {print $2}')
+after=$(grep -c "serving snapshot" "$tmp/lazy.log")
+[ "$renders" -eq 1 ] && [ "${served:-0}" -ge "${newest:-1}" ] && [ "$after" -eq 2 ] &&
+	ok "unscraped for 4.5 s (4 snapshots): 1 rendering; the first scrape renders and gets the newest (seq $served >= $newest)" ||
+	fail "render on demand: $renders renderings unscraped, served seq '$served' of newest '$newest', $after after"
+sleep 4.5 # unscraped again: snapshots pending
+code=$(curl -s -o "$tmp/lazy-h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+before=$(grep -c "serving snapshot" "$tmp/lazy.log")
+[ "$code" = 200 ] && [ $((before - after)) -le 1 ] &&
+	ok "/healthz 200 while snapshots wait unrendered (their time counts; $((before - after)) rendering, of the one after the last scrape)" ||
+	fail "/healthz with pending: $code $(cat "$tmp/lazy-h"), renderings $after -> $before"
+for _ in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null "http://127.0.0.1:$port/metrics"; sleep 0.5; done
+n=$(( $(grep -c "serving snapshot" "$tmp/lazy.log") - before ))
+[ "$n" -ge 4 ] && ok "scraped every 0.5 s: $n renderings in 4 s (as snapshots arrive)" || fail "scraped: only $n renderings"
+kill $epid $lcpid
 finish exporter

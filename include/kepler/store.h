@@ -192,10 +192,16 @@ int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t t
 
 /*
  * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
- * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 1 s
+ * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 5 s
  * re-check), never spins. On success *ret_seq is the newest seq. -ESTALE:
  * the store was removed or replaced (reopen it); -EUCLEAN: it is damaged.
  */
+/*
+ * The same, also returning -EAGAIN as soon as @wake_fd (an eventfd or pipe
+ * of the caller's; -1: none) is readable; the caller drains it.
+ */
+int kepler_store_wait_or(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns, int wake_fd,
+			 uint64_t *ret_seq, struct kepler_error *err);
 int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err);
 

@@ -2,14 +2,17 @@
 /*
  * kepler-exporter: serves the store's newest snapshot as Prometheus
  * metrics. The main thread follows the store (inotify, through
- * kepler_store_wait) and renders each new snapshot once; libmicrohttpd's
- * threads answer scrapes from that rendering. Read-only on the store,
- * unprivileged.
+ * kepler_store_wait_or) and renders each new snapshot once, when it is
+ * wanted: at once if the last rendering was scraped, else when a scrape
+ * asks (so an exporter nobody scrapes does no work per snapshot);
+ * libmicrohttpd's threads answer scrapes from that rendering. Read-only on
+ * the store, unprivileged.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +138,77 @@ static void render_newest(struct follower *f, uint64_t seq)
 	kepler_snapshot_free(snap);
 }
 
+/* The eventfd scrapes wake the main thread with, and the condition they wait on. */
+static int wake_setup(struct kepler_exporter_state *st, struct kepler_error *err)
+{
+	pthread_condattr_t ca;
+
+	st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (st->wake_fd < 0)
+		return kepler_error_set(err, -errno, "eventfd: %s", strerror(errno));
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->rendered, &ca);
+	pthread_condattr_destroy(&ca);
+	return 0;
+}
+
+static void drain_wake(struct kepler_exporter_state *st)
+{
+	uint64_t n;
+
+	if (read(st->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		kepler_debug("wake fd: %s", strerror(errno));
+}
+
+/*
+ * Render the pending snapshot, and tell the scrapes waiting for it; @asked:
+ * a scrape asked and will serve it (so the next snapshot is rendered as it
+ * arrives: someone is scraping).
+ */
+static void render_pending(struct follower *f, bool asked)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&f->st->lock);
+	seq = f->st->pending_seq;
+	pthread_mutex_unlock(&f->st->lock);
+	if (seq)
+		render_newest(f, seq);
+	pthread_mutex_lock(&f->st->lock);
+	f->st->pending_seq = 0;
+	f->st->scraped = asked;
+	pthread_cond_broadcast(&f->st->rendered);
+	pthread_mutex_unlock(&f->st->lock);
+}
+
+/*
+ * A new snapshot: rendered at once when the last one was scraped (or there
+ * is none yet), else left pending until a scrape wants it.
+ */
+static void arrived(struct follower *f, uint64_t seq)
+{
+	struct kepler_store_meta meta = { 0 };
+	struct kepler_error err = { 0 };
+	bool now;
+
+	pthread_mutex_lock(&f->st->lock);
+	now = f->st->scraped || !f->st->current || !f->st->current->seq || f->st->wake_fd < 0;
+	pthread_mutex_unlock(&f->st->lock);
+	if (now) {
+		render_pending(f, false); /* (clears what was pending: the newest is rendered) */
+		if (f->seq < seq)
+			render_newest(f, seq);
+		return;
+	}
+	kepler_store_get_meta(f->store, &meta, &err);
+	f->seq = seq; /* wait for the next one */
+	pthread_mutex_lock(&f->st->lock);
+	f->st->pending_seq = seq;
+	f->st->pending_wall_ns = meta.last_write_ns;
+	pthread_mutex_unlock(&f->st->lock);
+}
+
 static void follow(struct follower *f)
 {
 	while (!kepler_stop_signal) {
@@ -147,18 +221,27 @@ static void follow(struct follower *f)
 				sleep(1);
 			continue;
 		}
-		r = kepler_store_wait(f->store, f->seq, SEC, &seq, &err);
+		r = kepler_store_wait_or(f->store, f->seq, 5 * SEC, f->st->wake_fd, &seq, &err);
+		if (r == -EAGAIN) { /* a scrape wants the pending snapshot */
+			drain_wake(f->st);
+			render_pending(f, true);
+			continue;
+		}
 		if (r == -ETIMEDOUT || r == -EINTR)
 			continue;
 		if (r < 0) {
 			kepler_warn("lost the store: %s; reopening", err.msg);
 			set_problem(f->st, err.msg);
+			pthread_mutex_lock(&f->st->lock);
+			f->st->pending_seq = 0; /* gone with the store: no scrape waits for it */
+			pthread_cond_broadcast(&f->st->rendered);
+			pthread_mutex_unlock(&f->st->lock);
 			kepler_store_close(f->store);
 			f->store = NULL;
 			f->seq = 0; /* a new store counts from 1 again */
 			continue;
 		}
-		render_newest(f, seq);
+		arrived(f, seq);
 	}
 }
 
@@ -181,7 +264,9 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 
 int main(int argc, char **argv)
 {
-	struct kepler_exporter_state st = { .lock = PTHREAD_MUTEX_INITIALIZER, .staleness_ns = 15 * SEC };
+	struct kepler_exporter_state st = { .lock = PTHREAD_MUTEX_INITIALIZER,
+					    .staleness_ns = 15 * SEC,
+					    .wake_fd = -1 };
 	struct kepler_error err = { 0 };
 	struct kepler_web_config web;
 	struct kepler_server *server = NULL;
@@ -203,6 +288,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kepler_stop_on_signals();
+	if (wake_setup(&st, &err) < 0) {
+		kepler_err("%s", err.msg);
+		kepler_config_done(&cfg);
+		return 1;
+	}
 	f.cfg = &cfg;
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
@@ -243,5 +333,7 @@ out:
 	kepler_web_config_done(&web);
 	kepler_cpuinfo_free(&f.cpus);
 	kepler_config_done(&cfg);
+	close(st.wake_fd);
+	pthread_cond_destroy(&st.rendered);
 	return rc;
 }

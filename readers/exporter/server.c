@@ -60,6 +60,26 @@ void kepler_exporter_publish(struct kepler_exporter_state *st, struct kepler_exp
 	kepler_exposition_unref(old);
 }
 
+/* A scrape: the pending snapshot rendered first (waited for, at most 2 s), then the current. */
+static void want_newest(struct kepler_exporter_state *st)
+{
+	struct timespec deadline;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&st->lock);
+	st->scraped = true;
+	if (st->pending_seq && st->wake_fd >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += 2;
+		if (write(st->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			kepler_debug("cannot wake the main thread: %s", strerror(errno));
+		while (st->pending_seq &&
+		       pthread_cond_timedwait(&st->rendered, &st->lock, &deadline) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
 static struct kepler_exposition *acquire(struct kepler_exporter_state *st, char *problem, size_t size,
 					 uint64_t *staleness_ns)
 {
@@ -158,6 +178,7 @@ static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *
 
 	if (!rp)
 		return MHD_NO;
+	want_newest(s->st);
 	rp->e = acquire(s->st, NULL, 0, NULL);
 	if (rp->e->seq)
 		kepler_fmt_prom_age(&age, rp->e->node_name, age_of(rp->e));
@@ -202,6 +223,15 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 	struct kepler_exposition *e = acquire(s->st, problem, sizeof(problem), &staleness_ns);
 	unsigned status = MHD_HTTP_SERVICE_UNAVAILABLE;
 	double age = e->seq ? age_of(e) : 0;
+	uint64_t pending_wall;
+	struct timespec now;
+
+	pthread_mutex_lock(&s->st->lock);
+	pending_wall = s->st->pending_seq ? s->st->pending_wall_ns : 0;
+	pthread_mutex_unlock(&s->st->lock);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (pending_wall) /* a newer snapshot, not rendered because nobody scraped: the collector is alive */
+		age = ((double)now.tv_sec * 1e9 + (double)now.tv_nsec - (double)pending_wall) / 1e9;
 
 	if (problem[0] && !e->seq)
 		snprintf(msg, sizeof(msg), "unavailable: %s\n", problem);
