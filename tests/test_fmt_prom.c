@@ -384,6 +384,107 @@ static void test_watts_sum(void **state)
 	assert_true(sum <= node && node - sum < N * 1e-12 + 1e-9);
 }
 
+/* The lines of @out that start with @prefix and contain @needle (NULL: any): their count and the sum of their values. */
+static size_t scan_lines(const char *out, const char *prefix, const char *needle, double *ret_sum)
+{
+	size_t n = 0, pl = strlen(prefix);
+	double sum = 0;
+
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		char line[4096];
+
+		if (len >= sizeof(line) || strncmp(l, prefix, pl))
+			continue;
+		memcpy(line, l, len);
+		line[len] = '\0';
+		if (needle && !strstr(line, needle))
+			continue;
+		n++;
+		sum += strtod(strstr(line, "} ") + 2, NULL);
+	}
+	if (ret_sum)
+		*ret_sum = sum;
+	return n;
+}
+
+static size_t count_lines(const char *out, const char *prefix, const char *needle)
+{
+	return scan_lines(out, prefix, needle, NULL);
+}
+
+/*
+ * metrics.process.top 5 of 500 processes in 2 zones: per zone 5 processes
+ * (those with the most energy in that zone) and one "other" whose watts are
+ * the rest's: the zone's process watts add up to the node's active watts.
+ */
+static void test_process_top(void **state)
+{
+	enum { N = 500, TOP = 5 };
+	static struct kepler_process p[N];
+	static struct kepler_energy e[N][2];
+	struct kepler_snapshot s = { .seq = 1, .interval_ns = 4999999937ULL, .nzones = 2 };
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_ALL, .node_name = "n1", .process_top = TOP };
+	struct kepler_buf b = KEPLER_BUF_INIT;
+	uint64_t active[2] = { 0, 0 };
+	unsigned seed = 7;
+	const char *out;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		for (int z = 0; z < 2; z++) {
+			e[i][z] = (struct kepler_energy){ (uint64_t)rand_r(&seed) % 1000000000,
+							  (uint64_t)rand_r(&seed) % 100000 };
+			active[z] += e[i][z].delta_uj;
+		}
+		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1,
+						.comm = "w",
+						.exe = "",
+						.container_id = "",
+						.vm_id = "",
+						.usage = { .zones = e[i] } };
+	}
+	e[42][0].total_uj = 2000000000; /* the most energy in package, none in this interval */
+	active[0] -= e[42][0].delta_uj;
+	e[42][0].delta_uj = 0;
+	for (int z = 0; z < 2; z++)
+		s.zones[z] = (struct kepler_zone){ z ? "dram" : "package",
+						   "",
+						   KEPLER_SOURCE_FAKE,
+						   { 0, active[z] },
+						   { 0, active[z] },
+						   { 0, 0 },
+						   { 0, 0, 0, 0 },
+						   0,
+						   0 };
+	s.processes = p;
+	s.nprocesses = N;
+	assert_int_equal(kepler_fmt_prom(&s, &o, &b), 0);
+	out = kepler_buf_cstr(&b);
+	for (int z = 0; z < 2; z++) {
+		char zone[32];
+		double sum = 0, node = 0;
+
+		snprintf(zone, sizeof(zone), "zone=\"%s\"", z ? "dram" : "package");
+		assert_int_equal(count_lines(out, "kepler_process_cpu_watts{", zone), TOP + 1);
+		assert_int_equal(count_lines(out, "kepler_process_cpu_joules_total{", zone), TOP);
+		scan_lines(out, "kepler_process_cpu_watts{", zone, &sum);
+		assert_int_equal(scan_lines(out, "kepler_node_cpu_active_watts{", zone, &node), 1);
+		assert_true(node > 0);
+		assert_true(sum <= node && node - sum < (TOP + 1) * 1e-12 + 1e-9);
+	}
+	assert_int_equal(count_lines(out, "kepler_process_cpu_watts{comm=\"other\"", NULL), 2);
+	assert_true(
+		count_lines(out, "kepler_process_cpu_joules_total{",
+			    "pid=\"43\",state=\"running\",type=\"regular\",vm_id=\"\",zone=\"package\"") ==
+		1);
+	assert_true(count_lines(out, "kepler_process_cpu_seconds_total{", NULL) <= 2 * TOP);
+	print_message("metrics.process.top %d of %d processes, 2 zones: %zu process series instead of %d\n",
+		      TOP, N, count_lines(out, "kepler_process_cpu_", NULL), N * 5);
+	kepler_buf_free(&b);
+}
+
 /* The store's CPU list into kepler_node_cpu_info, one series per logical CPU. */
 static void test_cpu_info(void **state)
 {
@@ -425,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_levels_and_zones),
 		cmocka_unit_test(test_reused_pid_is_one_series),
 		cmocka_unit_test(test_watts_sum),
+		cmocka_unit_test(test_process_top),
 		cmocka_unit_test(test_cpu_info),
 	};
 

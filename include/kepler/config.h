@@ -128,6 +128,7 @@ struct kepler_config {
 	char *web_listen_address;
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
+	int64_t metrics_process_top;
 	uint64_t exporter_staleness_ns;
 	char *exporter_user;
 	/* kepler-passthrough */

@@ -40,6 +40,13 @@ struct kepler_prom_options {
 	const struct kepler_strlist *zones; /* zone names to export (case-insensitive); NULL or empty: all */
 	const char *node_name;              /* the node_name label; NULL: "" */
 	const struct kepler_cpuinfo *cpus;  /* kepler_node_cpu_info series; NULL: none */
+	/*
+	 * metrics.process.top: per zone only the N processes with the most
+	 * energy, and one series comm="other" per zone whose watts are the
+	 * rest's (so the zone's process watts still add up to the node's
+	 * active watts); 0: every process.
+	 */
+	size_t process_top;
 };
 
 /*

@@ -298,6 +298,7 @@ int main(int argc, char **argv)
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
 	f.opts.zones = &cfg.rapl_zones;
 	f.opts.cpus = &f.cpus;
+	f.opts.process_top = (size_t)cfg.metrics_process_top;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;

@@ -23,6 +23,7 @@ struct prom {
 	const char *node; /* node_name, raw */
 	bool zone_on[KEPLER_MAX_ZONES];
 	unsigned levels;
+	size_t process_top; /* metrics.process.top; 0: every process */
 };
 
 unsigned kepler_levels_from_list(const struct kepler_strlist *names)
@@ -343,6 +344,8 @@ struct proc_labels {
 	struct kepler_buf text;
 	size_t *a, *b; /* offsets: a[i]..b[i] is A, b[i]..a[i+1] is B */
 	bool *dup_energy, *dup_seconds;
+	bool *top;     /* metrics.process.top: [i * nzones + z], one of zone z's top; NULL: all */
+	bool *any_top; /* [i]: of the top of some zone */
 };
 
 static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
@@ -440,6 +443,97 @@ static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, c
 	kepler_buf_add(pr->out, "} ", 2);
 }
 
+/* Sort key of the top: more energy in the zone first, then the lower pid. */
+struct top_key {
+	uint64_t total_uj;
+	uint32_t pid;
+	size_t i;
+};
+
+static int by_energy(const void *x, const void *y)
+{
+	const struct top_key *a = x, *b = y;
+
+	if (a->total_uj != b->total_uj)
+		return a->total_uj > b->total_uj ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/*
+ * metrics.process.top N: per zone, the N processes with the most energy
+ * (cumulative, so membership changes slowly: a process joins when its
+ * total passes the N-th's). -1 for out of memory.
+ */
+static int choose_top(struct prom *pr, struct proc_labels *pl)
+{
+	const struct kepler_snapshot *s = pr->s;
+	size_t n = s->nprocesses, nz = s->nzones ? s->nzones : 1;
+	struct top_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+
+	pl->top = calloc(n * nz + 1, sizeof(bool));
+	pl->any_top = calloc(n + 1, sizeof(bool));
+	if (!keys || !pl->top || !pl->any_top) {
+		free(keys);
+		return -1;
+	}
+	for (size_t z = 0; z < s->nzones; z++) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!pl->dup_energy[i])
+				keys[m++] = (struct top_key){ s->processes[i].usage.zones[z].total_uj,
+							      s->processes[i].pid, i };
+		qsort(keys, m, sizeof(*keys), by_energy);
+		for (size_t k = 0; k < m && k < pr->process_top; k++) {
+			pl->top[keys[k].i * nz + z] = true;
+			pl->any_top[keys[k].i] = true;
+		}
+	}
+	free(keys);
+	return 0;
+}
+
+static bool shown(const struct prom *pr, const struct proc_labels *pl, size_t i, size_t z)
+{
+	return pr->zone_on[z] && !pl->dup_energy[i] &&
+	       (!pl->top || pl->top[i * (pr->s->nzones ? pr->s->nzones : 1) + z]);
+}
+
+/*
+ * With a top: per zone one series for every process outside it, carrying
+ * the sum of their power, so that per zone the exported process watts still
+ * add up to the node's active watts exactly (in microjoules; each printed
+ * value is truncated to the picowatt). Only a gauge: a counter of "the
+ * rest" would go down whenever a process joins the top.
+ */
+static void other_watts(struct prom *pr, const struct proc_labels *pl)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t z = 0; z < s->nzones; z++) {
+		uint64_t rest = 0;
+
+		if (!pr->zone_on[z])
+			continue;
+		for (size_t i = 0; i < s->nprocesses; i++)
+			if (!shown(pr, pl, i, z))
+				rest += s->processes[i].usage.zones[z].delta_uj;
+		kepler_buf_adds(pr->out, "kepler_process_cpu_watts{");
+		label(pr->out, "comm", "other", true);
+		label(pr->out, "container_id", "", false);
+		label(pr->out, "exe", "", false);
+		label(pr->out, "node_name", pr->node, false);
+		label(pr->out, "pid", "", false);
+		label(pr->out, "state", "running", false);
+		label(pr->out, "type", "other", false);
+		label(pr->out, "vm_id", "", false);
+		label(pr->out, "zone", s->zones[z].name, false);
+		kepler_buf_add(pr->out, "} ", 2);
+		watts(pr->out, rest, s->interval_ns);
+		end_value(pr->out);
+	}
+}
+
 static void process_families(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
@@ -448,7 +542,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	       "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
-			if (!pr->zone_on[z])
+			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, s->zones[z].name);
 			joules(pr->out, s->processes[i].usage.zones[z].total_uj);
@@ -458,16 +552,18 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	       "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
-			if (!pr->zone_on[z])
+			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, s->zones[z].name);
 			watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
 			end_value(pr->out);
 		}
+	if (pl->top)
+		other_watts(pr, pl);
 	family(pr->out, "kepler_process_cpu_seconds_total", "counter",
 	       "Total user and system time of cpu at process level in seconds");
 	for (size_t i = 0; i < s->nprocesses; i++) {
-		if (pl->dup_seconds[i])
+		if (pl->dup_seconds[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
 		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, NULL);
 		seconds(pr->out, s->processes[i].usage.cpu_time_ns);
@@ -490,6 +586,8 @@ static int processes(struct prom *pr)
 	render_proc_labels(pr, &pl);
 	if (pl.text.error || find_duplicates(pr->s, &pl) < 0)
 		goto out;
+	if (pr->process_top && choose_top(pr, &pl) < 0)
+		goto out;
 	process_families(pr, &pl);
 	r = 0;
 out:
@@ -498,6 +596,8 @@ out:
 	free(pl.b);
 	free(pl.dup_energy);
 	free(pl.dup_seconds);
+	free(pl.top);
+	free(pl.any_top);
 	return r;
 }
 
@@ -613,6 +713,7 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		.out = out,
 		.levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
+		.process_top = opts->process_top,
 	};
 
 	for (size_t z = 0; z < snap->nzones; z++)
