@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The Prometheus formatter: exact numbers, escaping, levels, zones, duplicates, a golden text. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -485,6 +486,45 @@ static void test_process_top(void **state)
 	kepler_buf_free(&b);
 }
 
+/* metrics.container.top 3: per zone 3 containers and "other"; the zone's container watts keep their sum. */
+static void test_container_top(void **state)
+{
+	struct kepler_prom_options all = { .levels = KEPLER_LEVEL_ALL, .node_name = "n1" };
+	struct kepler_prom_options top = all;
+	struct kepler_buf a = KEPLER_BUF_INIT, b = KEPLER_BUF_INIT;
+	struct fixture f;
+
+	(void)state;
+	fixture_build(&f, 300, 1);
+	assert_true(f.snap.ncontainers > 10);
+	top.container_top = 3;
+	assert_int_equal(kepler_fmt_prom(&f.snap, &all, &a), 0);
+	assert_int_equal(kepler_fmt_prom(&f.snap, &top, &b), 0);
+	for (size_t z = 0; z < f.snap.nzones; z++) {
+		char zone[64];
+		double whole = 0, kept = 0;
+
+		snprintf(zone, sizeof(zone), "zone=\"%s\"", f.snap.zones[z].name);
+		assert_int_equal(scan_lines(kepler_buf_cstr(&a), "kepler_container_cpu_watts{", zone, &whole),
+				 f.snap.ncontainers);
+		assert_int_equal(scan_lines(kepler_buf_cstr(&b), "kepler_container_cpu_watts{", zone, &kept),
+				 3 + 1);
+		assert_int_equal(count_lines(kepler_buf_cstr(&b), "kepler_container_cpu_joules_total{", zone),
+				 3);
+		assert_true(fabs(whole - kept) < (double)f.snap.ncontainers * 1e-12 + 1e-9);
+	}
+	assert_int_equal(count_lines(kepler_buf_cstr(&b),
+				     "kepler_container_cpu_watts{container_id=\"\",container_name=\"other\"",
+				     NULL),
+			 f.snap.nzones);
+	/* pods are whole: the top is the containers' only */
+	assert_int_equal(count_lines(kepler_buf_cstr(&a), "kepler_pod_cpu_watts{", NULL),
+			 count_lines(kepler_buf_cstr(&b), "kepler_pod_cpu_watts{", NULL));
+	kepler_buf_free(&a);
+	kepler_buf_free(&b);
+	fixture_free(&f);
+}
+
 /* The store's CPU list into kepler_node_cpu_info, one series per logical CPU. */
 static void test_cpu_info(void **state)
 {
@@ -527,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_reused_pid_is_one_series),
 		cmocka_unit_test(test_watts_sum),
 		cmocka_unit_test(test_process_top),
+		cmocka_unit_test(test_container_top),
 		cmocka_unit_test(test_cpu_info),
 	};
 

@@ -129,6 +129,7 @@ struct kepler_config {
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
 	int64_t metrics_process_top;
+	int64_t metrics_container_top;
 	uint64_t exporter_staleness_ns;
 	char *exporter_user;
 	/* kepler-passthrough */

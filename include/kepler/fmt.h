@@ -47,6 +47,8 @@ struct kepler_prom_options {
 	 * active watts); 0: every process.
 	 */
 	size_t process_top;
+	/* metrics.container.top: the same for containers ("other": container_name="other") */
+	size_t container_top;
 };
 
 /*

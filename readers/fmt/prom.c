@@ -23,7 +23,10 @@ struct prom {
 	const char *node; /* node_name, raw */
 	bool zone_on[KEPLER_MAX_ZONES];
 	unsigned levels;
-	size_t process_top; /* metrics.process.top; 0: every process */
+	size_t process_top;   /* metrics.process.top; 0: every process */
+	size_t container_top; /* metrics.container.top; 0: every container */
+	bool *ctop;           /* [i * nzones + z]: container i is of zone z's top; NULL: all */
+	bool *cany;           /* [i]: of some zone's top */
 };
 
 unsigned kepler_levels_from_list(const struct kepler_strlist *names)
@@ -642,6 +645,83 @@ static void group_labels(struct prom *pr, const struct kepler_workload *w)
 	}
 }
 
+/* Sort key of the containers' top: more energy first, then the id. */
+struct ctop_key {
+	uint64_t total_uj;
+	const char *id;
+	size_t i;
+};
+
+static int by_energy_id(const void *x, const void *y)
+{
+	const struct ctop_key *a = x, *b = y;
+
+	if (a->total_uj != b->total_uj)
+		return a->total_uj > b->total_uj ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+/* metrics.container.top N: per zone the N containers with the most energy. -1: out of memory. */
+static int choose_container_top(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+	size_t n = s->ncontainers, nz = s->nzones ? s->nzones : 1;
+	struct ctop_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+
+	pr->ctop = calloc(n * nz + 1, sizeof(bool));
+	pr->cany = calloc(n + 1, sizeof(bool));
+	if (!keys || !pr->ctop || !pr->cany) {
+		free(keys);
+		return -1;
+	}
+	for (size_t z = 0; z < s->nzones; z++) {
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct ctop_key){ s->containers[i].usage.zones[z].total_uj,
+						     s->containers[i].id, i };
+		qsort(keys, n, sizeof(*keys), by_energy_id);
+		for (size_t k = 0; k < n && k < pr->container_top; k++) {
+			pr->ctop[keys[k].i * nz + z] = true;
+			pr->cany[keys[k].i] = true;
+		}
+	}
+	free(keys);
+	return 0;
+}
+
+static bool group_shown(const struct prom *pr, enum kepler_kind k, size_t i, size_t z)
+{
+	return pr->zone_on[z] && (k != KEPLER_KIND_CONTAINER || !pr->ctop ||
+				  pr->ctop[i * (pr->s->nzones ? pr->s->nzones : 1) + z]);
+}
+
+/* With a containers' top: per zone one "other" container whose watts are the rest's. */
+static void other_container_watts(struct prom *pr, const char *name)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t z = 0; z < s->nzones; z++) {
+		uint64_t rest = 0;
+
+		if (!pr->zone_on[z])
+			continue;
+		for (size_t i = 0; i < s->ncontainers; i++)
+			if (!group_shown(pr, KEPLER_KIND_CONTAINER, i, z))
+				rest += s->containers[i].usage.zones[z].delta_uj;
+		kepler_buf_adds(pr->out, name);
+		kepler_buf_addc(pr->out, '{');
+		label(pr->out, "container_id", "", true);
+		label(pr->out, "container_name", "other", false);
+		label(pr->out, "node_name", pr->node, false);
+		label(pr->out, "pod_id", "", false);
+		label(pr->out, "runtime", "", false);
+		label(pr->out, "state", "running", false);
+		label(pr->out, "zone", s->zones[z].name, false);
+		kepler_buf_add(pr->out, "} ", 2);
+		watts(pr->out, rest, s->interval_ns);
+		end_value(pr->out);
+	}
+}
+
 static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 {
 	const struct group_family *f = &group_families[k];
@@ -656,7 +736,7 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
 		for (size_t z = 0; z < s->nzones; z++) {
-			if (!pr->zone_on[z])
+			if (!group_shown(pr, k, i, z))
 				continue;
 			kepler_buf_adds(pr->out, name);
 			kepler_buf_addc(pr->out, '{');
@@ -670,6 +750,8 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 			end_value(pr->out);
 		}
 	}
+	if (as_watts && k == KEPLER_KIND_CONTAINER && pr->ctop)
+		other_container_watts(pr, name);
 }
 
 static void group_seconds(struct prom *pr, enum kepler_kind k)
@@ -686,6 +768,8 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
+		if (k == KEPLER_KIND_CONTAINER && pr->cany && !pr->cany[i])
+			continue;
 		kepler_buf_adds(pr->out, f->seconds);
 		kepler_buf_addc(pr->out, '{');
 		group_labels(pr, &w);
@@ -714,6 +798,7 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		.levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
 		.process_top = opts->process_top,
+		.container_top = opts->container_top,
 	};
 
 	for (size_t z = 0; z < snap->nzones; z++)
@@ -722,13 +807,18 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		node_families(&pr);
 	if ((pr.levels & KEPLER_LEVEL_PROCESS) && processes(&pr) < 0 && !out->error)
 		out->error = -ENOMEM;
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+	if (pr.container_top && (pr.levels & KEPLER_LEVEL_CONTAINER) && choose_container_top(&pr) < 0 &&
+	    !out->error)
+		out->error = -ENOMEM;
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && !out->error; k++) {
 		if (!(pr.levels & kepler_level_of((enum kepler_kind)k)))
 			continue;
 		group_energy(&pr, (enum kepler_kind)k, false);
 		group_energy(&pr, (enum kepler_kind)k, true);
 		group_seconds(&pr, (enum kepler_kind)k);
 	}
+	free(pr.ctop);
+	free(pr.cany);
 	source_and_snapshot(&pr);
 	kepler_fmt_prom_cpu_info(out, opts->cpus);
 	kepler_fmt_prom_build_info(out);
