@@ -108,13 +108,16 @@ static __always_inline __u32 flags_of(struct task_struct *task)
 	return flags;
 }
 
-static __always_inline void add_to(struct kepler_cputime_value *v, __u64 delta, const __u64 *hw)
+/* @counted: the part of @delta whose counters @hw holds (0: none read) */
+static __always_inline void add_to(struct kepler_cputime_value *v, __u64 delta, const __u64 *hw,
+				   __u64 counted)
 {
 	__sync_fetch_and_add(&v->cpu_ns, delta);
 	if (hw_counters) {
 		__sync_fetch_and_add(&v->counters[0], hw[0]);
 		__sync_fetch_and_add(&v->counters[1], hw[1]);
 		__sync_fetch_and_add(&v->counters[2], hw[2]);
+		__sync_fetch_and_add(&v->counted_ns, counted);
 	}
 }
 
@@ -130,8 +133,8 @@ static __always_inline _Bool final_switch(struct task_struct *task)
  * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
  * entry records @cgroup_id (the cgroup v2 id @task has now).
  */
-static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u32 extra,
-				   __u64 cgroup_id)
+static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u64 counted,
+				   __u32 extra, __u64 cgroup_id)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v, fresh = {};
@@ -139,7 +142,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	key_of(task, &key);
 	v = bpf_map_lookup_elem(&processes, &key);
 	if (v) {
-		add_to(v, delta, hw);
+		add_to(v, delta, hw, counted);
 		v->flags |= extra;
 		v->cgroup_id = cgroup_id; /* where it ran last: user space sees a move */
 		return;
@@ -153,6 +156,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 		fresh.counters[0] = hw[0];
 		fresh.counters[1] = hw[1];
 		fresh.counters[2] = hw[2];
+		fresh.counted_ns = counted;
 	}
 	fresh.flags = flags_of(task) | extra;
 	fresh.cgroup_id = cgroup_id;
@@ -161,7 +165,7 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 		/* Raced with another CPU creating it, or the map is full. */
 		v = bpf_map_lookup_elem(&processes, &key);
 		if (v) {
-			add_to(v, delta, hw);
+			add_to(v, delta, hw, counted);
 			v->flags |= extra;
 		} else
 			count(KEPLER_CPUTIME_STAT_OVERFLOW);
@@ -207,7 +211,7 @@ static __always_inline void catch_up(struct task_struct *next)
 	if (!last)
 		return;
 	if (*last && sum > *last) {
-		charge(next, sum - *last, none, 0, cgroup_id_of(next));
+		charge(next, sum - *last, none, 0, 0, cgroup_id_of(next));
 		count(KEPLER_CPUTIME_STAT_CAUGHT_UP);
 	}
 	*last = sum;
@@ -264,8 +268,12 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 				hw[i] = 0;
 		}
 		/* at sched_switch, current is still prev: its cgroup is current's */
-		if (sum > base || dead)
-			charge(prev, sum > base ? sum - base : 0, hw, dead, bpf_get_current_cgroup_id());
+		if (sum > base || dead) {
+			__u64 delta = sum > base ? sum - base : 0;
+
+			charge(prev, delta, hw, in->task == (__u64)prev ? delta : 0, dead,
+			       bpf_get_current_cgroup_id());
+		}
 		if (last)
 			*last = sum;
 	}

@@ -38,6 +38,13 @@ struct kepler_cputime_value {
 	char comm[KEPLER_CPUTIME_COMM_LEN]; /* the leader's, updated at exec() and at exit */
 	/* hardware counters while on CPU, cumulative; 0 when not counted */
 	__u64 counters[3]; /* enum kepler_cputime_counter */
+	/*
+	 * The part of cpu_ns whose slices had their counters read; the rest
+	 * ran in slices whose switch-in this program did not see (user space
+	 * scales the counters up by cpu_ns / counted_ns, as perf scales a
+	 * multiplexed counter by time enabled / time running).
+	 */
+	__u64 counted_ns;
 };
 
 /*

@@ -32,7 +32,7 @@
 #include "cputime.skel.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 64, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 72, "value layout shared with BPF");
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -160,6 +160,7 @@ struct proc_times {
 		pid_t pid;
 		unsigned long long start, ns;
 		int threads;
+		bool runnable; /* a thread was in state R: it may be in a slice no switch has charged */
 	} p[MAXP];
 };
 
@@ -180,6 +181,20 @@ static unsigned long long start_of(pid_t pid)
 	return v;
 }
 
+static bool thread_runnable(pid_t pid, const char *tid)
+{
+	char path[96], buf[512], *q;
+	bool r = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, tid);
+	if ((f = fopen(path, "r"))) {
+		r = fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')) && q[1] == ' ' && q[2] == 'R';
+		fclose(f);
+	}
+	return r;
+}
+
 static void sample_all(struct proc_times *t)
 {
 	DIR *d = opendir("/proc"), *td;
@@ -198,6 +213,7 @@ static void sample_all(struct proc_times *t)
 		t->p[t->n].pid = pid;
 		t->p[t->n].ns = 0;
 		t->p[t->n].threads = 0;
+		t->p[t->n].runnable = false;
 		while ((te = readdir(td))) {
 			char sp[96];
 			unsigned long long ns;
@@ -212,6 +228,7 @@ static void sample_all(struct proc_times *t)
 				fclose(f);
 			}
 			t->p[t->n].threads++;
+			t->p[t->n].runnable |= thread_runnable(pid, te->d_name);
 		}
 		closedir(td);
 		t->p[t->n].start = start_of(pid);
@@ -303,7 +320,7 @@ static void test_every_live_process(void **state)
 	for (size_t i = 0; i < t1.n; i++) {
 		int a = find_in(&before, t1.p[i].pid), b = find_in(&t0, t1.p[i].pid),
 		    c = find_in(&t2, t1.p[i].pid);
-		unsigned long long grew, most;
+		unsigned long long grew, most, short_by;
 
 		if (a < 0 || b < 0 || c < 0 || before.p[a].start != t1.p[i].start ||
 		    t2.p[c].start != t1.p[i].start || before.p[a].threads != t1.p[i].threads ||
@@ -313,12 +330,25 @@ static void test_every_live_process(void **state)
 		most = t2.p[c].ns - before.p[a].ns;
 		if (grew < 20000000ULL)
 			continue; /* too little to compare */
+		/*
+		 * The map counts from the first switch-out seen after load, and
+		 * a task's current slice is not in it yet: a process that was
+		 * runnable at either end may be short by those slices (the
+		 * burner's are at most 40 ms each); the map never holds more
+		 * than the kernel.
+		 */
+		if (t1.p[i].pid == init)
+			short_by = 15000000ULL + 2 * 40000000ULL;
+		else if (before.p[a].runnable || t0.p[b].runnable || t1.p[i].runnable || t2.p[c].runnable)
+			short_by = grew;
+		else
+			short_by = 15000000ULL;
 		print_message(
 			"pid %d: kernel %.1f ms in the window (%.1f from before load to after the read), "
-			"eBPF %.1f ms\n",
-			t1.p[i].pid, grew / 1e6, most / 1e6, vals[i].cpu_ns / 1e6);
-		/* the map counts from the first switch seen after load; a running task's current slice is not in it yet */
-		if (vals[i].cpu_ns + 15000000ULL < grew || vals[i].cpu_ns > most + 1000000ULL)
+			"eBPF %.1f ms%s\n",
+			t1.p[i].pid, grew / 1e6, most / 1e6, vals[i].cpu_ns / 1e6,
+			short_by == grew ? " (runnable at an end: upper bound only)" : "");
+		if (vals[i].cpu_ns + short_by < grew || vals[i].cpu_ns > most + 1000000ULL)
 			fail_msg("pid %d: eBPF %.1f ms, kernel %.1f..%.1f ms", t1.p[i].pid,
 				 vals[i].cpu_ns / 1e6, grew / 1e6, most / 1e6);
 		checked++;

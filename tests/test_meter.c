@@ -409,6 +409,34 @@ static void test_rapl_missing_files(void **state)
 	assert_non_null(strstr(err.msg, "no RAPL: /nonexistent-sysfs/class/powercap does not exist"));
 }
 
+/*
+ * A bad first read is tried again for a while before the source is given
+ * up: one torn write in a stand-in tree must not switch a restarting
+ * collector to the power model. One that stays bad still fails, naming it.
+ */
+static void test_rapl_first_read_retried(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_error err = { 0 };
+	int status;
+	pid_t pid;
+
+	make_tree(c, "");
+	put(c, PKG0, "");
+	assert_int_equal(kepler_meter_open(&c->p, NULL, &c->m, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "is empty"));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep(30000);
+		put_u64(c, PKG0, 7);
+		_exit(0);
+	}
+	open_ok(c);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(zone(c, "package")->parts[0].read_failed, false);
+}
+
 /* energy_uj is root-only since Linux 5.10: open as an unprivileged user. */
 static void test_rapl_unreadable(void **state)
 {
@@ -702,6 +730,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rapl_wraparound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rapl_first_read_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hwmon_integration, setup, teardown),

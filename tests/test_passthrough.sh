@@ -44,12 +44,15 @@ done
 # the host's meter: package 20 W and dram 5 W, advanced every 0.1 s
 "$(dirname "$0")/../tools/fake-sysfs.sh" "$tmp/sys" --sockets 1 --dram >/dev/null
 rapl=$tmp/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0
+echo 1000000 >"$rapl/energy_uj"
+echo 1000000 >"$rapl/intel-rapl:0:0/energy_uj"
 (
 	p=1000000 d=1000000
 	while :; do
 		p=$((p + 2000000)) d=$((d + 500000))
-		echo $p >"$rapl/energy_uj"
-		echo $d >"$rapl/intel-rapl:0:0/energy_uj"
+		# in place, no truncation, growing only: no reader sees an empty or torn file, as with sysfs
+		echo $p 1<>"$rapl/energy_uj"
+		echo $d 1<>"$rapl/intel-rapl:0:0/energy_uj"
 		sleep 0.1
 	done
 ) &

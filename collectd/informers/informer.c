@@ -221,25 +221,38 @@ static void free_identity(struct kepler_proc_identity *id)
 	}
 }
 
-/* This interval's counters: growth of the source's, all of them when new. */
-static void set_counters(const struct kepler_informer *inf, struct kepler_proc_entry *e,
+static uint64_t growth(uint64_t now, uint64_t before, bool fresh)
+{
+	return fresh || now < before ? now : now - before;
+}
+
+/*
+ * This interval's counters: growth of the source's, all of them when new.
+ * When part of the interval's CPU time ran in slices whose counters were
+ * not read, the counters are scaled by the CPU time over the counted time,
+ * as perf scales a multiplexed counter by time enabled over time running.
+ */
+static void set_counters(struct kepler_informer *inf, struct kepler_proc_entry *e,
 			 const struct kepler_proc_sample *s, bool fresh)
 {
-	uint64_t d[3];
+	uint64_t d[3], mapped, counted;
 
 	if (!inf->hw_counters) {
 		e->pub.cycles = e->pub.instructions = e->pub.cache_misses = KEPLER_COUNTER_UNAVAILABLE;
 		return;
 	}
+	mapped = growth(s->mapped_ns, e->source_mapped, fresh);
+	counted = growth(s->counted_ns, e->source_counted, fresh);
 	for (int i = 0; i < 3; i++) {
-		if (fresh)
-			d[i] = s->counters[i];
-		else
-			d[i] = s->counters[i] >= e->source_counters[i]
-				       ? s->counters[i] - e->source_counters[i]
-				       : s->counters[i];
+		d[i] = growth(s->counters[i], e->source_counters[i], fresh);
+		if (counted > 0 && counted < mapped)
+			d[i] = (uint64_t)((double)d[i] * ((double)mapped / (double)counted));
 		e->source_counters[i] = s->counters[i];
 	}
+	if (counted < mapped)
+		inf->stats.uncounted_ns += mapped - counted;
+	e->source_mapped = s->mapped_ns;
+	e->source_counted = s->counted_ns;
 	e->pub.cycles = d[0];
 	e->pub.instructions = d[1];
 	e->pub.cache_misses = d[2];
@@ -367,6 +380,7 @@ static int sweep_old(struct kepler_informer *inf)
 int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err)
 {
 	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
+	inf->stats.uncounted_ns = 0;
 	inf->nsamples = 0;
 	return read_node(inf, err);
 }
@@ -397,6 +411,7 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 	inf->stats.refreshes++;
 	inf->stats.skipped_total += inf->stats.skipped;
 	inf->stats.lost_total += inf->stats.lost;
+	inf->stats.uncounted_total_ns += inf->stats.uncounted_ns;
 	return 0;
 }
 

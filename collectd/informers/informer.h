@@ -64,7 +64,13 @@ struct kepler_informer_stats {
 	uint32_t skipped;  /* /proc entries that could not be read, this refresh */
 	uint32_t lost;     /* eBPF charges of CPU time dropped because the map was full */
 	uint32_t vanished; /* processes gone before they could be resolved, this refresh */
-	uint64_t skipped_total, lost_total;
+	/*
+	 * eBPF with counters: CPU time whose counters were not read (slices
+	 * whose switch-in was not seen), this refresh; the counters of those
+	 * processes are scaled up to cover it.
+	 */
+	uint64_t uncounted_ns;
+	uint64_t skipped_total, lost_total, uncounted_total_ns;
 };
 
 struct kepler_informer_params {

@@ -24,7 +24,7 @@
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 64, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 72, "value layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_running) == 48, "running layout shared with BPF");
 
 /*
@@ -256,6 +256,8 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->execs = v->execs;
 		s->cgroup_id = v->cgroup_id;
 		memcpy(s->counters, v->counters, sizeof(s->counters));
+		s->counted_ns = v->counted_ns;
+		s->mapped_ns = v->cpu_ns;
 		/*
 		 * Terminated once the leader's final switch has charged the last
 		 * of its time: between exit() and that switch the task still runs

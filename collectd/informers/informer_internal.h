@@ -18,6 +18,8 @@ struct kepler_proc_sample {
 	uint64_t cgroup_id;   /* cgroup v2 id, 0 if unknown */
 	uint32_t execs;       /* ebpf: exec()s seen; a change means another program now */
 	uint64_t counters[3]; /* cycles, instructions, cache misses: the source's cumulative */
+	uint64_t counted_ns;  /* ebpf: CPU time whose counters were read, cumulative */
+	uint64_t mapped_ns;   /* ebpf: cpu_ns less pending_ns (what @counted_ns is part of) */
 	bool exited;          /* ended (ebpf: the leader exited) */
 	bool kthread;
 	bool unreadable; /* procfs: /proc/PID/stat not readable now: keep what we had */
@@ -32,6 +34,7 @@ struct kepler_proc_entry {
 	uint64_t source_pending; /* ebpf: the running slice included in source_cpu */
 	uint64_t offset;         /* cpu_time_ns = offset + source counter */
 	uint64_t source_counters[3];
+	uint64_t source_counted, source_mapped; /* the sample's counted_ns and mapped_ns */
 	uint32_t idle_refreshes;
 	uint32_t execs;                        /* the sample's execs when the identity was resolved */
 	char identified_comm[KEPLER_COMM_MAX]; /* and its comm */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "meter_internal.h"
 
@@ -190,6 +191,10 @@ static void found_names(const struct discovery *dc, char *buf, size_t size)
 	}
 }
 
+/* the first read of each energy_uj: tries, and the pause between them */
+#define START_READ_TRIES 10
+#define START_READ_PAUSE_NS 100000000L
+
 static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsigned zi, unsigned pj,
 		      const struct discovery *dc, const struct domain *d, struct kepler_error *err)
 {
@@ -213,8 +218,18 @@ static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsig
 	if (r < 0)
 		return r;
 	z->max_range_uj += st->counter.max_range_uj;
-	/* one read now, so that a root-only energy_uj fails at start, not later */
-	r = kepler_sysfs_read_u64(st->file, &v, err);
+	/*
+	 * One read now, so that a root-only energy_uj fails at start, not
+	 * later. Anything else is tried again for a while (sysfs reads are
+	 * atomic, but a tree written by a stand-in may not be): one bad read
+	 * must not turn a restart into a switch to the power model.
+	 */
+	for (int tries = 0; tries < START_READ_TRIES; tries++) {
+		r = kepler_sysfs_read_u64(st->file, &v, err);
+		if (r == 0 || r == -EACCES || r == -ENOENT || r == -ENOMEM)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = START_READ_PAUSE_NS }, NULL);
+	}
 	if (r == -EACCES)
 		return kepler_error_set(err, r,
 					"permission denied reading %s (root-only since Linux 5.10): "
