@@ -18,6 +18,7 @@
 #include "kepler/version.h"
 
 #include "backoff.h"
+#include "conn_guard.h"
 #include "self.h"
 #include "server.h"
 
@@ -38,10 +39,23 @@
  */
 #define PER_IP_CONNECTIONS 128
 
+/*
+ * Every connection brings a complete request within 10 s of opening or of
+ * its previous response (a trickle of header bytes does not reset it, as
+ * it does libmicrohttpd's idle timeout); above 800 connections of the
+ * 1,000, those waiting longest for a request, over 250 ms, are closed
+ * until 600 remain (a client's request is whole within milliseconds).
+ */
+#define REQUEST_DEADLINE_NS 10000000000ULL
+#define HIGH_WATER 800
+#define LOW_WATER 600
+#define EVICT_AFTER_NS 250000000ULL
+
 struct kepler_server {
 	struct MHD_Daemon *daemon;
 	struct kepler_web_config *web;
-	struct kepler_backoff *backoff; /* failed logins, per client address */
+	struct kepler_backoff *backoff;  /* failed logins, per client address */
+	struct kepler_conn_guard *guard; /* slow requests */
 	pthread_mutex_t log_lock;
 	uint64_t last_fail_log_ns; /* failed logins are logged at most once a second */
 	struct kepler_exporter_state *st;
@@ -398,6 +412,40 @@ static bool client_cert_ok(const struct kepler_server *s, struct MHD_Connection 
 	return r == GNUTLS_E_SUCCESS && status == 0;
 }
 
+static void *socket_context_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Connections opened and closed: the guard's list. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct kepler_server *s = cls;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci)
+			kepler_conn_guard_opened(s->guard, socket_context, ci->connect_fd);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		kepler_conn_guard_closed(s->guard, socket_context);
+	}
+}
+
+/* A request answered: the connection waits for the next one, under the deadline again. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct kepler_server *s = cls;
+
+	(void)req_cls;
+	(void)code;
+	kepler_conn_guard_response(s->guard, socket_context_of(c));
+}
+
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			     const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
@@ -407,6 +455,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	(void)version;
 	(void)upload;
 	(void)req_cls;
+	kepler_conn_guard_request(s->guard, socket_context_of(c));
 	if (*upload_size) { /* a GET with a body: ignore the body */
 		*upload_size = 0;
 		return MHD_YES;
@@ -584,8 +633,16 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 	s->web = web;
 	s->st = st;
 	s->backoff = kepler_backoff_new();
+	s->guard = kepler_conn_guard_new(&(struct kepler_conn_guard_params){
+		.deadline_ns = REQUEST_DEADLINE_NS,
+		.high_water = HIGH_WATER,
+		.low_water = LOW_WATER,
+		.evict_after_ns = EVICT_AFTER_NS,
+	});
 	pthread_mutex_init(&s->log_lock, NULL);
-	if (!s->backoff) {
+	if (!s->backoff || !s->guard) {
+		kepler_backoff_free(s->backoff);
+		kepler_conn_guard_free(s->guard);
 		free(s);
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -594,6 +651,7 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 		int r = s->fd;
 
 		kepler_backoff_free(s->backoff);
+		kepler_conn_guard_free(s->guard);
 		free(s);
 		return r;
 	}
@@ -615,11 +673,14 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)1000, tls ? MHD_OPTION_ARRAY : MHD_OPTION_END, tls_opts, MHD_OPTION_END);
+			(unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_IP_CONNECTIONS,
+			MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED,
+			on_completed, s, tls ? MHD_OPTION_ARRAY : MHD_OPTION_END, tls_opts, MHD_OPTION_END);
 	}
 	if (!s->daemon) {
 		close(s->fd);
 		kepler_backoff_free(s->backoff);
+		kepler_conn_guard_free(s->guard);
 		free(s);
 		return kepler_error_set(err, -EIO, "cannot start the HTTP server on %s%s", listen_addr,
 					tls ? " (is the key the certificate's, unencrypted PEM?)" : "");
@@ -641,6 +702,7 @@ void kepler_server_stop(struct kepler_server *s)
 	if (MHD_quiesce_daemon(s->daemon) == s->fd)
 		close(s->fd);
 	MHD_stop_daemon(s->daemon);
+	kepler_conn_guard_free(s->guard);
 	kepler_backoff_free(s->backoff);
 	pthread_mutex_destroy(&s->log_lock);
 	free(s);
