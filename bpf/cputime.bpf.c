@@ -22,6 +22,22 @@ struct {
 	__type(value, struct kepler_cputime_value);
 } processes SEC(".maps");
 
+/* Each process's program at its last exec (see struct kepler_cputime_exe). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct kepler_cputime_key);
+	__type(value, struct kepler_cputime_exe);
+} exes SEC(".maps");
+
+/* Room to build one exe record (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kepler_cputime_exe);
+} exe_scratch SEC(".maps");
+
 /* Set by user space before load when every CPU has the three perf events. */
 const volatile _Bool hw_counters = 0;
 
@@ -311,13 +327,16 @@ int BPF_PROG(kepler_process_exit, struct task_struct *task)
  * exec(): the process is another program from now on (every container's
  * entrypoint starts as `runc init`, shells exec their last command). The
  * new comm goes into the entry, and the exec count tells user space to
- * identify the process again (exe, cgroup, container).
+ * identify the process again (exe, cgroup, container); the program's path
+ * goes into `exes`.
  */
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, void *bprm)
+int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v;
+	struct kepler_cputime_exe *exe;
+	__u32 zero = 0;
 
 	key_of(p, &key);
 	v = bpf_map_lookup_elem(&processes, &key);
@@ -325,6 +344,9 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, void *bprm
 		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);
 		__sync_fetch_and_add(&v->execs, 1);
 	}
+	exe = bpf_map_lookup_elem(&exe_scratch, &zero);
+	if (exe && bpf_probe_read_kernel_str(exe->path, sizeof(exe->path), bprm->interp) > 0)
+		bpf_map_update_elem(&exes, &key, exe, BPF_ANY);
 	return 0;
 }
 

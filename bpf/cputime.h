@@ -60,6 +60,18 @@ struct kepler_cputime_running {
 	__u32 pid, tgid;        /* 0 for the idle task */
 };
 
+/*
+ * The program a process runs, as exec() was given it (linux_binprm's
+ * interp: a script's interpreter, symlinks not resolved), recorded at each
+ * exec so that a collector without CAP_SYS_PTRACE still names the programs
+ * of other users (their /proc/PID/exe is closed to it). Keyed like
+ * `processes`, in an LRU map of the same size.
+ */
+#define KEPLER_EXE_LEN 256
+struct kepler_cputime_exe {
+	char path[KEPLER_EXE_LEN];
+};
+
 /* The perf counters read at each switch when hw_counters is set. */
 enum kepler_cputime_counter {
 	KEPLER_CPUTIME_CYCLES = 0,

@@ -43,6 +43,12 @@ struct task_struct {
 	char comm[16];
 } __attribute__((preserve_access_index));
 
+/* exec()'s arguments: the program as it was asked for, and what runs (a script's interpreter) */
+struct linux_binprm {
+	const char *filename;
+	const char *interp;
+} __attribute__((preserve_access_index));
+
 /* Before Linux 5.14 the state field was `long state` (the ___old suffix is CO-RE's "flavour"). */
 struct task_struct___old {
 	long state;

@@ -25,6 +25,7 @@
 #include "ledger.h"
 #include "meter.h"
 #include "monotonic.h"
+#include "privileges.h"
 #include "procfs.h"
 
 struct kepler_collector {
@@ -687,6 +688,7 @@ static int store_or_hold(struct kepler_collector *c, struct kepler_snapshot *sna
 		kepler_error_set(err, r, "%s", cerr.msg);
 		return r;
 	}
+	kepler_debug("the store refused snapshot %llu: %s", (unsigned long long)snap->seq, cerr.msg);
 	log_store_refusal(c, cerr.msg, clock_ns(CLOCK_MONOTONIC));
 	c->store_down = true;
 	if (kepler_backlog_hold(c->backlog, snap, snap->wall_ns, &herr) < 0)
@@ -811,4 +813,20 @@ void kepler_collector_close(struct kepler_collector *c)
 	kepler_informer_close(c->informer);
 	kepler_meter_close(c->meter);
 	free(c);
+}
+
+int kepler_collector_drop_privileges(struct kepler_collector *c, const struct kepler_config *cfg,
+				     struct kepler_error *err)
+{
+	struct kepler_privileges_params p = {
+		.user = cfg->collector_user,
+		.group = cfg->store_group,
+		.store = c->store,
+		.bpf_fd = kepler_informer_bpf_fd(c->informer),
+	};
+	size_t exes = kepler_informer_exes_read(c->informer);
+
+	if (exes)
+		kepler_debug("the exe of %zu running processes read before the privilege drop", exes);
+	return kepler_privileges_drop(&p, err);
 }

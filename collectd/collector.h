@@ -44,4 +44,8 @@ const char *kepler_collector_describe(struct kepler_collector *c);
 
 void kepler_collector_close(struct kepler_collector *c);
 
+/* Give up privileges after open (privileges.h), with @cfg's collector.user and store. */
+int kepler_collector_drop_privileges(struct kepler_collector *c, const struct kepler_config *cfg,
+				     struct kepler_error *err);
+
 #endif /* KEPLER_COLLECTD_COLLECTOR_H */

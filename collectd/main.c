@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 {
 	struct kepler_collector *c = NULL;
 	struct kepler_config cfg;
+	struct kepler_error err = { 0 };
 	char interval[32];
 	int rc = 1;
 
@@ -108,7 +109,10 @@ int main(int argc, char **argv)
 	kepler_privileges_check();
 	if (kepler_collector_open(&cfg, &c) < 0)
 		goto out;
-	kepler_privileges_drop();
+	if (kepler_collector_drop_privileges(c, &cfg, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
 	kepler_format_duration(cfg.monitor_interval_ns, interval, sizeof(interval));
 	kepler_info("kepler-collectd %s started: %s; one snapshot every %s into %s; no network port",
 		    KEPLER_VERSION, kepler_collector_describe(c), interval, cfg.store_path);

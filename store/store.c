@@ -403,6 +403,25 @@ static int move_damaged(struct kepler_store *s, const char *why, struct kepler_e
 	return 0;
 }
 
+static const char *const writer_files[] = { "data.mdb", "lock.mdb", "writer.lock" };
+
+/* Owner of the writer's files: @uid (-1 for all of them whatever their owner, else only those not @uid's). */
+static int chown_files(struct kepler_store *s, uid_t uid, bool only_others, struct kepler_error *err)
+{
+	char file[4200];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(writer_files) / sizeof(writer_files[0]); i++) {
+		snprintf(file, sizeof(file), "%s/%s", s->path, writer_files[i]);
+		if (lstat(file, &st) < 0 || !S_ISREG(st.st_mode) || (only_others && st.st_uid == uid))
+			continue;
+		if (lchown(file, uid, (gid_t)-1) < 0)
+			return kepler_error_set(err, -errno, "cannot give '%s' to uid %u: %s", file,
+						(unsigned)uid, strerror(errno));
+	}
+	return 0;
+}
+
 /* Open the environment, and check that its data file is whole. */
 static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 {
@@ -440,6 +459,13 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 		r = kepler_error_set(err, -ENOTDIR, "the store path '%s' is not a directory", s->path);
 		goto fail;
 	}
+	/*
+	 * Root again after a run as collector.user (kepler_store_give): take
+	 * the files back, as root may lack CAP_DAC_OVERRIDE (systemd's
+	 * bounding set) to open another user's 0600 and 0640 files.
+	 */
+	if (geteuid() == 0 && (r = chown_files(s, 0, true, err)) < 0)
+		goto fail;
 	r = take_writer_lock(s, err);
 	if (r < 0)
 		goto fail;
@@ -467,6 +493,19 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 fail:
 	kepler_store_close(s);
 	return r;
+}
+
+int kepler_store_give(struct kepler_store *s, uid_t uid, gid_t gid, struct kepler_error *err)
+{
+	struct stat st;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	/* the directory stays root's; its group must let the user through (0750) */
+	if (stat(s->path, &st) == 0 && st.st_gid != gid && chown(s->path, (uid_t)-1, gid) < 0)
+		return kepler_error_set(err, -errno, "cannot give the store directory '%s' to gid %u: %s",
+					s->path, (unsigned)gid, strerror(errno));
+	return chown_files(s, uid, false, err);
 }
 
 int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)

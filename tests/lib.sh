@@ -4,6 +4,9 @@
 # sessions, cgroups); ok/fail lines counted in $fails; `finish NAME` ends
 # the test with exit 0 when nothing failed, else 1. Skips are exit 77.
 tmp=$(mktemp -d)
+# traversable: the collector, started as root, becomes another user and still
+# reads the fake trees and token files the tests put here
+chmod 0755 "$tmp"
 chmod 0755 "$tmp"
 pids=()
 at_exit=()

@@ -106,6 +106,7 @@ static int setup(void **state)
 	snprintf(c->dir, sizeof(c->dir), "/tmp/kepler-collectd-XXXXXX");
 	if (!mkdtemp(c->dir))
 		return -1;
+	chmod(c->dir, 0755); /* the collector becomes another user after start and reads the tree by path */
 	snprintf(c->sysfs, sizeof(c->sysfs), "%s/sys", c->dir);
 	snprintf(c->store, sizeof(c->store), "%s/store", c->dir);
 	snprintf(cmd, sizeof(cmd), "%s/tools/fake-sysfs.sh '%s' --sockets 2 --dram", KEPLER_SOURCE_DIR,

@@ -10,7 +10,9 @@
 # kepler-c whose lock.mdb readers could write: scribbled on by the hostile
 # user, who also holds a lock on it as an old reader did, it does not stop a
 # collector from starting (the lock file is made anew at every start).
-# Needs root (setpriv, chown); skips otherwise.
+# The collector runs as uid 64999 after start (collector.user), the owner
+# of the store; the hostile user is another. Needs root (setpriv, chown);
+# skips otherwise.
 # Usage: test_store_hostile.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -44,7 +46,7 @@ time.sleep(60)' "$1" "$2" "$3" "$tmp/marks/$4" &
 
 start_collector() {
 	"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 100ms \
-		--store.group nogroup --log.level warn >>"$tmp/c.log" 2>&1 &
+		--store.group nogroup --collector.user 64999 --log.level warn >>"$tmp/c.log" 2>&1 &
 	cpid=$!
 	pids+=($cpid)
 }

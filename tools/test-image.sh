@@ -3,8 +3,9 @@
 # Debian 12 base made from Debian's archive alone (debootstrap
 # --variant=minbase bookworm, then podman import; no registry), and run the
 # DaemonSet's two containers as deploy/kubernetes does: --pid=host, the
-# collector as root:kepler with exactly BPF, PERFMON, SYS_PTRACE and
-# DAC_READ_SEARCH and seccomp unconfined, the exporter as 65534:kepler with
+# collector as root:kepler with exactly BPF, PERFMON, SYS_PTRACE, CHOWN,
+# SETUID, SETGID and SETPCAP and seccomp unconfined (it becomes user kepler
+# with nothing after start), the exporter as 65534:kepler with
 # no capability, both read-only with no-new-privileges, sharing a fresh
 # named volume for the store; fake meter. Checks: the collector uses eBPF,
 # the exporter holds no capability and serves /metrics from the collector's
@@ -63,7 +64,7 @@ mode=$(pm run --rm "${limits[@]}" $img stat -c '%a %U:%G' /var/lib/kepler-c/stor
 pm volume create $tag-store >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pm run -d --name $tag-collector "${limits[@]}" --pid=host --network none --user 0:2001 \
-	--cap-drop ALL --cap-add BPF,PERFMON,SYS_PTRACE,DAC_READ_SEARCH \
+	--cap-drop ALL --cap-add BPF,PERFMON,SYS_PTRACE,CHOWN,SETUID,SETGID,SETPCAP \
 	--security-opt seccomp=unconfined --security-opt no-new-privileges --read-only \
 	-v $tag-store:/var/lib/kepler-c -v /sys:/host/sys:ro -v /proc:/host/proc:ro \
 	$img kepler-collectd --meter.source fake --monitor.interval 1s --store.path /var/lib/kepler-c/store \
@@ -88,9 +89,11 @@ uid=$(awk '/^Uid/ {print $2}' /proc/$epid/status)
 [ "$caps" = "CapPrm:=0000000000000000 CapEff:=0000000000000000 CapBnd:=0000000000000000 " ] && [ "$nnp" = 1 ] && [ "$uid" = 65534 ] &&
 	ok "the exporter holds nothing: uid 65534, $caps NoNewPrivs $nnp" || fail "exporter credentials: uid $uid, $caps NoNewPrivs $nnp"
 cpid=$(pm inspect $tag-collector --format '{{.State.Pid}}')
-ok "the collector after start: $(awk '/^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):/ {printf "%s %s  ", $1, $2}' /proc/$cpid/status)"
+held=$(awk '/^(Uid|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):/ {printf "%s %s ", $1, $2}' /proc/$cpid/status)
+[ "$held" = "Uid: 2001 CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 CapAmb: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ] &&
+	ok "the collector after start holds nothing: $held" || fail "collector credentials after start: $held"
 mode=$(pm run --rm "${limits[@]}" -v $tag-store:/v:ro $img stat -c '%a %U:%G' /v/store /v/store/data.mdb | tr '\n' ' ')
-[ "$mode" = "750 root:kepler 640 root:kepler " ] &&
+[ "$mode" = "750 root:kepler 640 kepler:kepler " ] &&
 	ok "the fresh volume, once the collector made the store: $mode(group kepler reads, nobody else)" ||
 	fail "store modes on the volume: $mode"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" = 200 ] && ok "/healthz 200 while the collector runs" ||

@@ -77,27 +77,51 @@ static bool maybe_hypervisor(const char *comm)
 	return !strncmp(comm, "qemu", 4) || !strcmp(comm, "kvm");
 }
 
+/*
+ * The exe of a live process: its /proc/PID/exe, else (closed to us after
+ * the privilege drop) what the source recorded at its exec, else what was
+ * read at open if it is still that program.
+ */
+static void resolve_exe(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			const struct kepler_pid_stat *st, struct kepler_proc_identity *id)
+{
+	char path[64], buf[4096];
+	const char *found = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%u/exe", st->pid);
+	n = readlinkat(inf->procfd, path, buf, sizeof(buf) - 1);
+	if (n >= 0) {
+		buf[n] = '\0';
+		found = buf;
+	} else if (errno == ENOENT) {
+		return;
+	} else if (inf->ops->exe_of && s->key_start_ns &&
+		   inf->ops->exe_of(inf, s->pid, s->key_start_ns, buf, sizeof(buf))) {
+		found = buf;
+	} else {
+		found = kepler_exe_prefetch_find(inf->exes, st->pid, st->start_ticks, st->comm);
+		if (!found && !inf->exes)
+			inf->stats.skipped++; /* EACCES even for root on some hardened hosts */
+	}
+	if (found) {
+		free(id->exe);
+		id->exe = strdup(found);
+	}
+}
+
 /* exe, cgroup and cmdline of a live process whose stat matched. */
-static void resolve_live(struct kepler_informer *inf, const struct kepler_pid_stat *st,
-			 struct kepler_proc_identity *id)
+static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			 const struct kepler_pid_stat *st, struct kepler_proc_identity *id)
 {
 	char path[64], buf[CGROUP_MAX];
 	size_t len;
-	ssize_t n;
 
 	if (st->flags & KEPLER_PF_KTHREAD) {
 		id->type = KEPLER_PROC_KERNEL;
 		return;
 	}
-	snprintf(path, sizeof(path), "%u/exe", st->pid);
-	n = readlinkat(inf->procfd, path, buf, sizeof(buf) - 1);
-	if (n >= 0) {
-		buf[n] = '\0';
-		free(id->exe);
-		id->exe = strdup(buf);
-	} else if (errno != ENOENT) {
-		inf->stats.skipped++; /* EACCES even for root on some hardened hosts */
-	}
+	resolve_exe(inf, s, st, id);
 	snprintf(path, sizeof(path), "%u/cgroup", st->pid);
 	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0) {
 		char cg[4096];
@@ -176,7 +200,7 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 		id->type = KEPLER_PROC_KERNEL;
 	if (stat_of(inf, s, &st)) {
 		memcpy(e->pub.comm, st.comm, sizeof(e->pub.comm));
-		resolve_live(inf, &st, id);
+		resolve_live(inf, s, &st, id);
 		*ret_lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
 	} else {
 		if (!s->exited)
@@ -463,6 +487,18 @@ void kepler_informer_params_from_config(const struct kepler_config *cfg, struct 
 	ret->kind = (enum kepler_informer_kind)cfg->informer;
 	ret->procfs = cfg->host_procfs;
 	ret->bpf_max_processes = (uint32_t)cfg->dev_bpf_max_processes;
+	/* root now, another user after start: read the exe links while they are open to us */
+	ret->exe_prefetch = geteuid() == 0 && cfg->collector_user && strcmp(cfg->collector_user, "root") != 0;
+}
+
+int kepler_informer_bpf_fd(const struct kepler_informer *inf)
+{
+	return inf && inf->ops && inf->ops->map_fd ? inf->ops->map_fd(inf) : -1;
+}
+
+size_t kepler_informer_exes_read(const struct kepler_informer *inf)
+{
+	return inf ? kepler_exe_prefetch_count(inf->exes) : 0;
 }
 
 static void informer_reset(struct kepler_informer *inf)
@@ -478,6 +514,7 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_cgroup_ids_free(&inf->cgroups);
 	if (inf->procfd >= 0)
 		close(inf->procfd);
+	kepler_exe_prefetch_free(inf->exes);
 	memset(inf, 0, sizeof(*inf));
 	inf->procfd = -1;
 }
@@ -503,6 +540,11 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	}
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
+	if (r == 0 && p->exe_prefetch) {
+		inf->exes = kepler_exe_prefetch_read(inf->procfd);
+		if (!inf->exes)
+			r = kepler_error_set(err, -ENOMEM, "out of memory");
+	}
 out:
 	if (r < 0)
 		informer_reset(inf);

@@ -82,6 +82,11 @@ struct kepler_informer_params {
 	 * the hardware counters, to exercise the path on machines without them.
 	 */
 	bool hw_counters_software;
+	/*
+	 * Read every running process's exe at open: the collector is about to
+	 * lose the right to read other users' /proc/PID/exe.
+	 */
+	bool exe_prefetch;
 };
 
 struct kepler_informer_attempts {
@@ -136,5 +141,11 @@ bool kepler_informer_hw_counters(const struct kepler_informer *inf);
 const char *kepler_informer_describe(const struct kepler_informer *inf);
 
 void kepler_informer_close(struct kepler_informer *inf);
+
+/* A BPF map the refresh reads (to probe access after a privilege drop), or -1. */
+int kepler_informer_bpf_fd(const struct kepler_informer *inf);
+
+/* Processes whose exe was read at open (kepler_informer_params.exe_prefetch). */
+size_t kepler_informer_exes_read(const struct kepler_informer *inf);
 
 #endif /* KEPLER_COLLECTD_INFORMER_H */

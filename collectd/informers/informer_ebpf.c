@@ -251,6 +251,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 			}
 		s->pid = k->tgid;
 		s->start_time_ns = k->start_time_ns / tick * tick;
+		s->key_start_ns = k->start_time_ns;
 		memcpy(s->comm, v->comm, sizeof(s->comm));
 		s->comm[sizeof(s->comm) - 1] = '\0';
 		s->execs = v->execs;
@@ -358,8 +359,32 @@ static void ebpf_close(struct kepler_informer *inf)
 	inf->priv = NULL;
 }
 
+/* The program @pid (started at @start_time_ns) last exec'd, from the `exes` map. */
+static bool ebpf_exe_of(struct kepler_informer *inf, uint32_t pid, uint64_t start_time_ns, char *buf,
+			size_t size)
+{
+	struct ebpf_state *st = inf->priv;
+	struct kepler_cputime_key key = { .tgid = pid, .start_time_ns = start_time_ns };
+	struct kepler_cputime_exe exe;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.exes), &key, &exe) != 0 || !exe.path[0])
+		return false;
+	exe.path[sizeof(exe.path) - 1] = '\0';
+	snprintf(buf, size, "%s", exe.path);
+	return true;
+}
+
+static int ebpf_map_fd(const struct kepler_informer *inf)
+{
+	const struct ebpf_state *st = inf->priv;
+
+	return st->map_fd;
+}
+
 static const struct kepler_informer_ops ebpf_ops = {
 	.collect = ebpf_collect,
+	.map_fd = ebpf_map_fd,
+	.exe_of = ebpf_exe_of,
 	.after = ebpf_after,
 	.close = ebpf_close,
 	.resets_on_exit = true,
@@ -461,6 +486,7 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 					libbpf_msg);
 	st->max_entries = p->bpf_max_processes ? p->bpf_max_processes : 32768;
 	bpf_map__set_max_entries(st->skel->maps.processes, st->max_entries);
+	bpf_map__set_max_entries(st->skel->maps.exes, st->max_entries);
 	counters = open_perf(st, p->hw_counters_software, why, why_size);
 	if (!counters)
 		close_perf(st);

@@ -12,6 +12,7 @@
 struct kepler_proc_sample {
 	uint32_t pid;
 	uint64_t start_time_ns; /* rounded down to USER_HZ ticks */
+	uint64_t key_start_ns;  /* ebpf: the map key's start time, exact (for ops->exe_of) */
 	char comm[KEPLER_COMM_MAX];
 	uint64_t cpu_ns;      /* the source's cumulative counter */
 	uint64_t pending_ns;  /* ebpf: the part of cpu_ns not in the map yet (running now) */
@@ -56,6 +57,14 @@ struct kepler_informer_ops {
 	/* After the engine's update (ebpf: forget exited processes in the map). */
 	void (*after)(struct kepler_informer *inf);
 	void (*close)(struct kepler_informer *inf);
+	/*
+	 * The program of a process whose /proc/PID/exe is closed to us (no
+	 * CAP_SYS_PTRACE after the privilege drop), if the source recorded it
+	 * (ebpf: at exec). @start_time_ns is the source's, not rounded. NULL: none.
+	 */
+	bool (*exe_of)(struct kepler_informer *inf, uint32_t pid, uint64_t start_time_ns, char *buf,
+		       size_t size);
+	int (*map_fd)(const struct kepler_informer *inf); /* ebpf: the processes map */
 	bool reports_all_live; /* a live process missing from the samples is gone */
 	bool resets_on_exit;   /* the source's counter restarts after an exit */
 };
@@ -89,12 +98,26 @@ struct kepler_informer {
 	struct kepler_informer_stats stats;
 	bool hw_counters;
 	struct kepler_cgroup_ids cgroups;
+	struct kepler_exe_prefetch *exes; /* read at open, while privileged (exe_prefetch.c) */
 	void *priv;
 	char describe[512];
 };
 
 /* Room for one more sample; NULL if out of memory. */
 struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);
+
+/*
+ * The exe of every process running at open, read while the collector may
+ * still read other users' /proc/PID/exe (exe_prefetch.c): after the
+ * privilege drop, what identifies a process that was already running.
+ */
+struct kepler_exe_prefetch;
+struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd);
+/* The exe of @pid if it is still the process seen at open (same start, same comm). */
+const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
+				     const char *comm);
+size_t kepler_exe_prefetch_count(const struct kepler_exe_prefetch *x);
+void kepler_exe_prefetch_free(struct kepler_exe_prefetch *x);
 
 /* Table operations (proc_table.c). */
 int kepler_proc_table_reserve(struct kepler_proc_table *t, size_t n);

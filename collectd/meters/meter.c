@@ -164,8 +164,8 @@ static int read_part(struct kepler_meter *m, unsigned i, unsigned j, uint64_t mo
 	uint64_t v, delta = 0;
 	int r;
 
-	r = kepler_sysfs_read_u64(st->file, &v, err);
-	if (r == -EACCES)
+	r = kepler_sysfs_read_held_u64(st->file, &st->held, &v, err);
+	if (r == -EACCES && !strstr(err ? err->msg : "", "restart"))
 		return kepler_error_set(err, r, "permission denied reading %s (%s)", st->file,
 					st->kind == KEPLER_PART_ENERGY && m->source == KEPLER_METER_RAPL
 						? "root-only since Linux 5.10"
@@ -314,8 +314,10 @@ static void free_zones(struct kepler_meter *m)
 
 		for (unsigned j = 0; j < z->nparts; j++) {
 			free(z->parts[j].path);
-			if (m->states[i])
+			if (m->states[i]) {
 				free(m->states[i][j].file);
+				kepler_sysfs_held_close(&m->states[i][j].held);
+			}
 		}
 		free(z->parts);
 		free(z->path);

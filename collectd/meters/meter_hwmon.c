@@ -145,7 +145,7 @@ static int setup_sensor(struct kepler_meter *m, struct kepler_meter_zone *z, uns
 	st->counter.max_watts = KEPLER_NODE_MAX_PLAUSIBLE_W;
 	if (!z->parts[j].path || !st->file)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	r = kepler_sysfs_read_u64(st->file, &v, err);
+	r = kepler_sysfs_read_held_u64(st->file, &st->held, &v, err);
 	if (r == -EACCES)
 		return kepler_error_set(err, r, "permission denied reading %s: run kepler-collectd as root",
 					st->file);

@@ -6,6 +6,8 @@
 #ifndef KEPLER_COLLECTD_METER_INTERNAL_H
 #define KEPLER_COLLECTD_METER_INTERNAL_H
 
+#include <sys/types.h>
+
 #include "meter.h"
 
 /* How a part's file is turned into energy. */
@@ -16,9 +18,17 @@ enum kepler_part_kind {
 };
 
 /* The private side of a part (struct kepler_meter_part is the public one). */
+/* A sysfs file kept open (kepler_sysfs_read_held_u64); all zero: not open yet. */
+struct kepler_sysfs_held {
+	int fd_plus_one; /* 0: not open */
+	dev_t dev;
+	ino_t ino;
+};
+
 struct kepler_part_state {
 	enum kepler_part_kind kind;
 	char *file;                    /* read at each read */
+	struct kepler_sysfs_held held; /* @file, kept open across the privilege drop */
 	struct kepler_counter counter; /* ENERGY */
 	uint64_t last_power_uw;        /* POWER */
 	uint64_t last_mono_ns;         /* POWER */
@@ -119,6 +129,19 @@ void kepler_meter_account(struct kepler_meter *m, unsigned i, unsigned j, uint64
  * (escaped) contents in @err.
  */
 int kepler_sysfs_read_u64(const char *path, uint64_t *ret, struct kepler_error *err);
+
+/*
+ * @path through a descriptor kept open in @h: opened at the first read
+ * (while the collector is still privileged: energy_uj is root-only) and
+ * read with pread() after, so that no capability is needed for it later.
+ * The path is checked at each read: gone is an error, as with an open per
+ * read; a new file there (a driver reloaded) is opened again, and if that
+ * is refused the error says a restart is needed. kepler_sysfs_held_close()
+ * closes it.
+ */
+int kepler_sysfs_read_held_u64(const char *path, struct kepler_sysfs_held *h, uint64_t *ret,
+			       struct kepler_error *err);
+void kepler_sysfs_held_close(struct kepler_sysfs_held *h);
 
 /* The parser behind kepler_sysfs_read_u64(), on @len bytes at @buf. */
 int kepler_sysfs_parse_u64(const char *buf, size_t len, const char *path, uint64_t *ret,

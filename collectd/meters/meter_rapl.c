@@ -225,7 +225,7 @@ static int setup_part(struct kepler_meter *m, struct kepler_meter_zone *z, unsig
 	 * must not turn a restart into a switch to the power model.
 	 */
 	for (int tries = 0; tries < START_READ_TRIES; tries++) {
-		r = kepler_sysfs_read_u64(st->file, &v, err);
+		r = kepler_sysfs_read_held_u64(st->file, &st->held, &v, err);
 		if (r == 0 || r == -EACCES || r == -ENOENT || r == -ENOMEM)
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = START_READ_PAUSE_NS }, NULL);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "meter_internal.h"
@@ -98,6 +99,72 @@ int kepler_sysfs_read_u64(const char *path, uint64_t *ret, struct kepler_error *
 	if (r < 0)
 		return r;
 	return kepler_sysfs_parse_u64(buf, len, path, ret, err);
+}
+
+static int held_open(const char *path, struct kepler_sysfs_held *h, struct kepler_error *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0) {
+		r = -errno;
+		if (r == -EACCES && h->fd_plus_one)
+			return kepler_error_set(
+				err, r,
+				"cannot open %s again (it was replaced, and the collector "
+				"no longer has the privilege to open it): restart kepler-collectd",
+				path);
+		return kepler_error_set(err, r, "cannot open %s: %s", path, strerror(-r));
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return kepler_error_set(err, r, "cannot stat %s: %s", path, strerror(-r));
+	}
+	kepler_sysfs_held_close(h);
+	h->fd_plus_one = fd + 1;
+	h->dev = st.st_dev;
+	h->ino = st.st_ino;
+	return 0;
+}
+
+int kepler_sysfs_read_held_u64(const char *path, struct kepler_sysfs_held *h, uint64_t *ret,
+			       struct kepler_error *err)
+{
+	char buf[SYSFS_READ_MAX];
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	/* the path as an open per read would see it: gone, or another file now */
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		if (!(r == -EACCES && h->fd_plus_one)) /* EACCES: the path, not the file, is closed to us */
+			return kepler_error_set(err, r, "cannot open %s: %s", path, strerror(-r));
+		st.st_dev = h->dev;
+		st.st_ino = h->ino;
+	}
+	if (!h->fd_plus_one || st.st_dev != h->dev || st.st_ino != h->ino) {
+		r = held_open(path, h, err);
+		if (r < 0)
+			return r;
+	}
+	do
+		n = pread(h->fd_plus_one - 1, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r = -errno;
+		return kepler_error_set(err, r, "cannot read %s: %s", path, strerror(-r));
+	}
+	buf[n] = '\0';
+	return kepler_sysfs_parse_u64(buf, (size_t)n, path, ret, err);
+}
+
+void kepler_sysfs_held_close(struct kepler_sysfs_held *h)
+{
+	if (h->fd_plus_one)
+		close(h->fd_plus_one - 1);
+	h->fd_plus_one = 0;
 }
 
 int kepler_sysfs_read_line(const char *path, char *buf, size_t size, struct kepler_error *err)

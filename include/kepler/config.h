@@ -87,6 +87,7 @@ struct kepler_config {
 	/* store.* */
 	char *store_path;
 	char *store_group;
+	char *collector_user;
 	uint64_t store_map_size;
 	int64_t store_retention_snapshots;
 	uint64_t store_retention_series_ns;

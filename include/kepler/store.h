@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kepler/cpuinfo.h"
 #include "kepler/error.h"
@@ -122,6 +123,16 @@ void kepler_store_close(struct kepler_store *store);
 
 /* A non-fatal problem met while opening (e.g. missing group), or NULL. */
 const char *kepler_store_warning(const struct kepler_store *store);
+
+/*
+ * Make @uid the owner of the store's files (a writer, run as root, before
+ * it becomes that user, in group @gid), so that it can reopen the store
+ * later (kepler_store_reopen) without privileges; the directory stays
+ * root's, in group @gid (the store's group when there is one). A writer
+ * opened by root takes the files back first. Returns 0 or a negative errno
+ * with a message.
+ */
+int kepler_store_give(struct kepler_store *store, uid_t uid, gid_t gid, struct kepler_error *err);
 
 /*
  * Writer: assign the next sequence number to @snap (written to snap->seq),

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The exe of every process running when the informer opens, read while the
+ * collector may still read other users' /proc/PID/exe (CAP_SYS_PTRACE).
+ * After the privilege drop those links are closed to it; a process started
+ * later is named by the eBPF program at its exec (ops->exe_of). An entry
+ * serves only the process it was read from: same pid, same start time,
+ * same comm (a later exec changes the comm, and then the entry is stale).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "informer_internal.h"
+
+struct exe_entry {
+	uint32_t pid;
+	uint64_t start_ticks;
+	char comm[KEPLER_COMM_MAX];
+	char *exe;
+};
+
+struct kepler_exe_prefetch {
+	struct exe_entry *items; /* sorted by pid */
+	size_t count, cap;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct exe_entry *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int add_one(struct kepler_exe_prefetch *x, int procfd, uint32_t pid)
+{
+	char path[64], buf[4096];
+	struct kepler_pid_stat st;
+	struct exe_entry *e;
+	size_t len;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%u/stat", pid);
+	if (kepler_read_file_at(procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, &st) < 0 || (st.flags & KEPLER_PF_KTHREAD))
+		return 0;
+	snprintf(path, sizeof(path), "%u/exe", pid);
+	n = readlinkat(procfd, path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (x->count == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 256;
+		struct exe_entry *items = realloc(x->items, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		x->items = items;
+		x->cap = cap;
+	}
+	e = &x->items[x->count];
+	e->exe = strdup(buf);
+	if (!e->exe)
+		return -ENOMEM;
+	e->pid = pid;
+	e->start_ticks = st.start_ticks;
+	memcpy(e->comm, st.comm, sizeof(e->comm));
+	x->count++;
+	return 0;
+}
+
+struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd)
+{
+	struct kepler_exe_prefetch *x = calloc(1, sizeof(*x));
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (!x)
+		return NULL;
+	fd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return x; /* nothing read: every lookup misses */
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || pid == 0 || pid > UINT32_MAX)
+			continue;
+		if (add_one(x, procfd, (uint32_t)pid) < 0) {
+			closedir(d);
+			kepler_exe_prefetch_free(x);
+			return NULL;
+		}
+	}
+	closedir(d);
+	if (x->count)
+		qsort(x->items, x->count, sizeof(*x->items), by_pid);
+	return x;
+}
+
+const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
+				     const char *comm)
+{
+	struct exe_entry key = { .pid = pid }, *e;
+
+	if (!x || !x->count)
+		return NULL;
+	e = bsearch(&key, x->items, x->count, sizeof(*x->items), by_pid);
+	if (!e || e->start_ticks != start_ticks || strncmp(e->comm, comm, sizeof(e->comm)) != 0)
+		return NULL;
+	return e->exe;
+}
+
+size_t kepler_exe_prefetch_count(const struct kepler_exe_prefetch *x)
+{
+	return x ? x->count : 0;
+}
+
+void kepler_exe_prefetch_free(struct kepler_exe_prefetch *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->count; i++)
+		free(x->items[i].exe);
+	free(x->items);
+	free(x);
+}

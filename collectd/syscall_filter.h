@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collectd/syscall_filter.h: the system calls the collector's loop may make after
+ * start-up, as a seccomp filter (libseccomp). Anything else fails with
+ * ENOSYS (so that glibc's fallbacks still work), and nothing else runs.
+ */
+#ifndef KEPLER_COLLECTD_SYSCALL_FILTER_H
+#define KEPLER_COLLECTD_SYSCALL_FILTER_H
+
+#include "kepler/error.h"
+
+/*
+ * Load the filter on every thread of the process. Returns the number of
+ * system calls allowed, or a negative errno with a message.
+ */
+int kepler_syscall_filter_apply(struct kepler_error *err);
+
+#endif /* KEPLER_COLLECTD_SYSCALL_FILTER_H */
