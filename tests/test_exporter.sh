@@ -367,5 +367,10 @@ bad=$(awk '
 series=$(grep -c '^kepler_process_cpu_' "$tmp/top.txt")
 [ -z "$bad" ] && ok "metrics.process.top 5: per zone 5 processes + other, sum == node active watts; $series process series for $all processes (every process: $((all * 7)))" ||
 	fail "metrics.process.top sums: $bad"
+# HTTP keep-alive: two scrapes on one connection (few connections open)
+ka=$(curl -sv -o /dev/null -o /dev/null "http://127.0.0.1:$port/metrics" "http://127.0.0.1:$port/metrics" 2>&1)
+grep -q "Re-using existing connection" <<<"$ka" && ! grep -qi "^< Connection: close" <<<"$ka" &&
+	ok "HTTP keep-alive: the second scrape reuses the connection" ||
+	fail "no keep-alive: $(grep -iE 'connection' <<<"$ka" | head -4)"
 kill $epid $lcpid
 finish exporter

@@ -25,6 +25,7 @@ struct conn {
 	int fd;
 	uint64_t since_ns; /* waiting for a request since */
 	bool waiting, linked, shut;
+	bool kept; /* has had a response: waits for the next request (keep-alive) */
 };
 
 struct kepler_conn_guard {
@@ -34,7 +35,6 @@ struct kepler_conn_guard {
 	pthread_t thread;
 	struct conn *head, *tail; /* waiting connections, oldest first */
 	unsigned open;            /* connections open */
-	unsigned condemned_now;   /* shut down by this sweep, not closed yet */
 	uint64_t late, evicted, said_late, said_evicted;
 	uint64_t last_log_ns;
 	bool stop;
@@ -94,23 +94,21 @@ static void condemn(struct kepler_conn_guard *g, struct conn *c, uint64_t *count
 static void sweep(struct kepler_conn_guard *g, uint64_t now)
 {
 	bool evicting = g->open > g->p.high_water;
+	unsigned condemned = 0;
 	struct conn *c, *next;
 
 	for (c = g->head; c; c = next) {
 		uint64_t waited = now - c->since_ns;
 
 		next = c->next;
-		if (waited > g->p.deadline_ns) {
+		if (waited > (c->kept ? g->p.idle_deadline_ns : g->p.deadline_ns)) {
 			condemn(g, c, &g->late);
-		} else if (evicting && g->open - g->condemned_now > g->p.low_water &&
-			   waited > g->p.evict_after_ns) {
+			condemned++;
+		} else if (evicting && g->open - condemned > g->p.low_water && waited > g->p.evict_after_ns) {
 			condemn(g, c, &g->evicted);
-		} else {
-			break; /* the rest began waiting later: none is past either limit */
+			condemned++;
 		}
-		g->condemned_now++;
 	}
-	g->condemned_now = 0;
 }
 
 static void say(struct kepler_conn_guard *g, uint64_t now)
@@ -250,8 +248,10 @@ void kepler_conn_guard_response(struct kepler_conn_guard *g, void *entry)
 	if (!c)
 		return;
 	pthread_mutex_lock(&g->lock);
-	if (!c->shut)
+	if (!c->shut) {
+		c->kept = true;
 		start_waiting(g, c);
+	}
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -261,4 +261,14 @@ void kepler_conn_guard_counts(struct kepler_conn_guard *g, uint64_t *late, uint6
 	*late = g->late;
 	*evicted = g->evicted;
 	pthread_mutex_unlock(&g->lock);
+}
+
+unsigned kepler_conn_guard_open(struct kepler_conn_guard *g)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->open;
+	pthread_mutex_unlock(&g->lock);
+	return n;
 }
