@@ -259,6 +259,34 @@ grep -qi '^Strict-Transport-Security: max-age=31536000' "$tmp/mh" && grep -qi '^
 	ok "http_server_config.headers on the responses" || fail "headers: $(cat "$tmp/mh")"
 kill $epid; wait $epid 2>/dev/null
 
+# --- cipher_suites (TLS 1.2): the listed suites only; a list whose parts combine into more is said
+cat >"$tmp/suites.yml" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256]
+YML
+start_exporter suites --store.path "$tmp/hostile" --web.config-file "$tmp/suites.yml"
+url=https://127.0.0.1:$port/metrics
+with() { curl -sk -o /dev/null -w '%{http_code}' --tlsv1.2 --tls-max 1.2 --ciphers "$1" "$url"; }
+listed=$(with ECDHE-RSA-AES256-GCM-SHA384)
+listed2=$(with ECDHE-RSA-CHACHA20-POLY1305)
+any12=$(curl -sk -o /dev/null -w '%{http_code}' --tlsv1.2 --tls-max 1.2 "$url")
+other=$(with ECDHE-RSA-AES128-GCM-SHA256)
+other2=$(with AES256-GCM-SHA384)
+tls13=$(curl -sk -o /dev/null -w '%{http_code}' --tlsv1.3 "$url")
+[ "$listed" = 200 ] && [ "$listed2" = 200 ] && [ "$any12" = 200 ] && [ "$other" = 000 ] && [ "$other2" = 000 ] &&
+	[ "$tls13" = 200 ] &&
+	ok "cipher_suites: each listed suite 200 (and a client offering many), others cut off; TLS 1.3 still 200" ||
+	fail "cipher_suites: listed $listed and $listed2, any $any12, others $other and $other2, TLS 1.3 $tls13"
+kill $epid; wait $epid 2>/dev/null
+printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS_RSA_WITH_AES_128_GCM_SHA256]\n' >"$tmp/crossed.yml"
+start_exporter crossed --store.path "$tmp/hostile" --web.config-file "$tmp/crossed.yml"
+grep -q "cipher_suites: .* also allow: TLS_RSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" "$tmp/crossed.log" &&
+	ok "a list whose parts combine: the extra suites named at start" ||
+	fail "crossed suites: $(grep cipher_suites "$tmp/crossed.log")"
+kill $epid; wait $epid 2>/dev/null
+
 # --- bad web configs: exit 2 with file:line and the key
 check_bad() {
 	printf '%s\n' "$2" >"$tmp/bad.yml"
@@ -267,7 +295,8 @@ check_bad() {
 	[ $rc -eq 2 ] && grep -q "$3" <<<"$out" && ok "$1: exit 2: $(grep -o 'error: .*' <<<"$out")" || fail "$1 ($rc): $out"
 }
 check_bad "unknown key" "tls_server_confg: {}" "bad.yml:1: unknown key 'tls_server_confg'"
-check_bad "unsupported TLS option" $'tls_server_config:\n  cert_file: c\n  cipher_suites: [TLS_AES_128_GCM_SHA256]' "bad.yml:3: tls_server_config.cipher_suites is not supported"
+check_bad "unsupported TLS option" $'tls_server_config:\n  cert_file: c\n  curve_preferences: [X25519]' "bad.yml:3: tls_server_config.curve_preferences is not supported"
+check_bad "an insecure cipher suite" $'tls_server_config:\n  cert_file: c\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "bad.yml:3: cipher suite 'TLS_RSA_WITH_RC4_128_SHA' is unknown or insecure"
 check_bad "bad TLS version" $'tls_server_config:\n  min_version: SSL3' "bad.yml:2: tls_server_config.min_version must be TLS10, TLS11, TLS12 or TLS13"
 check_bad "client auth without CA" $'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert' "needs client_ca_file"
 check_bad "a header that cannot be set" $'http_server_config:\n  headers:\n    Set-Cookie: x=1' "bad.yml:3: header 'Set-Cookie' cannot be set"

@@ -287,6 +287,16 @@ int main(int argc, char **argv)
 		kepler_config_done(&cfg);
 		return 2;
 	}
+	{
+		char extra[1024];
+
+		kepler_web_suites_extra(&web, extra, sizeof(extra));
+		if (extra[0])
+			kepler_warn(
+				"tls_server_config.cipher_suites: GnuTLS allows key exchanges, ciphers and "
+				"MACs, not whole suites, so the listed suites' parts also allow: %s",
+				extra);
+	}
 	kepler_stop_on_signals();
 	if (wake_setup(&st, &err) < 0) {
 		kepler_err("%s", err.msg);

@@ -121,6 +121,111 @@ static int client_auth(struct walk *w, const yaml_node_t *k, const char *val)
 				w->path, line_of(k));
 }
 
+const struct kepler_web_suite kepler_web_suites[] = {
+	{ "TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_RSA_WITH_AES_128_GCM_SHA256", "RSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_RSA_WITH_AES_256_GCM_SHA384", "RSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA", "AES-128-CBC", "SHA1" },
+	{ "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA", "AES-256-CBC", "SHA1" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM", "AEAD" },
+	{ "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD" },
+	{ "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD" },
+};
+const size_t kepler_web_nsuites = sizeof(kepler_web_suites) / sizeof(kepler_web_suites[0]);
+
+/* TLS 1.3's suites: accepted in the list, as Go does, and always on with TLS 1.3 */
+static const char *const tls13_suites[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+					    "TLS_CHACHA20_POLY1305_SHA256" };
+
+static int suite_index(const char *name)
+{
+	for (size_t i = 0; name && i < kepler_web_nsuites; i++)
+		if (!strcmp(name, kepler_web_suites[i].name))
+			return (int)i;
+	for (size_t i = 0; name && i < sizeof(tls13_suites) / sizeof(tls13_suites[0]); i++)
+		if (!strcmp(name, tls13_suites[i]))
+			return -2;
+	return -1;
+}
+
+/* tls_server_config.cipher_suites: a list of Go's (IANA) names of TLS 1.2 suites. */
+static int cipher_suites(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
+{
+	if (v->type != YAML_SEQUENCE_NODE)
+		return kepler_error_set(w->err, -EINVAL,
+					"%s:%zu: tls_server_config.cipher_suites must be a list of names",
+					w->path, line_of(k));
+	w->c->nsuites = 0;
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		const yaml_node_t *n = yaml_document_get_node(w->doc, *it);
+		const char *name = scalar(n);
+		int i = suite_index(name);
+
+		if (i == -1)
+			return kepler_error_set(w->err, -EINVAL,
+						"%s:%zu: cipher suite '%s' is unknown or insecure (the TLS "
+						"1.2 suites with forward secrecy or AES, by their Go names: "
+						"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ...)",
+						w->path, line_of(n), name ? name : "");
+		if (i == -2)
+			continue; /* a TLS 1.3 suite: not configurable, always on with TLS 1.3 */
+		if (w->c->nsuites == sizeof(w->c->suites))
+			return kepler_error_set(w->err, -EINVAL, "%s:%zu: too many cipher suites", w->path,
+						line_of(n));
+		w->c->suites[w->c->nsuites++] = (unsigned char)i;
+	}
+	return 0;
+}
+
+static bool has_part(const struct kepler_web_config *c, size_t field, const char *part)
+{
+	for (size_t i = 0; i < c->nsuites; i++) {
+		const struct kepler_web_suite *s = &kepler_web_suites[c->suites[i]];
+
+		if (!strcmp(field == 0 ? s->kx : field == 1 ? s->cipher : s->mac, part))
+			return true;
+	}
+	return false;
+}
+
+void kepler_web_suites_extra(const struct kepler_web_config *c, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; c->nsuites && i < kepler_web_nsuites; i++) {
+		const struct kepler_web_suite *s = &kepler_web_suites[i];
+		bool listed = false;
+
+		for (size_t j = 0; j < c->nsuites; j++)
+			listed |= c->suites[j] == i;
+		if (!listed && has_part(c, 0, s->kx) && has_part(c, 1, s->cipher) && has_part(c, 2, s->mac) &&
+		    n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", s->name);
+	}
+}
+
+/* "+NAME" for each part of the listed suites, once each */
+static size_t add_parts(char *buf, size_t size, size_t n, const struct kepler_web_config *c, size_t field)
+{
+	for (size_t i = 0; i < c->nsuites; i++) {
+		const struct kepler_web_suite *s = &kepler_web_suites[c->suites[i]];
+		const char *part = field == 0 ? s->kx : field == 1 ? s->cipher : s->mac;
+		char item[64];
+
+		snprintf(item, sizeof(item), ":+%s", part);
+		if (!strstr(buf, item) && n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s", item);
+	}
+	return n;
+}
+
 static int tls_section(struct walk *w, const yaml_node_t *map)
 {
 	if (map->type != YAML_MAPPING_NODE)
@@ -138,6 +243,13 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 		if (!strcmp(key, "min_version") || !strcmp(key, "max_version")) {
 			int r = tls_version(w, k, val,
 					    key[1] == 'i' ? &w->c->min_version : &w->c->max_version);
+
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!strcmp(key, "cipher_suites")) {
+			int r = cipher_suites(w, k, v);
 
 			if (r < 0)
 				return r;
@@ -161,7 +273,7 @@ static int tls_section(struct walk *w, const yaml_node_t *map)
 				w->err, -EINVAL,
 				"%s:%zu: tls_server_config.%s is not supported by "
 				"kepler-exporter (cert_file, key_file, min_version, max_version, "
-				"client_auth_type, client_ca_file are)",
+				"cipher_suites, client_auth_type, client_ca_file are)",
 				w->path, line_of(k), key);
 		if (!val || !*val)
 			return kepler_error_set(w->err, -EINVAL,
@@ -378,12 +490,20 @@ static int load_pems(struct kepler_web_config *c, const char *path, struct keple
 				     path);
 	if (r == 0 && c->min_version > c->max_version)
 		r = kepler_error_set(err, -EINVAL, "%s: min_version is above max_version", path);
-	if (r == 0) { /* GnuTLS: the versions from min to max, nothing else changed */
+	if (r == 0) { /* GnuTLS: the versions from min to max; with cipher_suites, their parts */
 		size_t n = (size_t)snprintf(c->priorities, sizeof(c->priorities), "NORMAL:-VERS-ALL");
 
 		for (int v = c->max_version; v >= c->min_version; v--)
 			n += (size_t)snprintf(c->priorities + n, sizeof(c->priorities) - n, ":+VERS-TLS1.%d",
 					      v);
+		if (c->nsuites) {
+			n += (size_t)snprintf(c->priorities + n, sizeof(c->priorities) - n,
+					      ":-KX-ALL:-CIPHER-ALL:-MAC-ALL");
+			for (size_t f = 0; f < 3; f++)
+				n = add_parts(c->priorities, sizeof(c->priorities), n, c, f);
+		}
+		if (n >= sizeof(c->priorities))
+			r = kepler_error_set(err, -EINVAL, "%s: too many cipher suites", path);
 	}
 	return r;
 }

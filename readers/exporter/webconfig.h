@@ -53,7 +53,17 @@ struct kepler_web_config {
 	int min_version, max_version; /* TLS minor versions (TLS12 = 2): defaults 2 and 3 */
 	enum kepler_client_auth client_auth;
 	char *client_ca_file, *client_ca_pem;
-	char priorities[128]; /* the GnuTLS priority string of the versions */
+	char priorities[512]; /* the GnuTLS priority string of the versions and cipher suites */
+	/*
+	 * cipher_suites (TLS 1.2 and before): indexes into kepler_web_suites,
+	 * 0 suites = GnuTLS's own choice. A GnuTLS priority string names key
+	 * exchanges, ciphers and MACs, so what is allowed is their cross
+	 * product: where the listed suites' parts combine into others, the
+	 * exporter says which at start (kepler_web_suites_extra). TLS 1.3 uses
+	 * the listed AEAD ciphers.
+	 */
+	unsigned char suites[32];
+	size_t nsuites;
 	struct {
 		char *name, *value;
 	} headers[KEPLER_WEB_HEADERS];
@@ -76,6 +86,16 @@ struct kepler_web_config {
  * (malformed YAML, an unknown or unsupported key, a hash that is not
  * bcrypt, a certificate without its key).
  */
+/* A TLS 1.0-1.2 cipher suite: its Go (IANA) name and GnuTLS's names of its parts. */
+struct kepler_web_suite {
+	const char *name, *kx, *cipher, *mac;
+};
+extern const struct kepler_web_suite kepler_web_suites[];
+extern const size_t kepler_web_nsuites;
+
+/* The suites cipher_suites allows beyond its list (its parts combined), comma-separated, into @buf. */
+void kepler_web_suites_extra(const struct kepler_web_config *c, char *buf, size_t size);
+
 int kepler_web_config_load(const char *path, struct kepler_web_config *ret, struct kepler_error *err);
 void kepler_web_config_done(struct kepler_web_config *c);
 
