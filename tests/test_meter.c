@@ -437,6 +437,27 @@ static void test_rapl_first_read_retried(void **state)
 	assert_int_equal(zone(c, "package")->parts[0].read_failed, false);
 }
 
+/* A domain that appears after start is not measured, and is said once (a restart is needed). */
+static void test_rapl_new_domain_after_start(void **state)
+{
+	struct ctx *c = *state;
+	char path[512];
+
+	make_tree(c, "");
+	open_ok(c);
+	read_ok(c, 1 * SEC);
+	assert_int_equal(kepler_meter_new_domains(c->m), 0);
+	snprintf(path, sizeof(path), "%s/class/powercap/intel-rapl:1", c->dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(c, "class/powercap/intel-rapl:1/name", "package-1\n");
+	put_u64(c, "class/powercap/intel-rapl:1/energy_uj", 5);
+	read_ok(c, 30 * SEC); /* looked at once a minute */
+	assert_int_equal(kepler_meter_new_domains(c->m), 0);
+	read_ok(c, 62 * SEC);
+	assert_int_equal(kepler_meter_new_domains(c->m), 1);
+	assert_int_equal(kepler_meter_zone_count(c->m), 1); /* still what was opened at start */
+}
+
 /* energy_uj is root-only since Linux 5.10: open as an unprivileged user. */
 static void test_rapl_unreadable(void **state)
 {
@@ -731,6 +752,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rapl_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_first_read_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rapl_new_domain_after_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rapl_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hwmon_integration, setup, teardown),

@@ -151,6 +151,9 @@ enum kepler_meter_source kepler_meter_source(const struct kepler_meter *m);
 const char *kepler_meter_source_name(enum kepler_meter_source s);
 
 unsigned kepler_meter_zone_count(const struct kepler_meter *m);
+
+/* RAPL domains that appeared after start, not measured (logged as needing a restart). */
+unsigned kepler_meter_new_domains(const struct kepler_meter *m);
 /* Zone @i (< zone count), valid until kepler_meter_close(). */
 const struct kepler_meter_zone *kepler_meter_zone(const struct kepler_meter *m, unsigned i);
 

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "kepler/log.h"
 #include "meter_internal.h"
 
 #define MAX_DOMAINS 128
@@ -269,8 +270,65 @@ static int build_zones(struct kepler_meter *m, const struct discovery *dc, struc
 	return 0;
 }
 
+/*
+ * Domains that appear after start (a hot-plugged socket, a driver loaded
+ * late) are not measured: their energy files are opened at start, before
+ * the privilege drop. The powercap directory is listed once a minute and
+ * a new domain is logged, once, as needing a restart.
+ */
+#define RESCAN_NS (60ULL * 1000000000ULL)
+
+struct rapl_priv {
+	unsigned entries; /* RAPL entries at start */
+	unsigned seen;    /* the most seen since, said once */
+	uint64_t next_scan_ns;
+	char dir[4096];
+};
+
+static unsigned count_entries(const char *dir)
+{
+	struct dirent *de;
+	unsigned n = 0;
+	bool mmio;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += is_rapl_entry(de->d_name, &mmio);
+	closedir(d);
+	return n;
+}
+
+static int rapl_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
+{
+	struct rapl_priv *p = m->priv;
+	int r = kepler_meter_read_files(m, s, err);
+	unsigned now;
+
+	if (!p || s->mono_ns < p->next_scan_ns)
+		return r;
+	p->next_scan_ns = s->mono_ns + RESCAN_NS;
+	now = count_entries(p->dir);
+	if (now > p->entries && now > p->seen) {
+		kepler_warn("%u new RAPL domain(s) in %s since start (%u then, %u now): not measured; "
+			    "restart kepler-collectd to measure them",
+			    now - p->entries, p->dir, p->entries, now);
+		p->seen = now;
+	}
+	return r;
+}
+
+unsigned kepler_meter_new_domains(const struct kepler_meter *m)
+{
+	const struct rapl_priv *p = m->source == KEPLER_METER_RAPL ? m->priv : NULL;
+
+	return p && p->seen > p->entries ? p->seen - p->entries : 0;
+}
+
 static const struct kepler_meter_ops rapl_ops = {
-	.read = kepler_meter_read_files,
+	.read = rapl_read,
+	.close = kepler_meter_free_priv,
 };
 
 int kepler_meter_rapl_open(struct kepler_meter *m, const struct kepler_meter_params *p,
@@ -295,6 +353,18 @@ int kepler_meter_rapl_open(struct kepler_meter *m, const struct kepler_meter_par
 	assign_indexes(dc);
 	filter_and_dedup(dc, p->rapl_zones);
 	r = build_zones(m, dc, err);
+	if (r == 0 && m->nzones > 0) {
+		struct rapl_priv *rp = calloc(1, sizeof(*rp));
+
+		if (!rp) {
+			r = kepler_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		snprintf(rp->dir, sizeof(rp->dir), "%s", dc->dir);
+		rp->entries = rp->seen = count_entries(dc->dir);
+		rp->next_scan_ns = 0; /* the first read sets the clock */
+		m->priv = rp;
+	}
 	if (r == 0 && m->nzones == 0) {
 		found_names(dc, found, sizeof(found));
 		r = kepler_error_set(err, -ENOENT,
