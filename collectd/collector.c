@@ -339,6 +339,25 @@ static void resume(struct kepler_collector *c, const struct kepler_store_meta *n
 	kepler_snapshot_free(s);
 }
 
+/* store.retention.snapshots: a count, or a duration in intervals (rounded up), at most 10,000,000 */
+static uint64_t retention_count(const struct kepler_config *cfg)
+{
+	const struct kepler_count_or_duration *r = &cfg->store_retention_snapshots;
+	uint64_t n;
+	char d[32], i[32];
+
+	if (r->count > 0 || !r->ns || !cfg->monitor_interval_ns)
+		return r->count > 0 ? (uint64_t)r->count : 720;
+	n = (r->ns + cfg->monitor_interval_ns - 1) / cfg->monitor_interval_ns;
+	if (n > 10000000)
+		n = 10000000;
+	kepler_format_duration(r->ns, d, sizeof(d));
+	kepler_format_duration(cfg->monitor_interval_ns, i, sizeof(i));
+	kepler_info("store.retention.snapshots %s: the newest %llu snapshots (intervals of %s) are kept", d,
+		    (unsigned long long)n, i);
+	return n;
+}
+
 static int open_store(const struct kepler_config *cfg, struct kepler_collector *c,
 		      struct kepler_store_meta *meta)
 {
@@ -347,7 +366,7 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 		.path = cfg->store_path,
 		.group = cfg->store_group,
 		.map_size = cfg->store_map_size,
-		.retention_snapshots = (uint64_t)cfg->store_retention_snapshots,
+		.retention_snapshots = retention_count(cfg),
 		.retention_series_ns = cfg->store_retention_series_ns,
 		.move_damaged = cfg->store_move_damaged,
 	};

@@ -79,6 +79,30 @@ static bool in_range(const struct kepler_option *o, int64_t v)
 	return v >= o->min && v <= o->max;
 }
 
+/* A count (digits) within the option's range, or a duration from 1s to 366d. */
+static int set_count_or_duration(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+				 const char *origin, struct kepler_error *err)
+{
+	struct kepler_count_or_duration *f = field(cfg, o);
+	int64_t i = 0;
+	uint64_t u = 0;
+
+	if (value[0] >= '0' && value[0] <= '9' && value[strspn(value, "0123456789")] == '\0') {
+		if (kepler_parse_int(value, &i) < 0 || !in_range(o, i))
+			return out_of_range(o, value, origin, err);
+		f->count = i;
+		f->ns = 0;
+		return 0;
+	}
+	if (kepler_parse_duration(value, &u) == -EINVAL)
+		return bad_value(value, origin, "expected a count such as 720 or a duration such as 6h", err);
+	if (u < 1000000000ULL || u > 366ULL * 24 * 3600 * 1000000000ULL)
+		return bad_value(value, origin, "a duration from 1s to 366d", err);
+	f->count = 0;
+	f->ns = u;
+	return 0;
+}
+
 static int set_number(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
 		      const char *origin, struct kepler_error *err)
 {
@@ -86,6 +110,8 @@ static int set_number(const struct kepler_option *o, struct kepler_config *cfg, 
 	int64_t i = 0;
 	int r;
 
+	if (o->type == KEPLER_OPT_COUNT_OR_DURATION)
+		return set_count_or_duration(o, cfg, value, origin, err);
 	switch (o->type) {
 	case KEPLER_OPT_INT:
 		r = kepler_parse_int(value, &i);
@@ -221,7 +247,8 @@ int kepler_config_set_value(const struct kepler_option *o, struct kepler_config 
 		return 0;
 	case KEPLER_OPT_INT:
 	case KEPLER_OPT_DURATION:
-	case KEPLER_OPT_SIZE: return set_number(o, cfg, value, origin, err);
+	case KEPLER_OPT_SIZE:
+	case KEPLER_OPT_COUNT_OR_DURATION: return set_number(o, cfg, value, origin, err);
 	case KEPLER_OPT_STRING: return set_string(o, cfg, value, err);
 	case KEPLER_OPT_ENUM: return set_enum(o, cfg, value, origin, err);
 	case KEPLER_OPT_LIST: return set_list_text(o, cfg, value, origin, err);

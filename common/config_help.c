@@ -26,7 +26,7 @@ const char *kepler_option_type_name(const struct kepler_option *o)
 		[KEPLER_OPT_BOOL] = "bool",         [KEPLER_OPT_INT] = "int",
 		[KEPLER_OPT_DURATION] = "duration", [KEPLER_OPT_SIZE] = "size",
 		[KEPLER_OPT_STRING] = "string",     [KEPLER_OPT_ENUM] = "enum",
-		[KEPLER_OPT_LIST] = "list",
+		[KEPLER_OPT_LIST] = "list",         [KEPLER_OPT_COUNT_OR_DURATION] = "int or duration",
 	};
 	return names[o->type];
 }

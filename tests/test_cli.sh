@@ -117,4 +117,16 @@ else
 	echo "skip: unprivileged informer checks need root and setpriv"
 fi
 
+# store.retention.snapshots as a duration: that many intervals' snapshots (1 s of 200 ms: 5)
+brief "$build/collectd/kepler-collectd" --store.path "$tmp/pub/ring" --monitor.interval 200ms --meter.source fake \
+	--informer procfs --store.group "" --store.retention.snapshots 1s >"$tmp/ring.log" 2>&1
+kept=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/pub/ring" --all --format json 2>/dev/null | wc -l)
+if grep -q "store.retention.snapshots 1s: the newest 5 snapshots (intervals of 200ms) are kept" "$tmp/ring.log" &&
+	[ "$kept" -eq 5 ]; then
+	echo "ok: store.retention.snapshots 1s at 200 ms intervals: the ring holds 5"
+else
+	echo "FAIL: retention as a duration: $kept snapshots kept; $(grep -m1 retention "$tmp/ring.log")"
+	fails=$((fails + 1))
+fi
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -184,7 +184,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, KEPLER_LEVEL_INFO);
 	assert_int_equal(cfg.meter_source, KEPLER_METER_AUTO);
 	assert_string_equal(cfg.store_path, "/var/lib/kepler/store");
-	assert_int_equal(cfg.store_retention_snapshots, 720);
+	assert_int_equal(cfg.store_retention_snapshots.count, 720);
 	assert_int_equal(cfg.store_retention_series_ns, 24 * 3600 * NS_PER_S);
 	assert_int_equal(cfg.store_map_size, 256ULL << 20);
 	assert_int_equal(cfg.metrics_level.count, 5);
@@ -230,7 +230,7 @@ static void test_precedence(void **state)
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
 	assert_int_equal(cfg.monitor_interval_ns, 10 * NS_PER_S);
 	assert_int_equal(cfg.log_level, KEPLER_LEVEL_DEBUG);
-	assert_int_equal(cfg.store_retention_snapshots, 720); /* default kept */
+	assert_int_equal(cfg.store_retention_snapshots.count, 720); /* default kept */
 	kepler_config_done(&cfg);
 
 	/* flags win over the file whatever their order on the command line */
@@ -266,7 +266,8 @@ static void test_every_type_from_yaml(void **state)
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
 	assert_string_equal(cfg.store_path, "/tmp/s");
 	assert_int_equal(cfg.store_map_size, 64ULL << 20);
-	assert_int_equal(cfg.store_retention_snapshots, 10);
+	assert_int_equal(cfg.store_retention_snapshots.count, 10);
+	assert_int_equal(cfg.store_retention_snapshots.ns, 0);
 	assert_int_equal(cfg.store_retention_series_ns, 3600 * NS_PER_S);
 	assert_int_equal(cfg.monitor_interval_ns, 500000000ULL);
 	assert_int_equal(cfg.monitor_max_terminated, -1);
@@ -294,6 +295,9 @@ static void test_yaml_errors(void **state)
 	expect_yaml_error("monitor:\n  interval: abc\n", "expected a duration");
 	expect_yaml_error("monitor:\n  interval: 1ms\n", "out of range: must be from 100ms to 1h");
 	expect_yaml_error("store: {retention: {snapshots: 0}}\n", "'store.retention.snapshots' (");
+	expect_yaml_error("store: {retention: {snapshots: 500ms}}\n", "a duration from 1s to 366d");
+	expect_yaml_error("store: {retention: {snapshots: lots}}\n",
+			  "expected a count such as 720 or a duration");
 	expect_yaml_error("store: {map-size: lots}\n", "expected a size");
 	expect_yaml_error("log: {level: loud}\n", "expected one of debug, info, warn, error");
 	expect_yaml_error("metrics: {level: [node, cluster]}\n", "invalid value 'cluster'");
@@ -409,6 +413,16 @@ static void test_flags(void **state)
 
 	assert_int_equal(parse(&cfg, &stdout_prog, &err, "--follow=false", NULL), 0);
 	assert_false(cfg.stdout_follow);
+	kepler_config_done(&cfg);
+
+	/* store.retention.snapshots: a count, or a duration */
+	assert_int_equal(parse(&cfg, &collectd, &err, "--store.retention.snapshots", "6h", NULL), 0);
+	assert_int_equal(cfg.store_retention_snapshots.count, 0);
+	assert_int_equal(cfg.store_retention_snapshots.ns, 6 * 3600 * NS_PER_S);
+	kepler_config_done(&cfg);
+	assert_int_equal(parse(&cfg, &collectd, &err, "--store.retention.snapshots=100", NULL), 0);
+	assert_int_equal(cfg.store_retention_snapshots.count, 100);
+	assert_int_equal(cfg.store_retention_snapshots.ns, 0);
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &train, &err, "--lambda", "0.5", "--", "--data.csv", NULL), 0);

@@ -47,6 +47,14 @@ enum kepler_opt_type {
 	KEPLER_OPT_STRING,   /* char * (owned by the config) */
 	KEPLER_OPT_ENUM,     /* int: index into the option's choices */
 	KEPLER_OPT_LIST,     /* struct kepler_strlist; choices optional */
+	/* struct kepler_count_or_duration: a count within [min, max], or a duration (1s to 366d) */
+	KEPLER_OPT_COUNT_OR_DURATION,
+};
+
+/* A KEPLER_OPT_COUNT_OR_DURATION value: exactly one of the two is non-zero. */
+struct kepler_count_or_duration {
+	int64_t count;
+	uint64_t ns;
 };
 
 enum kepler_opt_flags {
@@ -89,7 +97,7 @@ struct kepler_config {
 	char *store_group;
 	char *collector_user;
 	uint64_t store_map_size;
-	int64_t store_retention_snapshots;
+	struct kepler_count_or_duration store_retention_snapshots; /* a count, or how long */
 	uint64_t store_retention_series_ns;
 	bool store_move_damaged;
 	/* host.* */
