@@ -153,8 +153,8 @@ static int switch_user(const struct kepler_privileges_params *p, char *held, siz
 		       struct kepler_error *err)
 {
 	char who[64], grname[64];
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = 0;
+	gid_t gid = 0;
 	struct group *g;
 	int keep = -1, r;
 
