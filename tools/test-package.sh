@@ -5,8 +5,8 @@
 # --variant=minbase bookworm, made once in $KEPLER_TEST_ROOT, default
 # /var/tmp/kepler-bookworm, and copied for each run) with dpkg -i and
 # apt-get -f install resolving its dependencies from Debian's archive.
-# There it checks what the maintainer scripts made (the group kepler, the
-# store directory 0750 root:kepler), runs the installed collector (fake
+# There it checks what the maintainer scripts made (the group and user
+# kepler, the store directory 0750 root:kepler), runs the installed collector (fake
 # meter, procfs informer: a chroot has no RAPL) and exporter (as a user in
 # group kepler, no root) from their installed paths with the unit files'
 # command lines, and scrapes /metrics. Then dpkg --purge must leave no file
@@ -77,6 +77,9 @@ else
 	fail "install: $(tail -5 "$root.dpkg.log" "$root.apt.log")"
 fi
 in_root getent group kepler >/dev/null && ok "postinst made the group kepler" || fail "no group kepler"
+kuser=$(in_root getent passwd kepler)
+[ "$(cut -d: -f4 <<<"$kuser")" = "$(in_root getent group kepler | cut -d: -f3)" ] && [ "$(cut -d: -f7 <<<"$kuser")" = /usr/sbin/nologin ] &&
+	ok "postinst made the user kepler (group kepler, no login): $kuser" || fail "user kepler: '$kuser'"
 # (numeric: the chroot's kepler is not the host's)
 perm=$(stat -c '%a %u:%g' "$root/var/lib/kepler/store" 2>&1)
 [ "$perm" = "750 0:$(in_root getent group kepler | cut -d: -f3)" ] && ok "the store directory is 0750 root:kepler" ||
@@ -104,6 +107,11 @@ if grep -q '^kepler_node_cpu_joules_total' <<<"$metrics" && grep -q '^kepler_pro
 else
 	fail "no kepler metrics: $(tail -3 "$root.collectd.log" "$root.exporter.log")"
 fi
+held=$(grep -o 'privileges: now .*' "$root.collectd.log")
+owner=$(stat -c %u "$root/var/lib/kepler/store/data.mdb" 2>&1)
+grep -q "^privileges: now kepler (uid $(cut -d: -f3 <<<"$kuser")) in kepler" <<<"$held" && [ "$owner" = "$(cut -d: -f3 <<<"$kuser")" ] &&
+	ok "the installed collector became kepler after start and owns the store's files: $held" ||
+	fail "collector privileges: '$held', data.mdb owner $owner"
 for p in $(jobs -p); do kill "$p" 2>/dev/null; done
 wait 2>/dev/null
 
