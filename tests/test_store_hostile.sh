@@ -91,14 +91,16 @@ s2=$(wait_past $((s1 + 5))) && ok "the collector commits while a group member ho
 	fail "the collector stopped committing under a hostile reader's locks ($s1 -> $s2)"
 kill -0 "$cpid" 2>/dev/null || fail "the collector died"
 
-# a restart with the locks still held
+# a restart with the locks still held (the stopped collector commits a last snapshot: wait past that)
 kill "$cpid"; wait "$cpid"
+s2=$(newest)
 start_collector
 s3=$(wait_past "$s2") && ok "a restarted collector commits under the hostile reader's locks ($s2 -> $s3)" ||
 	fail "a restarted collector did not commit ($s2 -> $s3): $(tail -3 "$tmp/c.log")"
 
 # a store from an older kepler-c: lock.mdb writable by the group, scribbled on and locked
 kill "$cpid"; wait "$cpid"
+s3=$(newest)
 chgrp nogroup "$store/lock.mdb" && chmod 0660 "$store/lock.mdb"
 as_nobody bash -c "head -c 128 /dev/zero | tr '\\0' '\\377' | dd of='$store/lock.mdb' conv=notrunc status=none" ||
 	fail "setup: could not scribble on an old-style lock.mdb"
@@ -106,7 +108,8 @@ hold_locks "$store/lock.mdb" rb lockf_s old-lock || fail "setup: nobody could no
 start_collector
 s4=$(wait_past "$s3") && ok "an old lock.mdb, scribbled on and locked by a reader, does not stop the collector ($s3 -> $s4)" ||
 	fail "the collector did not start over a hostile old lock.mdb ($s3 -> $s4): $(tail -3 "$tmp/c.log")"
-[ "$(stat -c %a "$store/lock.mdb")" = 600 ] || fail "the new lock.mdb is $(stat -c %a "$store/lock.mdb")"
+mode=$(stat -c %a "$store/lock.mdb")
+[ "$mode" = 600 ] || fail "the new lock.mdb is $mode"
 out=$(as_nobody "$probe" read "$store" 2>&1) && [ "$out" -ge "$s4" ] && ok "the group member still reads (seq $out)" ||
 	fail "a group member cannot read after all that: $out"
 kill -0 "$cpid" 2>/dev/null || fail "the collector died"
