@@ -112,6 +112,7 @@ int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler
 	rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);
 
 	if (rc == MDB_MAP_RESIZED) { /* the writer grew the map: adopt its size */
+		s->map_base = NULL;  /* mapped anew */
 		rc = mdb_env_set_mapsize(s->env, 0);
 		if (!rc)
 			rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, ret);

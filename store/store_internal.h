@@ -45,6 +45,9 @@ struct kepler_store {
 	 */
 	MDB_txn *pin[2];
 	unsigned pin_age; /* commits since pin[1] was taken */
+	/* reader: where its map lies (found from /proc/self/maps; NULL until needed or after a remap) */
+	void *map_base;
+	size_t map_len;
 	char warning[256];
 };
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,6 +206,73 @@ static int check_seq(struct kepler_snapshot **snap, uint64_t key, struct kepler_
 				key, got);
 }
 
+/*
+ * A reader drops the pages of its map that a read touched once it has what
+ * it needs from them. Without this a reader that stays attached (the
+ * exporter, kepler-top) keeps every page of every snapshot it ever read
+ * mapped: its file-backed RSS grows by a snapshot per interval until the
+ * kernel reclaims it (at 10,000 processes, about 85 MiB a minute with a 1 s
+ * interval; docs/performance.md), and in a pod that counts against the
+ * container's memory. The map is read-only and shared: the pages stay in
+ * the page cache and a later read faults them back in (docs/store.md).
+ */
+static void release_pages(const struct kepler_store *s, const void *addr, size_t len)
+{
+	static long page;
+	uintptr_t from, to;
+
+	if (s->writer || !addr || !len)
+		return;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	from = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+	to = ((uintptr_t)addr + len + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+	(void)madvise((void *)from, to - from, MADV_DONTNEED); /* advice: nothing to do if refused */
+}
+
+/* what a peek at a blob's header reads: the header and the section table */
+#define PEEKED 4096
+
+/*
+ * Find the map's range from an address inside it (LMDB tells its address
+ * only under MDB_FIXEDMAP): the one mapping of /proc/self/maps that holds
+ * @inside. Kept until the map is made anew (kepler_store_begin_read()).
+ */
+static bool find_map(struct kepler_store *s, const void *inside)
+{
+	uintptr_t p = (uintptr_t)inside;
+	unsigned long from, to;
+	char line[512];
+	FILE *f;
+
+	if (s->map_base && p >= (uintptr_t)s->map_base && p < (uintptr_t)s->map_base + s->map_len)
+		return true;
+	s->map_base = NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx ", &from, &to) == 2 && p >= from && p < to) {
+			s->map_base = (void *)from;
+			s->map_len = to - from;
+			break;
+		}
+	fclose(f);
+	return s->map_base != NULL;
+}
+
+/*
+ * ... and the whole map, after a read: besides the blob, each read walks
+ * the databases' branch and leaf pages, which are new pages every commit
+ * (copy on write), so dropping only the blob still grows by a few pages an
+ * interval. @inside: any address in the map the read used.
+ */
+static void release_map(struct kepler_store *s, const void *inside)
+{
+	if (!s->writer && inside && find_map(s, inside))
+		release_pages(s, s->map_base, s->map_len);
+}
+
 STORE_OP static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_snapshot **ret,
 			    struct kepler_error *err)
 {
@@ -216,8 +284,10 @@ STORE_OP static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_
 	if (r < 0)
 		return r;
 	rc = find_blob(s, txn, seq, &v, &key);
-	if (!rc)
+	if (!rc) {
 		r = kepler_snapshot_decode(v.mv_data, v.mv_size, ret, err);
+		release_map(s, v.mv_data); /* the snapshot owns a copy */
+	}
 	kepler_store_end_read(txn);
 	if (!rc && r == 0)
 		r = check_seq(ret, key, err);
@@ -255,8 +325,10 @@ STORE_OP static int read_header_in(struct kepler_store *s, struct kepler_snapsho
 		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 		mdb_cursor_close(cur);
 	}
-	if (!rc)
+	if (!rc) {
 		r = kepler_snapshot_peek(v.mv_data, v.mv_size, ret, err);
+		release_pages(s, v.mv_data, v.mv_size < PEEKED ? v.mv_size : PEEKED);
+	}
 	kepler_store_end_read(txn);
 	if (rc == MDB_NOTFOUND)
 		return kepler_error_set(err, -ENOENT, "the store '%s' has no snapshot yet", s->path);
@@ -333,6 +405,7 @@ static int wall_of(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t 
 	if (rc)
 		return kepler_store_lmdb_error(rc, "reading a snapshot's header", err);
 	rc = kepler_snapshot_peek(v.mv_data, v.mv_size, &h, err);
+	release_pages(s, v.mv_data, v.mv_size < PEEKED ? v.mv_size : PEEKED);
 	*ret = h.wall_ns;
 	return rc;
 }
@@ -433,6 +506,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 			      struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
 {
 	struct kepler_series_record *recs = NULL, rec;
+	const void *touched = NULL; /* an address in the map, to release it after */
 	size_t n = 0, cap = 0;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -448,6 +522,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 	rc = mdb_cursor_open(txn, s->series, &cur);
 	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		touched = v.mv_data;
 		if (!take_series(&v, &rec) || rec.wall_ns < from_ns)
 			continue;
 		if (to_ns && rec.wall_ns > to_ns)
@@ -459,6 +534,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 		recs[n++] = rec;
 	}
 	mdb_cursor_close(cur);
+	release_map(s, touched);
 	kepler_store_end_read(txn);
 	if (rc && rc != MDB_NOTFOUND) {
 		free(recs);
