@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -151,7 +152,8 @@ static void test_exited_child_cpu_time(void **state)
 	cputime__destroy(skel);
 }
 
-#define MAXP 4096
+#define MAXP \
+	65536 /* processes sampled: more than a busy node runs (4096 missed PID 1 beside 10,000 others) */
 
 /* Every process's threads' on-CPU time (schedstat, ns), with its start time and thread count. */
 struct proc_times {
@@ -248,28 +250,37 @@ static int find_in(const struct proc_times *t, pid_t pid)
 
 /*
  * A process that is PID 1 of its own PID namespace and burns CPU in bursts
- * (a helper child unshares the namespace and forks it). Returns the helper,
- * which exits with the burner's status; *@ret_init gets the burner's pid
- * as this test sees it.
+ * (a helper child unshares the namespace and forks it) until *@ret_stop is
+ * closed: it must outlive the test's samples, which take seconds on a node
+ * with 10,000 processes. Returns the helper, which exits with the burner's
+ * status; *@ret_init gets the burner's pid as this test sees it.
  */
-static pid_t spawn_namespace_init(pid_t *ret_init)
+static pid_t spawn_namespace_init(pid_t *ret_init, int *ret_stop)
 {
-	int fds[2];
+	int fds[2], stop[2];
 	pid_t helper;
 
 	if (pipe(fds) < 0)
 		return -1;
+	if (pipe(stop) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
 	helper = fork();
 	if (helper == 0) {
 		pid_t init;
 		int status;
 
 		close(fds[0]);
+		close(stop[1]);
 		if (unshare(CLONE_NEWPID) < 0)
 			_exit(4);
 		init = fork(); /* the first child of the new namespace is its PID 1 */
 		if (init == 0) {
-			for (int i = 0; i < 30; i++) {
+			struct pollfd p = { .fd = stop[0], .events = POLLIN };
+
+			for (int i = 0; i < 600 && poll(&p, 1, 0) == 0; i++) { /* at most a minute */
 				burn_cpu_ms(40);
 				usleep(60000);
 			}
@@ -280,9 +291,11 @@ static pid_t spawn_namespace_init(pid_t *ret_init)
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 6);
 	}
 	close(fds[1]);
+	close(stop[0]);
 	if (helper < 0 || read(fds[0], ret_init, sizeof(*ret_init)) != sizeof(*ret_init))
 		*ret_init = -1;
 	close(fds[0]);
+	*ret_stop = stop[1];
 	return helper;
 }
 
@@ -291,16 +304,17 @@ static void test_every_live_process(void **state)
 	static struct proc_times before, t0, t1, t2;
 	static struct kepler_cputime_value vals[MAXP];
 	struct cputime *skel;
-	int fd, checked = 0, status;
+	int fd, checked = 0, status, stop = -1;
 	bool init_checked = false;
 	pid_t helper, init;
 
 	(void)state;
 	require_bpf();
 	libbpf_set_print(quiet);
-	helper = spawn_namespace_init(&init);
+	helper = spawn_namespace_init(&init, &stop);
 	assert_true(helper > 0);
 	if (init < 0) {
+		close(stop);
 		waitpid(helper, &status, 0);
 		kepler_skip("cannot create a PID namespace here (helper status %d)", WEXITSTATUS(status));
 	}
@@ -334,15 +348,16 @@ static void test_every_live_process(void **state)
 		 * The map counts from the first switch-out seen after load, and
 		 * a task's current slice is not in it yet: a process that was
 		 * runnable at either end may be short by those slices (the
-		 * burner's are at most 40 ms each); the map never holds more
-		 * than the kernel.
+		 * burner's are at most 40 ms each), and one of each thread's
+		 * may straddle the load; the map never holds more than the
+		 * kernel.
 		 */
 		if (t1.p[i].pid == init)
 			short_by = 15000000ULL + 2 * 40000000ULL;
 		else if (before.p[a].runnable || t0.p[b].runnable || t1.p[i].runnable || t2.p[c].runnable)
 			short_by = grew;
-		else
-			short_by = 15000000ULL;
+		else /* each thread's slice that straddled the load */
+			short_by = 15000000ULL * (unsigned long long)t1.p[i].threads;
 		print_message(
 			"pid %d: kernel %.1f ms in the window (%.1f from before load to after the read), "
 			"eBPF %.1f ms%s\n",
@@ -354,6 +369,7 @@ static void test_every_live_process(void **state)
 		checked++;
 		init_checked |= t1.p[i].pid == init;
 	}
+	close(stop); /* the burner stops */
 	assert_int_equal(waitpid(helper, &status, 0), helper);
 	assert_true(WIFEXITED(status) &&
 		    WEXITSTATUS(status) == 0); /* the burner was PID 1 of its namespace */
