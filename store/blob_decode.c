@@ -15,6 +15,8 @@
 struct decoder {
 	const uint8_t *blob; /* the snapshot's own copy */
 	size_t len;
+	size_t present; /* bytes of @blob there to read: @len, or a packed blob's plain part (peek) */
+	bool image;     /* @blob is a 2.0 blob unpacked: its checksum was checked before */
 	struct blob_section sec[SEC_MAX]; /* by id; count 0 when absent */
 	const char *strings;
 	size_t strings_len;
@@ -36,6 +38,9 @@ static const uint32_t base_size[SEC_MAX] = {
 	[SEC_STRINGS] = 1,
 };
 
+static int check_table(struct decoder *d, const struct blob_header *h);
+
+/* 0: a 1.x blob or a 2.0 image, whole; 1: a stored 2.0 blob (checksum checked unless peeking) */
 static int check_header(struct decoder *d, struct blob_header *h)
 {
 	if (d->len < sizeof(*h))
@@ -50,15 +55,26 @@ static int check_header(struct decoder *d, struct blob_header *h)
 					h->major, h->minor, KEPLER_FORMAT_MAJOR, KEPLER_FORMAT_MINOR);
 	if (h->major < 1)
 		return CORRUPT(d, "format major version 0");
+	if (h->major == BLOB_PACKED_MAJOR && !d->image) {
+		/* stored packed: the checksum covers what is stored; the caller unpacks (or peeks) */
+		if (!d->skip_checksum && h->checksum != kepler_blob_checksum(d->blob, d->len))
+			return CORRUPT(d, "checksum mismatch (damaged data)");
+		return 1;
+	}
 	if (h->total_size != d->len)
 		return CORRUPT(d, "size is %zu bytes but the header says %llu (truncated?)", d->len,
 			       (unsigned long long)h->total_size);
-	if (!d->skip_checksum && h->checksum != kepler_blob_checksum(d->blob, d->len))
+	if (!d->skip_checksum && !d->image && h->checksum != kepler_blob_checksum(d->blob, d->len))
 		return CORRUPT(d, "checksum mismatch (damaged data)");
+	return check_table(d, h);
+}
+
+static int check_table(struct decoder *d, const struct blob_header *h)
+{
 	if (h->header_size < sizeof(*h) || h->section_size < sizeof(struct blob_section) ||
 	    h->nsections > BLOB_MAX_SECTIONS)
 		return CORRUPT(d, "bad header sizes");
-	if ((uint64_t)h->header_size + (uint64_t)h->nsections * h->section_size > d->len)
+	if ((uint64_t)h->header_size + (uint64_t)h->nsections * h->section_size > d->present)
 		return CORRUPT(d, "section table runs past the end");
 	return 0;
 }
@@ -86,8 +102,12 @@ static int read_sections(struct decoder *d, const struct blob_header *h)
 	}
 	if (!d->sec[SEC_INFO].id || d->sec[SEC_INFO].count != 1)
 		return CORRUPT(d, "no info record");
+	if (d->sec[SEC_INFO].offset + d->sec[SEC_INFO].record_size > d->present)
+		return CORRUPT(d, "the info record is not in the plain part");
 	if (!d->sec[SEC_STRINGS].id || d->sec[SEC_STRINGS].count == 0)
 		return CORRUPT(d, "no string table");
+	if (d->present < d->len)
+		return 0; /* a peek at a packed blob: the rest is compressed */
 	d->strings = (const char *)d->blob + d->sec[SEC_STRINGS].offset;
 	d->strings_len = d->sec[SEC_STRINGS].count;
 	if (d->strings[d->strings_len - 1] != '\0')
@@ -279,6 +299,8 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 	int r;
 
 	r = check_header(d, &h);
+	if (r > 0)
+		return CORRUPT(d, "a packed blob inside a packed blob");
 	if (!r)
 		r = read_sections(d, &h);
 	if (r < 0)
@@ -300,20 +322,44 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 	return r;
 }
 
+/* A stored 2.0 blob: unpack it into the buffer @s owns and decode that image. */
+static int decode_packed(struct decoder *d, const struct blob_header *h, struct kepler_snapshot *s)
+{
+	uint8_t *image;
+	int r = kepler_blob_unpack(d->blob, d->len, h, &image, d->err);
+
+	if (r < 0)
+		return r;
+	s->blob = image;
+	*d = (struct decoder){
+		.blob = image, .len = h->total_size, .present = h->total_size, .image = true, .err = d->err
+	};
+	return decode_into(d, s);
+}
+
 int kepler_snapshot_decode(const void *blob, size_t len, struct kepler_snapshot **ret_snap,
 			   struct kepler_error *err)
 {
-	struct decoder d = { .len = len, .err = err };
+	struct decoder d = { .blob = blob, .len = len, .present = len, .err = err };
 	struct kepler_snapshot *s = calloc(1, sizeof(*s));
+	struct blob_header h = { 0 };
 	int r;
 
-	if (!s || !(s->blob = malloc(len ? len : 1))) {
-		free(s);
+	if (!s)
 		return kepler_error_set(err, -ENOMEM, "out of memory decoding a snapshot");
+	r = check_header(&d, &h);
+	if (r > 0) {
+		r = decode_packed(&d, &h, s);
+	} else if (r == 0) {
+		s->blob = malloc(len ? len : 1); /* the snapshot's strings point into its own copy */
+		if (!s->blob)
+			r = kepler_error_set(err, -ENOMEM, "out of memory decoding a snapshot");
+		else {
+			memcpy(s->blob, blob, len);
+			d.blob = s->blob;
+			r = decode_into(&d, s);
+		}
 	}
-	memcpy(s->blob, blob, len);
-	d.blob = s->blob;
-	r = decode_into(&d, s);
 	if (r < 0) {
 		kepler_snapshot_free(s);
 		return r;
@@ -325,13 +371,25 @@ int kepler_snapshot_decode(const void *blob, size_t len, struct kepler_snapshot 
 int kepler_snapshot_peek(const void *blob, size_t len, struct kepler_snapshot *ret_header,
 			 struct kepler_error *err)
 {
-	struct decoder d = { .blob = blob, .len = len, .skip_checksum = true, .err = err };
+	struct decoder d = { .blob = blob, .len = len, .present = len, .skip_checksum = true, .err = err };
 	struct kepler_snapshot s = { 0 };
-	struct blob_header h;
+	struct blob_header h = { 0 };
+	struct blob_pack p;
 	struct blob_info info;
 	int r;
 
 	r = check_header(&d, &h);
+	if (r > 0) { /* packed: bounds are the image's; only the plain part is read */
+		if (h.header_size < BLOB_PACKED_HEADER_SIZE || len < BLOB_PACKED_HEADER_SIZE)
+			return CORRUPT(&d, "a packed header of %u bytes", h.header_size);
+		memcpy(&p, d.blob + sizeof(h), sizeof(p));
+		if (p.packed_at > len || h.total_size > BLOB_MAX_IMAGE || p.packed_at > h.total_size)
+			return CORRUPT(&d, "packed at %llu of %zu stored bytes",
+				       (unsigned long long)p.packed_at, len);
+		d.len = h.total_size;
+		d.present = p.packed_at;
+		r = check_table(&d, &h);
+	}
 	if (!r)
 		r = read_sections(&d, &h);
 	if (r < 0)

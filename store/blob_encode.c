@@ -127,6 +127,8 @@ static int strtab_add(struct strtab *t, const char *s, struct blob_str *ret)
 
 struct encoder {
 	const struct kepler_snapshot *snap;
+	uint32_t header_size; /* 40 (1.x), 48 (a 2.0 image) */
+	uint16_t major, minor;
 	uint8_t *buf;
 	struct blob_section sec[SEC_MAX];
 	struct strtab strings;
@@ -155,7 +157,7 @@ static uint64_t layout(struct encoder *e)
 		{ SEC_PODS, sizeof(struct blob_named), s->npods },
 		{ SEC_ENERGY, sizeof(struct blob_energy), nwork * s->nzones },
 	};
-	uint64_t off = sizeof(struct blob_header) + (SEC_MAX - 1) * sizeof(struct blob_section);
+	uint64_t off = e->header_size + (SEC_MAX - 1) * sizeof(struct blob_section);
 
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
 		struct blob_section *sec = &e->sec[plan[i].id];
@@ -321,25 +323,31 @@ static int finish(struct encoder *e, uint64_t fixed, void **ret_blob, size_t *re
 	e->sec[SEC_STRINGS] = (struct blob_section){ SEC_STRINGS, 1, fixed, e->strings.len };
 	h = (struct blob_header *)b;
 	memcpy(h->magic, BLOB_MAGIC, 8);
-	h->major = KEPLER_FORMAT_MAJOR;
-	h->minor = KEPLER_FORMAT_MINOR;
-	h->header_size = sizeof(*h);
+	h->major = e->major;
+	h->minor = e->minor;
+	h->header_size = e->header_size;
 	h->nsections = SEC_MAX - 1;
 	h->section_size = sizeof(struct blob_section);
 	h->total_size = total;
 	h->checksum = 0;
-	memcpy(b + sizeof(*h), &e->sec[1], (SEC_MAX - 1) * sizeof(struct blob_section));
-	h->checksum = kepler_blob_checksum(b, total);
+	if (e->header_size == BLOB_PACKED_HEADER_SIZE) { /* what stays plain: up to the end of INFO */
+		struct blob_pack p = { align8(e->sec[SEC_INFO].offset + sizeof(struct blob_info)) };
+
+		memcpy(b + sizeof(*h), &p, sizeof(p));
+	}
+	memcpy(b + e->header_size, &e->sec[1], (SEC_MAX - 1) * sizeof(struct blob_section));
+	if (e->header_size != BLOB_PACKED_HEADER_SIZE) /* a packed blob's covers what is stored */
+		h->checksum = kepler_blob_checksum(b, total);
 	*ret_blob = b;
 	*ret_len = total;
 	e->buf = NULL;
 	return 0;
 }
 
-int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, size_t *ret_len,
-			   struct kepler_error *err)
+static int encode(struct encoder *e0, void **ret_blob, size_t *ret_len, struct kepler_error *err)
 {
-	struct encoder e = { .snap = snap };
+	const struct kepler_snapshot *snap = e0->snap;
+	struct encoder e = *e0;
 	uint64_t fixed;
 	int r;
 
@@ -373,4 +381,37 @@ out:
 	free(e.strings.buf);
 	free(e.strings.slots);
 	return r;
+}
+
+int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, size_t *ret_len,
+			   struct kepler_error *err)
+{
+	struct encoder e = { .snap = snap,
+			     .header_size = sizeof(struct blob_header),
+			     .major = KEPLER_PLAIN_FORMAT_MAJOR,
+			     .minor = KEPLER_PLAIN_FORMAT_MINOR };
+
+	return encode(&e, ret_blob, ret_len, err);
+}
+
+int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level, void **ret_blob,
+				  size_t *ret_len, struct kepler_error *err)
+{
+	struct encoder e = { .snap = snap,
+			     .header_size = BLOB_PACKED_HEADER_SIZE,
+			     .major = KEPLER_FORMAT_MAJOR,
+			     .minor = KEPLER_FORMAT_MINOR };
+	void *image;
+	size_t len;
+	int r = encode(&e, &image, &len, err);
+
+	if (r < 0)
+		return r;
+	r = kepler_blob_pack(image, len, level, ret_blob, ret_len);
+	free(image);
+	if (r == -ENOMEM)
+		return kepler_error_set(err, r, "out of memory compressing a snapshot");
+	if (r < 0)
+		return kepler_error_set(err, r, "zstd could not compress a snapshot");
+	return 0;
 }

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (format 1.3), private to store/
+ * The snapshot blob on disk (formats 1.3 and 2.0), private to store/
  *
- *   header (40 bytes) | section table (nsections x 24 bytes) | sections...
+ *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
+ *   2.0: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
+ *        one zstd frame holding the rest of the sections
+ *
+ * A 2.0 blob is a 1.x-shaped image (header_size 48) whose bytes from
+ * packed_at on are stored as one zstd frame: the header, the section table
+ * and the INFO record stay plain, so a peek needs no decompression, and the
+ * decoder unpacks the frame into the image and reads it as it reads 1.x.
+ * total_size is the image's size; the checksum covers the stored blob.
  *
  * Every integer is little-endian; records are fixed-width with explicit
  * padding, each section 8-byte aligned. Strings live once each in the
@@ -17,6 +25,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kepler/error.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the store format is little-endian; big-endian hosts need byte swapping here"
@@ -47,6 +57,16 @@ struct blob_header {
 	uint64_t total_size;   /* of the whole blob */
 	uint64_t checksum;     /* XXH3-64 of the blob with this field zeroed */
 };
+
+/* format 2.0: follows the header (header_size 48) */
+struct blob_pack {
+	uint64_t packed_at; /* offset of the zstd frame in the stored blob, and of its content in the image */
+};
+
+#define BLOB_PACKED_MAJOR 2
+#define BLOB_PACKED_HEADER_SIZE (sizeof(struct blob_header) + sizeof(struct blob_pack))
+/* the largest image a packed blob may claim: far above any real snapshot, a bound for a hostile one */
+#define BLOB_MAX_IMAGE (1ULL << 31)
 
 struct blob_section {
 	uint32_t id;
@@ -141,5 +161,20 @@ _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
 
 /* XXH3-64 of @blob (at least a header long) as if its checksum were 0. */
 uint64_t kepler_blob_checksum(const void *blob, size_t len);
+
+/*
+ * store/blob_pack.c. Pack a 2.0 image (header_size 48, packed_at set) of
+ * @len bytes: the stored blob in *ret (malloc), checksum set. 0, -ENOMEM,
+ * or -EINVAL (zstd refused).
+ */
+int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len);
+
+/*
+ * Unpack a stored 2.0 blob whose header @h has been checked (magic, major
+ * 2, checksum): the image in *ret (malloc, h->total_size bytes). 0, -EPROTO
+ * with what is wrong, or -ENOMEM.
+ */
+int kepler_blob_unpack(const uint8_t *blob, size_t len, const struct blob_header *h, uint8_t **ret,
+		       struct kepler_error *err);
 
 #endif /* KEPLER_BLOB_FORMAT_H */

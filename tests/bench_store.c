@@ -2,6 +2,8 @@
 /*
  * bench_store: prints the store's speed and size figures (not a test).
  *   build/tests/bench_store [DIR]
+ *   build/tests/bench_store --store STORE_DIR   the newest snapshot of a real
+ *        store: its size plain (1.3) and as stored (2.0), decode times
  * Commit time and blob size for 100 / 1k / 10k / 100k processes, decode
  * and open+decode of the newest snapshot, reader attach + newest header,
  * and a 24 h series range read (17,280 records at 5 s). Medians of repeats.
@@ -54,16 +56,17 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 	struct kepler_snapshot *s;
 	struct kepler_error err;
 	struct fixture f;
-	double commit[32], decode[32], read_decode[32], open_decode[32], t;
-	void *blob;
-	size_t len;
+	double commit[32], decode[32], decode_plain[32], read_decode[32], open_decode[32], t;
+	void *blob, *plain;
+	size_t len, plain_len;
 
 	struct kepler_store *attached;
 
 	if (kepler_store_open_writer(&o, &w, &err) < 0)
 		die("open writer", &err);
 	fixture_build(&f, nprocs, 1);
-	kepler_snapshot_encode(&f.snap, &blob, &len, NULL);
+	kepler_snapshot_encode(&f.snap, &plain, &plain_len, NULL);
+	kepler_snapshot_encode_packed(&f.snap, 1, &blob, &len, NULL); /* what the store keeps */
 	if (kepler_store_commit(w, &f.snap, &err) < 0 || kepler_store_open_reader(dir, &attached, &err) < 0)
 		die("attach", &err);
 	for (int i = 0; i < reps; i++) {
@@ -74,6 +77,10 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 		t = now_us();
 		kepler_snapshot_decode(blob, len, &s, NULL);
 		decode[i] = now_us() - t;
+		kepler_snapshot_free(s);
+		t = now_us();
+		kepler_snapshot_decode(plain, plain_len, &s, NULL);
+		decode_plain[i] = now_us() - t;
 		kepler_snapshot_free(s);
 		t = now_us();
 		if (kepler_store_read(attached, 0, &s, &err) < 0)
@@ -87,10 +94,12 @@ static void bench_size(const char *dir, size_t nprocs, int reps)
 		kepler_store_close(r);
 		open_decode[i] = now_us() - t;
 	}
-	printf("| %zu | %.1f KiB | %.2f ms | %.3f ms | %.3f ms | %.3f ms |\n", nprocs, (double)len / 1024,
-	       median(commit, reps) / 1000, median(decode, reps) / 1000, median(read_decode, reps) / 1000,
-	       median(open_decode, reps) / 1000);
+	printf("| %zu | %.1f KiB | %.1f KiB | %.2f ms | %.3f ms | %.3f ms | %.3f ms | %.3f ms |\n", nprocs,
+	       (double)plain_len / 1024, (double)len / 1024, median(commit, reps) / 1000,
+	       median(decode_plain, reps) / 1000, median(decode, reps) / 1000,
+	       median(read_decode, reps) / 1000, median(open_decode, reps) / 1000);
 	kepler_store_close(attached);
+	free(plain);
 	free(blob);
 	fixture_free(&f);
 	kepler_store_close(w);
@@ -180,18 +189,60 @@ static void bench_seq_at(const char *dir)
 	fixture_free(&f);
 }
 
+/* The newest snapshot of the store at @path: sizes and decode times, plain and packed. */
+static int bench_real(const char *path)
+{
+	struct kepler_store *r;
+	struct kepler_snapshot *s, *d;
+	struct kepler_error err;
+	double plain_us[15], packed_us[15], t;
+	void *plain, *packed;
+	size_t plain_len, packed_len;
+
+	if (kepler_store_open_reader(path, &r, &err) < 0 || kepler_store_read(r, 0, &s, &err) < 0)
+		die("read", &err);
+	if (kepler_snapshot_encode(s, &plain, &plain_len, &err) < 0 ||
+	    kepler_snapshot_encode_packed(s, 1, &packed, &packed_len, &err) < 0)
+		die("encode", &err);
+	for (int i = 0; i < 15; i++) {
+		t = now_us();
+		if (kepler_snapshot_decode(plain, plain_len, &d, &err) < 0)
+			die("decode", &err);
+		plain_us[i] = now_us() - t;
+		kepler_snapshot_free(d);
+		t = now_us();
+		if (kepler_snapshot_decode(packed, packed_len, &d, &err) < 0)
+			die("decode", &err);
+		packed_us[i] = now_us() - t;
+		kepler_snapshot_free(d);
+	}
+	printf("snapshot %llu of %s: %zu processes, %zu containers, %zu zones\n"
+	       "plain (1.3) %.1f KiB, decode %.3f ms; stored (2.0) %.1f KiB, decode %.3f ms (medians of 15)\n",
+	       (unsigned long long)s->seq, path, s->nprocesses, s->ncontainers, s->nzones,
+	       (double)plain_len / 1024, median(plain_us, 15) / 1000, (double)packed_len / 1024,
+	       median(packed_us, 15) / 1000);
+	free(plain);
+	free(packed);
+	kepler_snapshot_free(s);
+	kepler_store_close(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 100, 1000, 10000, 100000 };
 	char dir[256], cmd[300];
 
+	if (argc == 3 && strcmp(argv[1], "--store") == 0)
+		return bench_real(argv[2]);
 	snprintf(dir, sizeof(dir), "%s/kepler-bench-XXXXXX", argc > 1 ? argv[1] : "/tmp");
 	if (!mkdtemp(dir)) {
 		perror(dir);
 		return 1;
 	}
-	printf("| processes | blob | commit | decode | read + decode | open + read + decode |\n"
-	       "|---|---|---|---|---|---|\n");
+	printf("| processes | plain (1.3) | stored (2.0) | commit | decode 1.3 | decode 2.0 | read + decode | "
+	       "open + read + decode |\n"
+	       "|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < 4; i++) {
 		char sub[300];
 

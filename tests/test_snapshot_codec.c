@@ -146,7 +146,7 @@ static void test_newer_major_is_named(void **state)
 	struct kepler_error err;
 	uint8_t *blob;
 	size_t len;
-	uint16_t major = 2, minor = 3;
+	uint16_t major = 3, minor = 3;
 
 	(void)state;
 	fixture_build(&f, 3, 1);
@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 2.3 is newer than this reader's 1.3"));
+	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.0"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -327,6 +327,99 @@ static void test_encode_rejects_bad_input(void **state)
 	fixture_free(&f);
 }
 
+/* Format 2.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
+static void test_packed_round_trip(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 1000, 10000 };
+	struct kepler_snapshot *out = NULL, plain_hdr, packed_hdr;
+	struct kepler_error err;
+	struct fixture f;
+	void *plain, *packed;
+	size_t plain_len, packed_len;
+	struct blob_header h;
+	const char *diff;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fixture_build(&f, sizes[i], 7);
+		f.snap.seq = 99;
+		assert_int_equal(kepler_snapshot_encode(&f.snap, &plain, &plain_len, &err), 0);
+		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
+		memcpy(&h, packed, sizeof(h));
+		assert_int_equal(h.major, 2);
+		assert_int_equal(h.minor, 0);
+		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
+		diff = snapshot_diff(&f.snap, out);
+		if (diff)
+			fail_msg("%zu processes: the packed snapshot differs in %s", sizes[i], diff);
+		kepler_snapshot_free(out);
+		assert_int_equal(kepler_snapshot_peek(plain, plain_len, &plain_hdr, &err), 0);
+		assert_int_equal(kepler_snapshot_peek(packed, packed_len, &packed_hdr, &err), 0);
+		assert_int_equal(packed_hdr.seq, 99);
+		assert_memory_equal(&plain_hdr, &packed_hdr, sizeof(plain_hdr));
+		print_message("%zu processes: plain %zu bytes, packed %zu bytes\n", sizes[i], plain_len,
+			      packed_len);
+		if (sizes[i] >= 1000)
+			assert_true(packed_len * 4 < plain_len);
+		free(plain);
+		free(packed);
+		fixture_free(&f);
+	}
+}
+
+/* Damage to a packed blob: every bit flip is caught; damage resealed is an error, never a crash. */
+static void test_packed_damage_is_an_error(void **state)
+{
+	struct kepler_snapshot *out = NULL, hdr;
+	struct kepler_error err;
+	struct fixture f;
+	uint8_t *blob, *copy;
+	size_t len, flips = 0;
+	struct blob_header h;
+	struct blob_pack p;
+
+	(void)state;
+	fixture_build(&f, 200, 3);
+	assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err), 0);
+	copy = malloc(len);
+	for (size_t bit = 0; bit < len * 8; bit += 7) {
+		memcpy(copy, blob, len);
+		copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		assert_int_not_equal(kepler_snapshot_decode(copy, len, &out, &err), 0);
+		flips++;
+	}
+	print_message("%zu bit flips in a packed blob: every one rejected\n", flips);
+	/* resealed: a wrong image size, a frame cut short, no frame at all */
+	memcpy(&h, blob, sizeof(h));
+	memcpy(&p, blob + sizeof(h), sizeof(p));
+	memcpy(copy, blob, len);
+	h.total_size += 8;
+	memcpy(copy, &h, sizeof(h));
+	reseal(copy, len);
+	assert_int_equal(kepler_snapshot_decode(copy, len, &out, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "another size"));
+	memcpy(copy, blob, len);
+	reseal(copy, len - 16);
+	assert_int_equal(kepler_snapshot_decode(copy, len - 16, &out, &err), -EPROTO);
+	memcpy(copy, blob, len);
+	memset(copy + p.packed_at, 0x41, len - p.packed_at);
+	reseal(copy, len);
+	assert_int_equal(kepler_snapshot_decode(copy, len, &out, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "no zstd frame"));
+	/* a header claiming a huge image is refused before anything is allocated */
+	memcpy(copy, blob, len);
+	h.total_size = 1ULL << 40;
+	memcpy(copy, &h, sizeof(h));
+	reseal(copy, len);
+	assert_int_equal(kepler_snapshot_decode(copy, len, &out, &err), -EPROTO);
+	assert_int_equal(kepler_snapshot_peek(copy, len, &hdr, &err), -EPROTO);
+	/* a peek at a blob whose plain part is cut short */
+	assert_int_equal(kepler_snapshot_peek(blob, p.packed_at - 8, &hdr, &err), -EPROTO);
+	free(copy);
+	free(blob);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +433,8 @@ int main(void)
 		cmocka_unit_test(test_older_zone_records_are_read),
 		cmocka_unit_test(test_older_info_record_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
+		cmocka_unit_test(test_packed_round_trip),
+		cmocka_unit_test(test_packed_damage_is_an_error),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -17,7 +17,7 @@ PACKAGES=(
 	# BPF: clang compiles the programs, bpftool generates the skeletons
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	# libraries
-	liblmdb-dev libmicrohttpd-dev libgnutls28-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev libseccomp-dev
+	liblmdb-dev libmicrohttpd-dev libgnutls28-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev libzstd-dev libseccomp-dev
 	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev clang-format-14 lmdb-utils tmux prometheus jq curl

@@ -17,9 +17,15 @@
 
 #include "kepler/error.h"
 
-/* The blob format this code writes; it reads every 1.x. */
-#define KEPLER_FORMAT_MAJOR 1
-#define KEPLER_FORMAT_MINOR 3
+/*
+ * The blob format the store writes (2.0: zstd-compressed sections) and the
+ * plain one kepler_snapshot_encode() makes (1.3); this code reads every 1.x
+ * and 2.0 (docs/store.md, "Versioning").
+ */
+#define KEPLER_FORMAT_MAJOR 2
+#define KEPLER_FORMAT_MINOR 0
+#define KEPLER_PLAIN_FORMAT_MAJOR 1
+#define KEPLER_PLAIN_FORMAT_MINOR 3
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -249,7 +255,8 @@ void kepler_workload_sort(const struct kepler_snapshot *snap, struct kepler_work
 			  enum kepler_sort sort);
 
 /*
- * Encode @snap into a newly allocated blob. On success *ret_blob (free with
+ * Encode @snap into a newly allocated blob of the plain format (1.3: what
+ * older readers read; the store writes kepler_snapshot_encode_packed()). On success *ret_blob (free with
  * free()) and *ret_len are set. Returns 0, -EINVAL (more than
  * KEPLER_MAX_ZONES zones, a NULL string, a workload without zones) or -ENOMEM.
  */
@@ -257,7 +264,15 @@ int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, 
 			   struct kepler_error *err);
 
 /*
- * Decode and validate a blob. The result owns a copy of the blob: its
+ * Encode @snap as the store keeps it: format 2.0, its sections compressed
+ * with zstd at @level (1 is fast; see docs/performance.md). Same results
+ * and errors as kepler_snapshot_encode(), and -EINVAL if zstd refuses.
+ */
+int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level, void **ret_blob,
+				  size_t *ret_len, struct kepler_error *err);
+
+/*
+ * Decode and validate a blob (format 1.x or 2.0). The result owns a copy of the blob: its
  * strings point into it; free it with kepler_snapshot_free(). Errors:
  * -EPROTO (corrupt or truncated, with what is wrong), -EPROTONOSUPPORT
  * (a newer major format, naming both versions), -ENOMEM.
