@@ -211,7 +211,7 @@ static int check_seq(struct kepler_snapshot **snap, uint64_t key, struct kepler_
  * it needs from them. Without this a reader that stays attached (the
  * exporter, kepler-top) keeps every page of every snapshot it ever read
  * mapped: its file-backed RSS grows by a snapshot per interval until the
- * kernel reclaims it (at 10,000 processes, about 85 MiB a minute with a 1 s
+ * kernel reclaims it (at 10,000 processes, about 83 MiB a minute with a 1 s
  * interval; docs/performance.md), and in a pod that counts against the
  * container's memory. The map is read-only and shared: the pages stay in
  * the page cache and a later read faults them back in (docs/store.md).
