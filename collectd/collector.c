@@ -18,6 +18,7 @@
 #include "baseline.h"
 #include "collector.h"
 #include "cpuinfo.h"
+#include "gpu_zones.h"
 #include "informer.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
@@ -31,6 +32,7 @@
 struct kepler_collector {
 	struct kepler_store *store;
 	struct kepler_meter *meter;
+	struct kepler_gpu_zones *gpu; /* NULL: no GPU meter */
 	struct kepler_informer *informer;
 	struct kepler_ledger *ledger;
 	struct kepler_kube *kube; /* kube.enabled: Kubernetes names */
@@ -494,6 +496,15 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	c->first = true;
 	r = open_meter(cfg, &c->meter);
 	if (r == 0)
+		r = kepler_gpu_zones_open(cfg, &c->gpu);
+	if (r == 0 && kepler_meter_zone_count(c->meter) + kepler_gpu_zones_count(c->gpu) > KEPLER_MAX_ZONES) {
+		kepler_err(
+			"%u CPU zones and %u GPUs are more than the %d zones a snapshot holds: leave some out "
+			"(rapl.zones, or CUDA_VISIBLE_DEVICES for the collector)",
+			kepler_meter_zone_count(c->meter), kepler_gpu_zones_count(c->gpu), KEPLER_MAX_ZONES);
+		r = -ENOSPC;
+	}
+	if (r == 0)
 		r = open_informer(cfg, &c->informer);
 	if (r == 0)
 		r = open_store(cfg, c, &meta);
@@ -774,6 +785,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	if (ret->meter_error)
 		snprintf(ret->meter_msg, sizeof(ret->meter_msg), "%s", merr.msg);
 	log_meter_events(c, sample.mono_ns);
+	kepler_gpu_zones_read(c->gpu, sample.mono_ns);
 	update_baseline(c, sample.mono_ns, node->usage_ratio);
 	r = kepler_informer_resolve(c->informer, err);
 	if (r < 0)
@@ -781,6 +793,8 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	if (copy_processes(c) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory copying the processes");
 	make_input(c, sample.mono_ns, &in);
+	if (kepler_gpu_zones_input(c->gpu, &in) < 0)
+		return kepler_error_set(err, -ENOMEM, "out of memory weighing the GPUs' processes");
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
@@ -815,6 +829,9 @@ const char *kepler_collector_describe(struct kepler_collector *c)
 		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o, "%s %s (%s)", z ? "," : "",
 				      mz->name, kepler_source_name(mz->source));
 	}
+	if (kepler_gpu_zones_count(c->gpu) && o < sizeof(c->describe))
+		snprintf(c->describe + o, sizeof(c->describe) - o, "; %u GPU zone(s) (nvml)",
+			 kepler_gpu_zones_count(c->gpu));
 	return c->describe;
 }
 
@@ -831,6 +848,7 @@ void kepler_collector_close(struct kepler_collector *c)
 	kepler_store_close(c->store);
 	kepler_informer_close(c->informer);
 	kepler_meter_close(c->meter);
+	kepler_gpu_zones_close(c->gpu);
 	free(c);
 }
 
@@ -842,6 +860,7 @@ int kepler_collector_drop_privileges(struct kepler_collector *c, const struct ke
 		.group = cfg->store_group,
 		.store = c->store,
 		.bpf_fd = kepler_informer_bpf_fd(c->informer),
+		.nvidia = kepler_gpu_zones_count(c->gpu) > 0,
 	};
 	size_t exes = kepler_informer_exes_read(c->informer);
 

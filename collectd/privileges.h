@@ -19,6 +19,7 @@ struct kepler_privileges_params {
 	const char *group;          /* store.group: the group the process keeps; "" for the user's */
 	struct kepler_store *store; /* given to the user (kepler_store_give) */
 	int bpf_fd;                 /* a BPF map the loop reads, to probe; -1 if none */
+	bool nvidia;                /* the GPU meter reads NVIDIA devices: their ioctls stay allowed */
 };
 
 /*

@@ -7,7 +7,8 @@
  * libcurl (sockets, poll, a resolver). That is the whole list below; what
  * is not on it (ptrace, mount, setuid, perf_event_open, process_vm_*,
  * keyctl, io_uring, userfaultfd, unshare, execve, ...) fails with ENOSYS.
- * ioctl and prctl are allowed only for the requests glibc and libcurl make.
+ * ioctl and prctl are allowed only for the requests glibc and libcurl make,
+ * and with a GPU meter those of the NVIDIA driver (NVML's).
  */
 #include <errno.h>
 #include <seccomp.h>
@@ -171,7 +172,15 @@ static int add_rule(scmp_filter_ctx ctx, int nr, unsigned count, const struct sc
 		     : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 }
 
-int kepler_syscall_filter_apply(struct kepler_error *err)
+/*
+ * NVML talks to the driver through ioctls on /dev/nvidiactl and
+ * /dev/nvidiaN, all of the driver's type 'F' (NV_IOCTL_MAGIC): with a GPU
+ * meter, those, and only those, are added.
+ */
+#define NVIDIA_IOCTL_TYPE ((unsigned long)'F' << _IOC_TYPESHIFT)
+#define IOCTL_TYPE_MASK ((unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT)
+
+int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
 	int r = 0, n = 0;
@@ -188,6 +197,11 @@ int kepler_syscall_filter_apply(struct kepler_error *err)
 	}
 	for (size_t i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]) && r == 0; i++) {
 		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_EQ, ioctls[i]);
+
+		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
+	}
+	if (nvidia && r == 0) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_TYPE_MASK, NVIDIA_IOCTL_TYPE);
 
 		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
 	}

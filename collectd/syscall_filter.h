@@ -7,12 +7,14 @@
 #ifndef KEPLER_COLLECTD_SYSCALL_FILTER_H
 #define KEPLER_COLLECTD_SYSCALL_FILTER_H
 
+#include <stdbool.h>
+
 #include "kepler/error.h"
 
 /*
  * Load the filter on every thread of the process. Returns the number of
  * system calls allowed, or a negative errno with a message.
  */
-int kepler_syscall_filter_apply(struct kepler_error *err);
+int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err);
 
 #endif /* KEPLER_COLLECTD_SYSCALL_FILTER_H */

@@ -68,12 +68,12 @@ static const struct kepler_compat compat[] = {
 	{ "experimental.hwmon.zones", "experimental.hwmon.zones", NULL, KEPLER_COMPAT_SAME, true,
 	  "see hwmon.chips" },
 	{ "experimental.hwmon.chipRules", NULL, NULL, KEPLER_COMPAT_SAME, true, "see hwmon.chips" },
-	{ "experimental.gpu.enabled", "experimental.gpu.enabled", NULL, KEPLER_COMPAT_SAME, false,
-	  "kepler-c does not read GPUs yet" },
-	{ "experimental.gpu.idlePower", "experimental.gpu.idle-power", NULL, KEPLER_COMPAT_SAME, true,
-	  "kepler-c does not read GPUs yet" },
+	{ "experimental.gpu.enabled", "experimental.gpu.enabled", "gpu.enabled", KEPLER_COMPAT_SAME, false,
+	  NULL },
+	{ "experimental.gpu.idlePower", "experimental.gpu.idle-power", "gpu.idle-power", KEPLER_COMPAT_SAME,
+	  true, NULL },
 	{ "experimental.gpu.dcgmEndpoint", "experimental.gpu.dcgm-endpoint", NULL, KEPLER_COMPAT_SAME, true,
-	  "kepler-c does not read GPUs yet" },
+	  "MIG GPU instances are not split through dcgm-exporter: a MIG GPU's energy is split equally over its processes" },
 	{ NULL, NULL, NULL, 0, false, NULL },
 };
 

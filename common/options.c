@@ -34,6 +34,7 @@ static const char *const levels[] = { "node", "process", "container", "vm", "pod
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
 static const char *const top_views[] = { "processes", "containers", "pods", "vms", NULL };
+static const char *const gpu_enabled[] = { "auto", "true", "false", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 
 const struct kepler_option kepler_options[] = {
@@ -104,6 +105,15 @@ const struct kepler_option kepler_options[] = {
 	{ "attribution.baseline-window", KEPLER_OPT_INT, OFF(attribution_baseline_window), "720", "N",
 	  "Intervals of history the idle baseline is learned from (720 = 1 h at 5 s).", C, 0, 8, 100000,
 	  NULL },
+	{ "gpu.enabled", KEPLER_OPT_ENUM, OFF(gpu_enabled), "auto", "auto|true|false",
+	  "NVIDIA GPUs through NVML: auto reads them when the library loads and finds a GPU (else runs CPU-only, saying so once); true makes that an error; false never loads it.",
+	  C, 0, 0, 0, gpu_enabled },
+	{ "gpu.idle-power", KEPLER_OPT_STRING, OFF(gpu_idle_power), "0", "WATTS",
+	  "Idle power of each GPU, in watts (Kepler's experimental.gpu.idlePower); 0 uses the lowest power seen while no process ran on it.",
+	  C, 0, 0, 0, NULL },
+	{ "gpu.nvml-library", KEPLER_OPT_STRING, OFF(gpu_nvml_library), "libnvidia-ml.so.1", "FILE",
+	  "The NVML library dlopen() loads: a name searched on the loader's path (LD_LIBRARY_PATH) or a path.",
+	  C, 0, 0, 0, NULL },
 	{ "kube.enabled", KEPLER_OPT_BOOL, OFF(kube_enabled), "false", NULL,
 	  "Name the containers and pods of a Kubernetes node (container_name, pod_name, pod_namespace) from kube.pod-source.",
 	  C, 0, 0, 0, NULL },

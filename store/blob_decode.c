@@ -191,6 +191,11 @@ static int take_zones(const struct decoder *d, struct kepler_snapshot *s)
 		};
 		z->meter_resets = b.meter_resets;
 		z->meter_wraps = b.meter_wraps;
+		z->unattributed = (struct kepler_energy){ b.unattributed.total_uj, b.unattributed.delta_uj };
+		STR(b.device_uuid, z->device.uuid);
+		STR(b.device_name, z->device.name);
+		STR(b.device_vendor, z->device.vendor);
+		z->device.index = b.device_index;
 	}
 	return 0;
 }

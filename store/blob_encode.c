@@ -211,6 +211,12 @@ static int put_zones(struct encoder *e)
 		b->baseline_samples = z->baseline.samples;
 		b->meter_resets = z->meter_resets;
 		b->meter_wraps = z->meter_wraps;
+		b->unattributed = (struct blob_energy){ z->unattributed.total_uj, z->unattributed.delta_uj };
+		/* zones built before devices existed leave these NULL */
+		ADD(z->device.uuid ? z->device.uuid : "", b->device_uuid);
+		ADD(z->device.name ? z->device.name : "", b->device_name);
+		ADD(z->device.vendor ? z->device.vendor : "", b->device_vendor);
+		b->device_index = z->device.index;
 	}
 	return 0;
 }

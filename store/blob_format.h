@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.3 and 2.0), private to store/
+ * The snapshot blob on disk (formats 1.4 and 2.1), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *   2.0: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
@@ -119,6 +119,11 @@ struct blob_zone {
 	uint32_t baseline_samples;
 	uint32_t pad2;
 	uint64_t meter_resets, meter_wraps;
+	/* format 2.1 / 1.4 */
+	struct blob_energy unattributed;
+	struct blob_str device_uuid, device_name, device_vendor;
+	uint32_t device_index;
+	uint32_t pad3;
 };
 
 struct blob_usage {
@@ -154,7 +159,8 @@ _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
 _Static_assert(sizeof(struct blob_info) == 104, "info record layout (format 1.3)");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
-_Static_assert(sizeof(struct blob_zone) == 112, "zone record layout (format 1.2)");
+_Static_assert(offsetof(struct blob_zone, unattributed) == 112, "zone record layout (format 1.2)");
+_Static_assert(sizeof(struct blob_zone) == 160, "zone record layout (format 2.1 / 1.4)");
 _Static_assert(sizeof(struct blob_process) == 96, "process record layout");
 _Static_assert(sizeof(struct blob_container) == 56, "container record layout");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");

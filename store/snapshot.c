@@ -33,6 +33,11 @@ const char *kepler_source_name(enum kepler_source s)
 	return (unsigned)s < KEPLER_SOURCE_COUNT ? source_names[s] : source_names[0];
 }
 
+bool kepler_zone_is_device(const struct kepler_zone *z)
+{
+	return z->source == KEPLER_SOURCE_NVML;
+}
+
 const char *kepler_baseline_method_name(enum kepler_baseline_method m)
 {
 	return (unsigned)m < KEPLER_BASELINE_METHOD_COUNT ? baseline_names[m] : baseline_names[0];

@@ -27,6 +27,8 @@ static inline const char *snapshot_sums(const struct kepler_snapshot *s)
 		}
 		for (size_t i = 0; i < s->nprocesses; i++)
 			sum += s->processes[i].usage.zones[z].delta_uj;
+		if (kepler_zone_is_device(&s->zones[z]))
+			sum += s->zones[z].unattributed.delta_uj; /* a GPU's: what no process took */
 		if (sum != s->zones[z].active.delta_uj) {
 			snprintf(why, sizeof(why), "seq %llu zone %zu: processes %llu != active %llu",
 				 (unsigned long long)s->seq, z, (unsigned long long)sum,

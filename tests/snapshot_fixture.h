@@ -78,6 +78,10 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 								 (uint32_t)(999000 + z), (uint32_t)(30 + z) };
 		s->zones[z].meter_resets = seed + z;
 		s->zones[z].meter_wraps = 2 * seed + z;
+		/* format 2.1 / 1.4: written for every zone, whatever its source */
+		s->zones[z].unattributed = (struct kepler_energy){ 7 * seed + z, z };
+		snprintf(buf, sizeof(buf), "GPU-fixture-%zu", z);
+		s->zones[z].device = (struct kepler_device){ (uint32_t)z, fixture_str(f, buf), "Fixture GPU", "nvidia" };
 	}
 	s->nprocesses = nprocs;
 	s->processes = calloc(nprocs + 1, sizeof(*s->processes));
@@ -199,8 +203,13 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		    memcmp(&a->active, &b->active, sizeof(a->active)) ||
 		    memcmp(&a->idle, &b->idle, sizeof(a->idle)) ||
 		    memcmp(&a->baseline, &b->baseline, sizeof(a->baseline)) ||
-		    a->meter_resets != b->meter_resets || a->meter_wraps != b->meter_wraps)
+		    a->meter_resets != b->meter_resets || a->meter_wraps != b->meter_wraps ||
+		    memcmp(&a->unattributed, &b->unattributed, sizeof(a->unattributed)) ||
+		    a->device.index != b->device.index)
 			return "zone";
+		DIFF_STR(a->device.uuid, b->device.uuid, "device uuid");
+		DIFF_STR(a->device.name, b->device.name, "device name");
+		DIFF_STR(a->device.vendor, b->device.vendor, "device vendor");
 	}
 	for (size_t i = 0; i < x->nprocesses; i++) {
 		const struct kepler_process *a = &x->processes[i], *b = &y->processes[i];

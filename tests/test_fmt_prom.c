@@ -146,7 +146,9 @@ static void tiny_build(struct tiny *t)
 					      { 7000000, 3000000 },
 					      { 0, 0, 0, 0 },
 					      2,
-					      5 };
+					      5,
+					      { 0, 0 },
+					      { 0, "", "", "" } };
 	t->e[0] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[1] = (struct kepler_energy){ 500000, 250000 };
 	t->e[2] = (struct kepler_energy){ 500000, 250000 };
@@ -257,7 +259,7 @@ static const char golden_head[] =
 	"# HELP kepler_pod_cpu_watts Power consumption of cpu at pod level in watts (a model estimate, not a measurement, for a zone where kepler_node_zone_source_info has source=\"model\")\n"
 	"# TYPE kepler_pod_cpu_watts gauge\n"
 	"kepler_pod_cpu_watts{node_name=\"n1\",pod_id=\"uid-1\",pod_name=\"web-0\",pod_namespace=\"default\",state=\"terminated\",zone=\"package\"} 0.125\n"
-	"# HELP kepler_node_zone_source_info Energy source of each zone: rapl, hwmon, model (an estimate, not a measurement) or fake\n"
+	"# HELP kepler_node_zone_source_info Energy source of each zone: rapl, hwmon, nvml (a GPU), model (an estimate, not a measurement) or fake\n"
 	"# TYPE kepler_node_zone_source_info gauge\n"
 	"kepler_node_zone_source_info{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",source=\"rapl\",zone=\"package\"} 1\n"
 	"# HELP kepler_node_meter_resets_total Energy counter resets of a zone since the collector started (the counter went back or jumped implausibly; that step is not counted as energy)\n"
@@ -372,8 +374,8 @@ static void test_watts_sum(void **state)
 						.usage = { .zones = &e[i] } };
 	}
 	s.zones[0] = (struct kepler_zone){
-		"package", "", KEPLER_SOURCE_FAKE, { 0, active }, { 0, active }, { 0, 0 }, { 0, 0, 0, 0 },
-		0,         0
+		"package", "", KEPLER_SOURCE_FAKE, { 0, active },    { 0, active }, { 0, 0 }, { 0, 0, 0, 0 },
+		0,         0,  { 0, 0 },           { 0, "", "", "" }
 	};
 	s.processes = p;
 	s.nprocesses = N;
@@ -458,7 +460,9 @@ static void test_process_top(void **state)
 						   { 0, 0 },
 						   { 0, 0, 0, 0 },
 						   0,
-						   0 };
+						   0,
+						   { 0, 0 },
+						   { 0, "", "", "" } };
 	s.processes = p;
 	s.nprocesses = N;
 	assert_int_equal(kepler_fmt_prom(&s, &o, &b), 0);

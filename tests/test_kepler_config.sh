@@ -38,27 +38,28 @@ grep -q "kube: no kube.kubelet-url and no HOST_IP: names come from the kubelet's
 for key in monitor.staleness exporter.stdout.enabled exporter.prometheus.enabled exporter.prometheus.debugCollectors \
 	debug.pprof.enabled kube.config experimental.platform.redfish.enabled experimental.platform.redfish.nodeName \
 	experimental.platform.redfish.configFile experimental.platform.redfish.httpTimeout \
-	experimental.hwmon.forceEnabled experimental.gpu.enabled experimental.gpu.idlePower; do
+	experimental.hwmon.forceEnabled; do
 	for log in collectd exporter; do
 		n=$(grep -c "Kepler's key '$key' (.*config.yaml:[0-9]*) has no kepler-c counterpart and is ignored: " "$tmp/$log.log")
 		[ "$n" -eq 1 ] || fail "$log: '$key' warned $n times"
 	done
 done
 n=$(grep -c "has no kepler-c counterpart" "$tmp/collectd.log")
-[ "$n" -eq 13 ] && ok "the 13 keys without a counterpart each warned once, by name, by both programs" ||
+[ "$n" -eq 11 ] && ok "the 11 keys without a counterpart each warned once, by name, by both programs" ||
 	fail "$n warnings: $(grep counterpart "$tmp/collectd.log")"
 for mapped in monitor.maxTerminated monitor.minTerminatedEnergyThreshold exporter.prometheus.metricsLevel \
-	web.listenAddresses kube.nodeName kube.podInformer rapl.zones dev.fake-cpu-meter; do
+	web.listenAddresses kube.nodeName kube.podInformer rapl.zones dev.fake-cpu-meter experimental.gpu.enabled \
+	experimental.gpu.idlePower; do
 	grep -q "'$mapped" "$tmp/collectd.log" "$tmp/exporter.log" && fail "mapped key $mapped was warned about"
 done
 grep -E " error:" "$tmp/collectd.log" "$tmp/exporter.log" && fail "errors logged"
 
 # a Kepler flag without a counterpart: accepted, warned once; apiserver mode: warned
-out=$(timeout 3 "$build/collectd/kepler-collectd" --config.file="$conf" --debug.pprof --experimental.gpu.idle-power 40 \
+out=$(timeout 3 "$build/collectd/kepler-collectd" --config.file="$conf" --debug.pprof --experimental.gpu.dcgm-endpoint localhost:9400 \
 	--store.path "$tmp/store2" --store.group "" 2>&1)
 grep -q "Kepler's flag '--debug.pprof' has no kepler-c counterpart and is ignored: there is no pprof in C" <<<"$out" &&
-	grep -q "Kepler's flag '--experimental.gpu.idle-power'" <<<"$out" &&
-	ok "Kepler's flags without a counterpart (--debug.pprof, --experimental.gpu.idle-power 40) are warned, their values skipped" ||
+	grep -q "Kepler's flag '--experimental.gpu.dcgm-endpoint'" <<<"$out" &&
+	ok "Kepler's flags without a counterpart (--debug.pprof, --experimental.gpu.dcgm-endpoint localhost:9400) are warned, their values skipped" ||
 	fail "flags: $(head -5 <<<"$out")"
 printf 'kube:\n  podInformer:\n    mode: apiserver\n' >"$tmp/apiserver.yaml"
 out=$("$build/collectd/kepler-collectd" --config.file "$tmp/apiserver.yaml" --help 2>&1 >/dev/null; timeout 2 "$build/collectd/kepler-collectd" --config.file "$tmp/apiserver.yaml" --store.path "$tmp/store3" --store.group "" --meter.source fake 2>&1)

@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.0"));
+	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.1"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -274,6 +274,33 @@ static void test_older_zone_records_are_read(void **state)
 		f.snap.zones[z].baseline = (struct kepler_baseline){ 0 };
 		assert_int_equal(out->zones[z].meter_resets, 0);
 		f.snap.zones[z].meter_resets = f.snap.zones[z].meter_wraps = 0;
+		f.snap.zones[z].unattributed = (struct kepler_energy){ 0, 0 };
+		f.snap.zones[z].device = (struct kepler_device){ 0, "", "", "" };
+	}
+	assert_null(snapshot_diff(&f.snap, out));
+	kepler_snapshot_free(out);
+	free(blob);
+	fixture_free(&f);
+}
+
+/* A 2.0 (or 1.3) writer's zone record ends before the devices: no device, nothing unattributed. */
+static void test_zone_records_before_devices_are_read(void **state)
+{
+	struct fixture f;
+	struct kepler_snapshot *out;
+	struct kepler_error err;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 4, 3);
+	blob = encode_older(&f, SEC_ZONES, 112, 112, &len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	for (size_t z = 0; z < f.snap.nzones; z++) {
+		assert_int_equal(out->zones[z].unattributed.total_uj, 0);
+		assert_string_equal(out->zones[z].device.uuid, "");
+		f.snap.zones[z].unattributed = (struct kepler_energy){ 0, 0 };
+		f.snap.zones[z].device = (struct kepler_device){ 0, "", "", "" };
 	}
 	assert_null(snapshot_diff(&f.snap, out));
 	kepler_snapshot_free(out);
@@ -347,7 +374,7 @@ static void test_packed_round_trip(void **state)
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
 		memcpy(&h, packed, sizeof(h));
 		assert_int_equal(h.major, 2);
-		assert_int_equal(h.minor, 0);
+		assert_int_equal(h.minor, 1);
 		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
 		diff = snapshot_diff(&f.snap, out);
 		if (diff)
@@ -434,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_older_info_record_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 		cmocka_unit_test(test_packed_round_trip),
+		cmocka_unit_test(test_zone_records_before_devices_are_read),
 		cmocka_unit_test(test_packed_damage_is_an_error),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

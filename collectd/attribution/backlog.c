@@ -267,6 +267,7 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 		o->zones[z].energy.delta_uj += h->zones[z].energy.delta_uj;
 		o->zones[z].active.delta_uj += h->zones[z].active.delta_uj;
 		o->zones[z].idle.delta_uj += h->zones[z].idle.delta_uj;
+		o->zones[z].unattributed.delta_uj += h->zones[z].unattributed.delta_uj;
 	}
 	o->blob = NULL;
 	o->energy_pool = NULL;

@@ -80,7 +80,7 @@ static int setup_zones(struct kepler_ledger *l, const struct kepler_ledger_input
 	for (unsigned z = 0; z < l->nzones; z++) {
 		int r = ledger_resumed_index(l, names[z]);
 
-		for (int k = 0; k < 3 && r >= 0; k++)
+		for (int k = 0; k < NODE_TOTALS && r >= 0; k++)
 			l->node[z][k].total_uj = l->resume_base[r][k];
 	}
 	l->primary = kepler_primary_zone_of(ptrs, l->nzones);
@@ -95,7 +95,9 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 		const struct kepler_baseline *b = &in->zones[z].baseline;
 		uint64_t a = 0;
 
-		if (cpu_delta_sum && b->method != KEPLER_BASELINE_NONE)
+		if (in->zones[z].device)
+			a = in->first ? 0 : in->zones[z].active_uj < d ? in->zones[z].active_uj : d;
+		else if (cpu_delta_sum && b->method != KEPLER_BASELINE_NONE)
 			a = kepler_active_above_uj(d, b->idle_uw, in->interval_ns);
 		else if (cpu_delta_sum)
 			a = kepler_active_uj(d, in->busy_delta_ns, in->total_delta_ns);
@@ -104,9 +106,16 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 		l->node[z][0].delta_uj = d;
 		l->node[z][1].delta_uj = a;
 		l->node[z][2].delta_uj = d - a;
-		for (int k = 0; k < 3; k++)
+		l->node[z][NODE_UNATTRIBUTED].delta_uj = 0;
+		for (int k = 0; k < NODE_UNATTRIBUTED; k++)
 			l->node[z][k].total_uj += l->node[z][k].delta_uj;
 	}
+}
+
+void ledger_account_unattributed(struct kepler_ledger *l, unsigned z, uint64_t uj)
+{
+	l->node[z][NODE_UNATTRIBUTED].delta_uj = uj;
+	l->node[z][NODE_UNATTRIBUTED].total_uj += uj;
 }
 
 static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -137,6 +146,9 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 			.baseline = in->zones[z].baseline,
 			.meter_resets = in->zones[z].meter_resets,
 			.meter_wraps = in->zones[z].meter_wraps,
+			.unattributed = l->node[z][NODE_UNATTRIBUTED],
+			.device = in->zones[z].device ? in->zones[z].info
+						      : (struct kepler_device){ 0, "", "", "" },
 		};
 	/* the records are contiguous structs with the process first: copy them out (room reserved) */
 	s->nprocesses = cur->n;

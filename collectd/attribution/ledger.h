@@ -12,6 +12,8 @@
  *   sum(processes) == node active,  sum(processes of a container) ==
  *   container,  sum(containers of a pod) == pod,  sum(processes of a VM) == VM
  * exactly. When no process used CPU in an interval, the whole delta is idle.
+ * Device zones (GPUs) bring their own active part and process weights
+ * (struct kepler_ledger_zone_in); there Σ processes + unattributed == active.
  *
  * Terminated workloads are in the snapshot of the interval they ended in,
  * then carried forward (delta 0, final totals) for terminated_ttl, at most
@@ -43,6 +45,20 @@ struct kepler_ledger_zone_in {
 	uint64_t delta_uj;
 	struct kepler_baseline baseline;    /* method NONE: Kepler's usage-ratio split */
 	uint64_t meter_resets, meter_wraps; /* the meter's counts since it opened */
+	/*
+	 * A device zone (a GPU, source nvml): its meter gives the active part
+	 * (active_uj, at most delta_uj) and how it splits over processes:
+	 * @weights has in->nprocs entries (NULL: no process ran on it), and
+	 * @unlisted_weight is the weight of processes the informer did not list.
+	 * What no listed process takes is the zone's unattributed energy, so
+	 * that Σ processes + unattributed == active exactly. @info's strings
+	 * must stay valid while the ledger lives.
+	 */
+	bool device;
+	uint64_t active_uj;
+	const uint64_t *weights;
+	uint64_t unlisted_weight;
+	struct kepler_device info;
 };
 
 /*

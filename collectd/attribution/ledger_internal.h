@@ -67,11 +67,14 @@ struct tombstone {
 	uint64_t cpu_total;
 };
 
+/* The node's totals per zone: energy, active, idle, and active no process took. */
+enum { NODE_ENERGY, NODE_ACTIVE, NODE_IDLE, NODE_UNATTRIBUTED, NODE_TOTALS };
+
 struct kepler_ledger {
 	struct kepler_ledger_params params;
 	unsigned nzones;
 	char zone_names[KEPLER_MAX_ZONES][64];
-	struct kepler_energy node[KEPLER_MAX_ZONES][3]; /* energy, active, idle */
+	struct kepler_energy node[KEPLER_MAX_ZONES][NODE_TOTALS];
 	size_t primary;
 	struct proc_gen gen[2];
 	int cur; /* index of the current generation in gen[] */
@@ -89,7 +92,7 @@ struct kepler_ledger {
 	/* resume: node bases by zone name, until the first build */
 	unsigned nresume;
 	char resume_names[KEPLER_MAX_ZONES][64];
-	uint64_t resume_base[KEPLER_MAX_ZONES][3];
+	uint64_t resume_base[KEPLER_MAX_ZONES][NODE_TOTALS];
 	/* the snapshot handed out */
 	struct kepler_snapshot snap;
 	size_t snap_procs_cap;
@@ -113,6 +116,8 @@ int ledger_grow(void **p, size_t *cap, size_t need, size_t size);
 /* ledger.c: the node's zones for this interval; @active gets each zone's active part. */
 void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,
 			 uint64_t cpu_delta_sum, uint64_t *active);
+/* ledger.c: what the processes did not take of zone @z's active part this interval */
+void ledger_account_unattributed(struct kepler_ledger *l, unsigned z, uint64_t uj);
 
 /* processes.c */
 int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nzones);

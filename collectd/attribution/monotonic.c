@@ -113,10 +113,10 @@ static int check_all(struct kepler_monotonic *m, const struct kepler_snapshot *s
 	kepler_keymap_clear(&now->map);
 	now->n = 0;
 	for (size_t z = 0; z < nz && r == 0; z++) {
-		uint64_t t[3] = { s->zones[z].energy.total_uj, s->zones[z].active.total_uj,
-				  s->zones[z].idle.total_uj };
+		uint64_t t[4] = { s->zones[z].energy.total_uj, s->zones[z].active.total_uj,
+				  s->zones[z].idle.total_uj, s->zones[z].unattributed.total_uj };
 
-		r = see(m, &m->node, &m->node, s->zones[z].name, strlen(s->zones[z].name), t, 3, "node zone");
+		r = see(m, &m->node, &m->node, s->zones[z].name, strlen(s->zones[z].name), t, 4, "node zone");
 	}
 	for (size_t i = 0; i < s->nprocesses && r == 0; i++) {
 		const struct kepler_process *p = &s->processes[i];

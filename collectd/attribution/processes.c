@@ -197,6 +197,29 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 	kepler_keymap_put(&cur->map, key, klen, (uint32_t)(cur->n - 1)); /* room reserved */
 }
 
+/*
+ * A device zone's active part over the processes by the meter's weights:
+ * the listed processes take their weights' share (floor), split exactly
+ * among them; the rest (unlisted processes' share, or all when none ran)
+ * is the zone's unattributed energy.
+ */
+static void split_device(struct kepler_ledger *l, const struct kepler_ledger_input *in, unsigned z,
+			 uint64_t active)
+{
+	const struct kepler_ledger_zone_in *zi = &in->zones[z];
+	uint64_t *shares = &l->shares[(size_t)z * in->nprocs], listed = 0, taken = 0;
+
+	for (size_t i = 0; zi->weights && i < in->nprocs; i++)
+		listed += zi->weights[i];
+	if (listed && !in->first) {
+		taken = (uint64_t)((unsigned __int128)active * listed / (listed + zi->unlisted_weight));
+		kepler_split(taken, zi->weights, in->nprocs, shares, l->scratch);
+	} else {
+		memset(shares, 0, in->nprocs * sizeof(*shares));
+	}
+	ledger_account_unattributed(l, z, active - taken);
+}
+
 void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
 {
 	struct proc_gen *prev;
@@ -210,8 +233,12 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 		sum += l->weights[i];
 	}
 	ledger_account_node(l, in, sum, active);
-	for (unsigned z = 0; z < l->nzones; z++)
-		kepler_split(active[z], l->weights, n, &l->shares[(size_t)z * n], l->scratch);
+	for (unsigned z = 0; z < l->nzones; z++) {
+		if (in->zones[z].device)
+			split_device(l, in, z, active[z]);
+		else
+			kepler_split(active[z], l->weights, n, &l->shares[(size_t)z * n], l->scratch);
+	}
 	for (size_t i = 0; i < prev->n; i++)
 		prev->recs[i].taken = false;
 	for (size_t i = 0; i < n; i++)

@@ -114,6 +114,7 @@ int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *
 		l->resume_base[z][0] = prev->zones[z].energy.total_uj;
 		l->resume_base[z][1] = prev->zones[z].active.total_uj;
 		l->resume_base[z][2] = prev->zones[z].idle.total_uj;
+		l->resume_base[z][NODE_UNATTRIBUTED] = prev->zones[z].unattributed.total_uj;
 	}
 	r = resume_processes(l, prev);
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && r == 0; k++)

@@ -82,6 +82,7 @@ enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_I
 enum kepler_kube_pod_source { KEPLER_POD_SOURCE_AUTO, KEPLER_POD_SOURCE_KUBELET, KEPLER_POD_SOURCE_LOGS };
 enum kepler_active_split { KEPLER_SPLIT_USAGE_RATIO, KEPLER_SPLIT_BASELINE };
 enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDOUT_JSON };
+enum kepler_gpu_enabled { KEPLER_GPU_AUTO, KEPLER_GPU_ON, KEPLER_GPU_OFF };
 enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
 
 /*
@@ -119,6 +120,10 @@ struct kepler_config {
 	int attribution_active_split;
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
+	/* gpu.* */
+	int gpu_enabled; /* enum kepler_gpu_enabled */
+	char *gpu_idle_power;
+	char *gpu_nvml_library;
 	/* kube.* */
 	bool kube_enabled;
 	char *kube_node_name;

@@ -18,14 +18,14 @@
 #include "kepler/error.h"
 
 /*
- * The blob format the store writes (2.0: zstd-compressed sections) and the
- * plain one kepler_snapshot_encode() makes (1.3); this code reads every 1.x
- * and 2.0 (docs/store.md, "Versioning").
+ * The blob format the store writes (2.1: zstd-compressed sections) and the
+ * plain one kepler_snapshot_encode() makes (1.4); this code reads every 1.x
+ * and 2.x (docs/store.md, "Versioning").
  */
 #define KEPLER_FORMAT_MAJOR 2
-#define KEPLER_FORMAT_MINOR 0
+#define KEPLER_FORMAT_MINOR 1
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
-#define KEPLER_PLAIN_FORMAT_MINOR 3
+#define KEPLER_PLAIN_FORMAT_MINOR 4
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -89,8 +89,19 @@ struct kepler_baseline {
 	uint32_t samples;     /* intervals the estimate is based on (0 if configured) */
 };
 
+/*
+ * What a zone that is one device (a GPU: source nvml) is (format 2.1 / 1.4);
+ * "" strings and index 0 for every other zone, and in older snapshots.
+ */
+struct kepler_device {
+	uint32_t index;     /* the driver's device index (Kepler's gpu label) */
+	const char *uuid;   /* "GPU-8f3c..." */
+	const char *name;   /* "NVIDIA H100 80GB HBM3" */
+	const char *vendor; /* "nvidia" */
+};
+
 struct kepler_zone {
-	const char *name; /* "package", "dram", ... */
+	const char *name; /* "package", "dram", ..., "gpu0" */
 	const char *path; /* sysfs path, "aggregated-package", or "" */
 	enum kepler_source source;
 	struct kepler_energy energy; /* active + idle */
@@ -100,7 +111,18 @@ struct kepler_zone {
 	/* the zone's energy counters since the collector started (format 1.2; 0 before) */
 	uint64_t meter_resets; /* went back or jumped implausibly: that step not counted */
 	uint64_t meter_wraps;  /* wrapped around their range: counted across */
+	/*
+	 * format 2.1 / 1.4: the active energy no process of the snapshot took
+	 * (a GPU's while no process ran on it, or whose processes the informer
+	 * did not see): Σ processes + unattributed == active, exactly. 0 for
+	 * CPU zones, whose active part is all given to processes.
+	 */
+	struct kepler_energy unattributed;
+	struct kepler_device device;
 };
+
+/* A zone that is a device of its own (a GPU), not a part of the CPU's or node's energy. */
+bool kepler_zone_is_device(const struct kepler_zone *z);
 
 /* What every workload level has in common. */
 struct kepler_usage {

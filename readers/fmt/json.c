@@ -99,6 +99,20 @@ static void timestamp(struct kepler_buf *out, uint64_t wall_ns)
 	kepler_buf_printf(out, "\"%s.%09lluZ\"", buf, (unsigned long long)(wall_ns % 1000000000ULL));
 }
 
+/* A device zone (a GPU): its unattributed remainder and what the device is. */
+static void device(struct kepler_buf *out, const struct kepler_zone *zn)
+{
+	kv_u64(out, "unattributed_uj", zn->unattributed.total_uj, false);
+	kv_u64(out, "unattributed_delta_uj", zn->unattributed.delta_uj, false);
+	key(out, "device", false);
+	kepler_buf_addc(out, '{');
+	kv_u64(out, "index", zn->device.index, true);
+	kv_str(out, "uuid", zn->device.uuid, false);
+	kv_str(out, "name", zn->device.name, false);
+	kv_str(out, "vendor", zn->device.vendor, false);
+	kepler_buf_addc(out, '}');
+}
+
 static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 {
 	key(out, "node", false);
@@ -128,6 +142,8 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 			kv_u64(out, "samples", zn->baseline.samples, false);
 			kepler_buf_addc(out, '}');
 		}
+		if (kepler_zone_is_device(zn))
+			device(out, zn);
 		kepler_buf_addc(out, '}');
 	}
 	kepler_buf_addc(out, ']');

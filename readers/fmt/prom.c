@@ -17,18 +17,6 @@
 
 typedef unsigned __int128 u128;
 
-struct prom {
-	const struct kepler_snapshot *s;
-	struct kepler_buf *out;
-	const char *node; /* node_name, raw */
-	bool zone_on[KEPLER_MAX_ZONES];
-	unsigned levels;
-	size_t process_top;   /* metrics.process.top; 0: every process */
-	size_t container_top; /* metrics.container.top; 0: every container */
-	bool *ctop;           /* [i * nzones + z]: container i is of zone z's top; NULL: all */
-	bool *cany;           /* [i]: of some zone's top */
-};
-
 unsigned kepler_levels_from_list(const struct kepler_strlist *names)
 {
 	static const char *const known[] = { "node", "process", "container", "vm", "pod" };
@@ -69,7 +57,7 @@ void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s)
 	}
 }
 
-static void label(struct kepler_buf *out, const char *key, const char *value, bool first)
+void prom_label(struct kepler_buf *out, const char *key, const char *value, bool first)
 {
 	if (!first)
 		kepler_buf_addc(out, ',');
@@ -79,19 +67,19 @@ static void label(struct kepler_buf *out, const char *key, const char *value, bo
 	kepler_buf_addc(out, '"');
 }
 
-static void family(struct kepler_buf *out, const char *name, const char *type, const char *help)
+void prom_family(struct kepler_buf *out, const char *name, const char *type, const char *help)
 {
 	kepler_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* Values: exact decimals of integers. */
-static void joules(struct kepler_buf *out, uint64_t uj)
+void prom_joules(struct kepler_buf *out, uint64_t uj)
 {
 	kepler_buf_fixed(out, uj, 6);
 }
 
 /* Watts of @delta_uj over @interval_ns, to the picowatt (truncated). */
-static void watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns)
+void prom_watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns)
 {
 	u128 pw = interval_ns ? (u128)delta_uj * 1000000000000000ULL / interval_ns : 0;
 
@@ -103,7 +91,7 @@ static void seconds(struct kepler_buf *out, uint64_t ns)
 	kepler_buf_fixed(out, ns, 9);
 }
 
-static void end_value(struct kepler_buf *out)
+void prom_end_value(struct kepler_buf *out)
 {
 	kepler_buf_addc(out, '\n');
 }
@@ -113,9 +101,9 @@ static void end_value(struct kepler_buf *out)
 static void node_zone_labels(struct prom *pr, const struct kepler_zone *z)
 {
 	kepler_buf_addc(pr->out, '{');
-	label(pr->out, "node_name", pr->node, true);
-	label(pr->out, "path", z->path, false);
-	label(pr->out, "zone", z->name, false);
+	prom_label(pr->out, "node_name", pr->node, true);
+	prom_label(pr->out, "path", z->path, false);
+	prom_label(pr->out, "zone", z->name, false);
 	kepler_buf_add(pr->out, "} ", 2);
 }
 
@@ -153,30 +141,30 @@ static void node_families(struct prom *pr)
 	const struct kepler_snapshot *s = pr->s;
 
 	for (int part = NODE_TOTAL; part <= NODE_IDLE; part++) {
-		family(pr->out, names[part].joules, "counter", names[part].jhelp);
+		prom_family(pr->out, names[part].joules, "counter", names[part].jhelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, names[part].joules);
 			node_zone_labels(pr, &s->zones[z]);
-			joules(pr->out, node_energy(&s->zones[z], (enum node_part)part)->total_uj);
-			end_value(pr->out);
+			prom_joules(pr->out, node_energy(&s->zones[z], (enum node_part)part)->total_uj);
+			prom_end_value(pr->out);
 		}
-		family(pr->out, names[part].watts, "gauge", names[part].whelp);
+		prom_family(pr->out, names[part].watts, "gauge", names[part].whelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, names[part].watts);
 			node_zone_labels(pr, &s->zones[z]);
-			watts(pr->out, node_energy(&s->zones[z], (enum node_part)part)->delta_uj,
-			      s->interval_ns);
-			end_value(pr->out);
+			prom_watts(pr->out, node_energy(&s->zones[z], (enum node_part)part)->delta_uj,
+				   s->interval_ns);
+			prom_end_value(pr->out);
 		}
 	}
-	family(pr->out, "kepler_node_cpu_usage_ratio", "gauge",
-	       "CPU usage ratio of a node (value between 0.0 and 1.0)");
+	prom_family(pr->out, "kepler_node_cpu_usage_ratio", "gauge",
+		    "CPU usage ratio of a node (value between 0.0 and 1.0)");
 	kepler_buf_adds(pr->out, "kepler_node_cpu_usage_ratio{");
-	label(pr->out, "node_name", pr->node, true);
+	prom_label(pr->out, "node_name", pr->node, true);
 	kepler_buf_printf(pr->out, "} %.6f\n", s->cpu_usage_ratio);
 }
 
@@ -196,14 +184,14 @@ static void meter_events(struct prom *pr)
 	const struct kepler_snapshot *s = pr->s;
 
 	for (int f = 0; f < 2; f++) {
-		family(pr->out, fams[f].name, "counter", fams[f].help);
+		prom_family(pr->out, fams[f].name, "counter", fams[f].help);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, fams[f].name);
 			node_zone_labels(pr, &s->zones[z]);
 			kepler_buf_u64(pr->out, f ? s->zones[z].meter_wraps : s->zones[z].meter_resets);
-			end_value(pr->out);
+			prom_end_value(pr->out);
 		}
 	}
 }
@@ -216,36 +204,38 @@ static void collector_cost(struct prom *pr)
 
 	if (!s->collector_cpu_ns)
 		return;
-	family(pr->out, "kepler_collector_cpu_seconds_total", "counter",
-	       "CPU time kepler-collectd has used since it started (it restarts at 0 with the collector)");
+	prom_family(
+		pr->out, "kepler_collector_cpu_seconds_total", "counter",
+		"CPU time kepler-collectd has used since it started (it restarts at 0 with the collector)");
 	kepler_buf_adds(pr->out, "kepler_collector_cpu_seconds_total{");
-	label(pr->out, "node_name", pr->node, true);
+	prom_label(pr->out, "node_name", pr->node, true);
 	kepler_buf_add(pr->out, "} ", 2);
 	seconds(pr->out, s->collector_cpu_ns);
-	end_value(pr->out);
-	family(pr->out, "kepler_collector_resident_memory_bytes", "gauge",
-	       "Resident memory of kepler-collectd when it built the snapshot");
+	prom_end_value(pr->out);
+	prom_family(pr->out, "kepler_collector_resident_memory_bytes", "gauge",
+		    "Resident memory of kepler-collectd when it built the snapshot");
 	kepler_buf_adds(pr->out, "kepler_collector_resident_memory_bytes{");
-	label(pr->out, "node_name", pr->node, true);
+	prom_label(pr->out, "node_name", pr->node, true);
 	kepler_buf_add(pr->out, "} ", 2);
 	kepler_buf_u64(pr->out, s->collector_rss_bytes);
-	end_value(pr->out);
+	prom_end_value(pr->out);
 }
 
 static void source_and_snapshot(struct prom *pr)
 {
 	const struct kepler_snapshot *s = pr->s;
 
-	family(pr->out, "kepler_node_zone_source_info", "gauge",
-	       "Energy source of each zone: rapl, hwmon, model (an estimate, not a measurement) or fake");
+	prom_family(
+		pr->out, "kepler_node_zone_source_info", "gauge",
+		"Energy source of each zone: rapl, hwmon, nvml (a GPU), model (an estimate, not a measurement) or fake");
 	for (size_t z = 0; z < s->nzones; z++) {
-		if (!pr->zone_on[z])
+		if (!pr->zone_on[z] && !pr->device[z])
 			continue;
 		kepler_buf_adds(pr->out, "kepler_node_zone_source_info{");
-		label(pr->out, "node_name", pr->node, true);
-		label(pr->out, "path", s->zones[z].path, false);
-		label(pr->out, "source", kepler_source_name(s->zones[z].source), false);
-		label(pr->out, "zone", s->zones[z].name, false);
+		prom_label(pr->out, "node_name", pr->node, true);
+		prom_label(pr->out, "path", s->zones[z].path, false);
+		prom_label(pr->out, "source", kepler_source_name(s->zones[z].source), false);
+		prom_label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} 1\n", 4);
 	}
 	meter_events(pr);
@@ -263,10 +253,10 @@ static void source_and_snapshot(struct prom *pr)
 		  "Processes the eBPF informer lost to a full map in the snapshot's interval" },
 	};
 	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++) {
-		family(pr->out, gauges[i].name, "gauge", gauges[i].help);
+		prom_family(pr->out, gauges[i].name, "gauge", gauges[i].help);
 		kepler_buf_adds(pr->out, gauges[i].name);
 		kepler_buf_addc(pr->out, '{');
-		label(pr->out, "node_name", pr->node, true);
+		prom_label(pr->out, "node_name", pr->node, true);
 		kepler_buf_add(pr->out, "} ", 2);
 		switch (i) {
 		case 0: kepler_buf_u64(pr->out, s->seq); break;
@@ -275,7 +265,7 @@ static void source_and_snapshot(struct prom *pr)
 		case 3: kepler_buf_u64(pr->out, s->skipped_entries); break;
 		default: kepler_buf_u64(pr->out, s->lost_entries); break;
 		}
-		end_value(pr->out);
+		prom_end_value(pr->out);
 	}
 	collector_cost(pr);
 }
@@ -286,12 +276,12 @@ void kepler_fmt_prom_build_info(struct kepler_buf *out)
 
 	if (uname(&u) < 0)
 		strcpy(u.machine, "");
-	family(out, "kepler_build_info", "gauge",
-	       "A metric with a constant '1' value labeled with version information");
+	prom_family(out, "kepler_build_info", "gauge",
+		    "A metric with a constant '1' value labeled with version information");
 	kepler_buf_adds(out, "kepler_build_info{");
-	label(out, "arch", u.machine, true);
-	label(out, "revision", KEPLER_REVISION, false);
-	label(out, "version", KEPLER_VERSION, false);
+	prom_label(out, "arch", u.machine, true);
+	prom_label(out, "revision", KEPLER_REVISION, false);
+	prom_label(out, "version", KEPLER_VERSION, false);
 	kepler_buf_add(out, "} 1\n", 4);
 }
 
@@ -299,44 +289,44 @@ void kepler_fmt_prom_cpu_info(struct kepler_buf *out, const struct kepler_cpuinf
 {
 	if (!cpus || !cpus->n)
 		return;
-	family(out, "kepler_node_cpu_info", "gauge", "CPU information from procfs");
+	prom_family(out, "kepler_node_cpu_info", "gauge", "CPU information from procfs");
 	for (size_t i = 0; i < cpus->n; i++) {
 		const struct kepler_cpu *c = &cpus->cpus[i];
 
 		kepler_buf_adds(out, "kepler_node_cpu_info{");
-		label(out, "core_id", c->core_id, true);
-		label(out, "model_name", c->model_name, false);
-		label(out, "physical_id", c->physical_id, false);
-		label(out, "processor", c->processor, false);
-		label(out, "vendor_id", c->vendor_id, false);
+		prom_label(out, "core_id", c->core_id, true);
+		prom_label(out, "model_name", c->model_name, false);
+		prom_label(out, "physical_id", c->physical_id, false);
+		prom_label(out, "processor", c->processor, false);
+		prom_label(out, "vendor_id", c->vendor_id, false);
 		kepler_buf_add(out, "} 1\n", 4);
 	}
 }
 
 void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds)
 {
-	family(out, "kepler_snapshot_age_seconds", "gauge",
-	       "Age of the newest snapshot at this scrape; grows when the collector stops");
+	prom_family(out, "kepler_snapshot_age_seconds", "gauge",
+		    "Age of the newest snapshot at this scrape; grows when the collector stops");
 	kepler_buf_adds(out, "kepler_snapshot_age_seconds{");
-	label(out, "node_name", node_name, true);
+	prom_label(out, "node_name", node_name, true);
 	kepler_buf_printf(out, "} %.3f\n", age_seconds < 0 ? 0.0 : age_seconds);
 }
 
 void kepler_fmt_prom_process(struct kepler_buf *out, const struct kepler_process_stats *st)
 {
-	family(out, "process_cpu_seconds_total", "counter",
-	       "Total user and system CPU time spent in seconds.");
+	prom_family(out, "process_cpu_seconds_total", "counter",
+		    "Total user and system CPU time spent in seconds.");
 	kepler_buf_printf(out, "process_cpu_seconds_total %.6f\n", st->cpu_seconds);
-	family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	prom_family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 	kepler_buf_printf(out, "process_resident_memory_bytes %llu\n", (unsigned long long)st->rss_bytes);
-	family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	prom_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
 	kepler_buf_printf(out, "process_virtual_memory_bytes %llu\n", (unsigned long long)st->vsize_bytes);
-	family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+	prom_family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
 	kepler_buf_printf(out, "process_open_fds %llu\n", (unsigned long long)st->open_fds);
-	family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	prom_family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 	kepler_buf_printf(out, "process_max_fds %llu\n", (unsigned long long)st->max_fds);
-	family(out, "process_start_time_seconds", "gauge",
-	       "Start time of the process since unix epoch in seconds.");
+	prom_family(out, "process_start_time_seconds", "gauge",
+		    "Start time of the process since unix epoch in seconds.");
 	kepler_buf_printf(out, "process_start_time_seconds %.2f\n", st->start_time_seconds);
 }
 
@@ -360,15 +350,15 @@ static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
 		char pid[16];
 
 		pl->a[i] = pl->text.len;
-		label(&pl->text, "comm", p->comm, true);
-		label(&pl->text, "container_id", p->container_id, false);
-		label(&pl->text, "exe", p->exe, false);
-		label(&pl->text, "node_name", pr->node, false);
+		prom_label(&pl->text, "comm", p->comm, true);
+		prom_label(&pl->text, "container_id", p->container_id, false);
+		prom_label(&pl->text, "exe", p->exe, false);
+		prom_label(&pl->text, "node_name", pr->node, false);
 		snprintf(pid, sizeof(pid), "%u", p->pid);
-		label(&pl->text, "pid", pid, false);
+		prom_label(&pl->text, "pid", pid, false);
 		pl->b[i] = pl->text.len;
-		label(&pl->text, "type", kepler_process_type_name(p->type), false);
-		label(&pl->text, "vm_id", p->vm_id, false);
+		prom_label(&pl->text, "type", kepler_process_type_name(p->type), false);
+		prom_label(&pl->text, "vm_id", p->vm_id, false);
 	}
 	pl->a[s->nprocesses] = pl->text.len;
 }
@@ -439,10 +429,10 @@ static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, c
 	kepler_buf_addc(pr->out, '{');
 	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
 	if (with_state)
-		label(pr->out, "state", kepler_state_name(p->usage.state), false);
+		prom_label(pr->out, "state", kepler_state_name(p->usage.state), false);
 	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
 	if (zone)
-		label(pr->out, "zone", zone, false);
+		prom_label(pr->out, "zone", zone, false);
 	kepler_buf_add(pr->out, "} ", 2);
 }
 
@@ -522,55 +512,66 @@ static void other_watts(struct prom *pr, const struct proc_labels *pl)
 			if (!shown(pr, pl, i, z))
 				rest += s->processes[i].usage.zones[z].delta_uj;
 		kepler_buf_adds(pr->out, "kepler_process_cpu_watts{");
-		label(pr->out, "comm", "other", true);
-		label(pr->out, "container_id", "", false);
-		label(pr->out, "exe", "", false);
-		label(pr->out, "node_name", pr->node, false);
-		label(pr->out, "pid", "", false);
-		label(pr->out, "state", "running", false);
-		label(pr->out, "type", "other", false);
-		label(pr->out, "vm_id", "", false);
-		label(pr->out, "zone", s->zones[z].name, false);
+		prom_label(pr->out, "comm", "other", true);
+		prom_label(pr->out, "container_id", "", false);
+		prom_label(pr->out, "exe", "", false);
+		prom_label(pr->out, "node_name", pr->node, false);
+		prom_label(pr->out, "pid", "", false);
+		prom_label(pr->out, "state", "running", false);
+		prom_label(pr->out, "type", "other", false);
+		prom_label(pr->out, "vm_id", "", false);
+		prom_label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} ", 2);
-		watts(pr->out, rest, s->interval_ns);
-		end_value(pr->out);
+		prom_watts(pr->out, rest, s->interval_ns);
+		prom_end_value(pr->out);
 	}
+}
+
+/* A process's labels for its GPU families: the CPU families' without zone. @ctx: the proc_labels */
+static void proc_gpu_labels(struct prom *pr, size_t i, void *ctx)
+{
+	const struct proc_labels *pl = ctx;
+
+	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
+	prom_label(pr->out, "state", kepler_state_name(pr->s->processes[i].usage.state), false);
+	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
 }
 
 static void process_families(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
 
-	family(pr->out, "kepler_process_cpu_joules_total", "counter",
-	       "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
+	prom_family(pr->out, "kepler_process_cpu_joules_total", "counter",
+		    "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, s->zones[z].name);
-			joules(pr->out, s->processes[i].usage.zones[z].total_uj);
-			end_value(pr->out);
+			prom_joules(pr->out, s->processes[i].usage.zones[z].total_uj);
+			prom_end_value(pr->out);
 		}
-	family(pr->out, "kepler_process_cpu_watts", "gauge",
-	       "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
+	prom_family(pr->out, "kepler_process_cpu_watts", "gauge",
+		    "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, s->zones[z].name);
-			watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
-			end_value(pr->out);
+			prom_watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
+			prom_end_value(pr->out);
 		}
 	if (pl->top)
 		other_watts(pr, pl);
-	family(pr->out, "kepler_process_cpu_seconds_total", "counter",
-	       "Total user and system time of cpu at process level in seconds");
+	prom_gpu_workloads(pr, KEPLER_KIND_PROCESS, proc_gpu_labels, pl, pl->dup_energy);
+	prom_family(pr->out, "kepler_process_cpu_seconds_total", "counter",
+		    "Total user and system time of cpu at process level in seconds");
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		if (pl->dup_seconds[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
 		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, NULL);
 		seconds(pr->out, s->processes[i].usage.cpu_time_ns);
-		end_value(pr->out);
+		prom_end_value(pr->out);
 	}
 }
 
@@ -624,24 +625,24 @@ static void group_labels(struct prom *pr, const struct kepler_workload *w)
 	const char *state = kepler_state_name(w->usage->state);
 
 	if (w->kind == KEPLER_KIND_CONTAINER) {
-		label(o, "container_id", w->id, true);
-		label(o, "container_name", w->name, false);
-		label(o, "node_name", pr->node, false);
-		label(o, "pod_id", w->parent, false);
-		label(o, "runtime", w->detail, false);
-		label(o, "state", state, false);
+		prom_label(o, "container_id", w->id, true);
+		prom_label(o, "container_name", w->name, false);
+		prom_label(o, "node_name", pr->node, false);
+		prom_label(o, "pod_id", w->parent, false);
+		prom_label(o, "runtime", w->detail, false);
+		prom_label(o, "state", state, false);
 	} else if (w->kind == KEPLER_KIND_VM) {
-		label(o, "hypervisor", w->detail, true);
-		label(o, "node_name", pr->node, false);
-		label(o, "state", state, false);
-		label(o, "vm_id", w->id, false);
-		label(o, "vm_name", w->name, false);
+		prom_label(o, "hypervisor", w->detail, true);
+		prom_label(o, "node_name", pr->node, false);
+		prom_label(o, "state", state, false);
+		prom_label(o, "vm_id", w->id, false);
+		prom_label(o, "vm_name", w->name, false);
 	} else {
-		label(o, "node_name", pr->node, true);
-		label(o, "pod_id", w->id, false);
-		label(o, "pod_name", w->name, false);
-		label(o, "pod_namespace", w->detail, false);
-		label(o, "state", state, false);
+		prom_label(o, "node_name", pr->node, true);
+		prom_label(o, "pod_id", w->id, false);
+		prom_label(o, "pod_name", w->name, false);
+		prom_label(o, "pod_namespace", w->detail, false);
+		prom_label(o, "state", state, false);
 	}
 }
 
@@ -709,16 +710,16 @@ static void other_container_watts(struct prom *pr, const char *name)
 				rest += s->containers[i].usage.zones[z].delta_uj;
 		kepler_buf_adds(pr->out, name);
 		kepler_buf_addc(pr->out, '{');
-		label(pr->out, "container_id", "", true);
-		label(pr->out, "container_name", "other", false);
-		label(pr->out, "node_name", pr->node, false);
-		label(pr->out, "pod_id", "", false);
-		label(pr->out, "runtime", "", false);
-		label(pr->out, "state", "running", false);
-		label(pr->out, "zone", s->zones[z].name, false);
+		prom_label(pr->out, "container_id", "", true);
+		prom_label(pr->out, "container_name", "other", false);
+		prom_label(pr->out, "node_name", pr->node, false);
+		prom_label(pr->out, "pod_id", "", false);
+		prom_label(pr->out, "runtime", "", false);
+		prom_label(pr->out, "state", "running", false);
+		prom_label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} ", 2);
-		watts(pr->out, rest, s->interval_ns);
-		end_value(pr->out);
+		prom_watts(pr->out, rest, s->interval_ns);
+		prom_end_value(pr->out);
 	}
 }
 
@@ -741,13 +742,13 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 			kepler_buf_adds(pr->out, name);
 			kepler_buf_addc(pr->out, '{');
 			group_labels(pr, &w);
-			label(pr->out, "zone", s->zones[z].name, false);
+			prom_label(pr->out, "zone", s->zones[z].name, false);
 			kepler_buf_add(pr->out, "} ", 2);
 			if (as_watts)
-				watts(pr->out, w.usage->zones[z].delta_uj, s->interval_ns);
+				prom_watts(pr->out, w.usage->zones[z].delta_uj, s->interval_ns);
 			else
-				joules(pr->out, w.usage->zones[z].total_uj);
-			end_value(pr->out);
+				prom_joules(pr->out, w.usage->zones[z].total_uj);
+			prom_end_value(pr->out);
 		}
 	}
 	if (as_watts && k == KEPLER_KIND_CONTAINER && pr->ctop)
@@ -775,8 +776,16 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 		group_labels(pr, &w);
 		kepler_buf_add(pr->out, "} ", 2);
 		seconds(pr->out, w.usage->cpu_time_ns);
-		end_value(pr->out);
+		prom_end_value(pr->out);
 	}
+}
+
+/* @ctx: the enum kepler_kind */
+static void group_gpu_labels(struct prom *pr, size_t i, void *ctx)
+{
+	struct kepler_workload w = kepler_workload_at(pr->s, *(const enum kepler_kind *)ctx, i);
+
+	group_labels(pr, &w);
 }
 
 static bool zone_wanted(const struct kepler_strlist *zones, const char *name)
@@ -801,10 +810,14 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		.container_top = opts->container_top,
 	};
 
-	for (size_t z = 0; z < snap->nzones; z++)
-		pr.zone_on[z] = zone_wanted(opts->zones, snap->zones[z].name);
-	if (pr.levels & KEPLER_LEVEL_NODE)
+	for (size_t z = 0; z < snap->nzones; z++) {
+		pr.device[z] = kepler_zone_is_device(&snap->zones[z]);
+		pr.zone_on[z] = !pr.device[z] && zone_wanted(opts->zones, snap->zones[z].name);
+	}
+	if (pr.levels & KEPLER_LEVEL_NODE) {
 		node_families(&pr);
+		prom_gpu_node(&pr);
+	}
 	if ((pr.levels & KEPLER_LEVEL_PROCESS) && processes(&pr) < 0 && !out->error)
 		out->error = -ENOMEM;
 	if (pr.container_top && (pr.levels & KEPLER_LEVEL_CONTAINER) && choose_container_top(&pr) < 0 &&
@@ -816,6 +829,9 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		group_energy(&pr, (enum kepler_kind)k, false);
 		group_energy(&pr, (enum kepler_kind)k, true);
 		group_seconds(&pr, (enum kepler_kind)k);
+		enum kepler_kind kind = (enum kepler_kind)k;
+
+		prom_gpu_workloads(&pr, kind, group_gpu_labels, &kind, NULL);
 	}
 	free(pr.ctop);
 	free(pr.cany);
