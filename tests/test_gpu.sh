@@ -231,6 +231,55 @@ kill "$cpid" 2>/dev/null
 wait "$cpid" 2>/dev/null
 grep -qE "AddressSanitizer|invariant broken" "$tmp/collectd.log" && fail "collector: $(grep -E 'AddressSanitizer|invariant' "$tmp/collectd.log" | head -2)"
 
+# ---- a GPU without an energy counter or utilisation samples, and an idle one (learned idle, MIG) ----
+cat >"$script" <<EOF
+device 0 GPU-2c2c2c2c-0000-0000-0000-000000000000 Tesla T4 (stand-in)
+device 1 GPU-3d3d3d3d-0000-0000-0000-000000000000 NVIDIA A30 (stand-in)
+power 0 70
+power 1 33
+no-energy 0
+no-util 0
+running 0 $p1
+running 0 $p5
+mig 1
+EOF
+FAKE_NVML_SCRIPT=$script "$collectd" --store.path "$tmp/s5" --store.group "" --meter.source fake --informer procfs \
+	--monitor.interval 1s --gpu.nvml-library "$lib" >"$tmp/collectd5.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+wait_seq "$tmp/s5" 8 || fail "no 8th snapshot: $(tail -3 "$tmp/collectd5.log")"
+kill "$cpid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+grep -q "GPU 0: Tesla T4 (stand-in) .*, zone gpu0, energy from its power integrated over time (no energy counter), idle the lowest power seen with no process" "$tmp/collectd5.log" &&
+	grep -q "GPU 1: MIG mode is on" "$tmp/collectd5.log" && ok "no energy counter: power integrated, said at start; MIG said" ||
+	fail "start: $(grep GPU "$tmp/collectd5.log")"
+"$stdout" --store.path "$tmp/s5" --format json --all >"$tmp/all5.jsonl"
+python3 - "$tmp/all5.jsonl" "$p1" "$p5" <<'PY' >"$tmp/check5.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+p1, p5 = int(sys.argv[2]), int(sys.argv[3])
+bad, e0, t = [], 0, 0
+for s in snaps[2:8]:
+    zones = s["node"]["zones"]
+    g0 = next(i for i, z in enumerate(zones) if z["name"] == "gpu0")
+    g1 = next(i for i, z in enumerate(zones) if z["name"] == "gpu1")
+    a = {p["pid"]: p["zones"][g0]["delta_uj"] for p in s["processes"] if p["pid"] in (p1, p5)}
+    if abs(a.get(p1, -9) - a.get(p5, 9)) > 1 or a[p1] + a[p5] != zones[g0]["active_delta_uj"]:
+        bad.append(f"seq {s['seq']} gpu0: equal split broken: {a}, active {zones[g0]['active_delta_uj']}")
+    z1 = zones[g1]
+    if z1["unattributed_delta_uj"] != z1["active_delta_uj"] or any(p["zones"][g1]["delta_uj"] for p in s["processes"]):
+        bad.append(f"seq {s['seq']} gpu1: no process ran, yet not all unattributed")
+    if z1.get("baseline", {}).get("method") != "minimum" or abs(z1["baseline"]["idle_uw"] - 33e6) > 33e6 * 0.02:
+        bad.append(f"seq {s['seq']} gpu1: idle not learned as about 33 W: {z1.get('baseline')}")
+    e0 += zones[g0]["delta_uj"]; t += s["interval_ns"]
+w = e0 / t * 1e3 if t else 0
+if abs(w - 70) > 70 * 0.02:
+    bad.append(f"gpu0 integrated {w:.2f} W, the script says 70 W")
+print("\n".join(bad) if bad else f"power integrated to {w:.2f} W (70 W); equal split within 1 uJ; idle learned on the idle GPU, its active part all unattributed")
+sys.exit(1 if bad else 0)
+PY
+[ $? = 0 ] && ok "$(cat "$tmp/check5.out")" || fail "$(head -6 "$tmp/check5.out")"
+
 # ---- the library missing ----
 timeout 4 "$collectd" --store.path "$tmp/s2" --store.group "" --meter.source fake --informer procfs \
 	--monitor.interval 1s --gpu.nvml-library /nonexistent/libnvidia-ml.so.1 >"$tmp/nolib.log" 2>&1
