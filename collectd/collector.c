@@ -500,7 +500,7 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	if (r == 0 && kepler_meter_zone_count(c->meter) + kepler_gpu_zones_count(c->gpu) > KEPLER_MAX_ZONES) {
 		kepler_err(
 			"%u CPU zones and %u GPUs are more than the %d zones a snapshot holds: leave some out "
-			"(rapl.zones, or CUDA_VISIBLE_DEVICES for the collector)",
+			"(rapl.zones)",
 			kepler_meter_zone_count(c->meter), kepler_gpu_zones_count(c->gpu), KEPLER_MAX_ZONES);
 		r = -ENOSPC;
 	}
