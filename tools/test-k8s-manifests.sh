@@ -15,7 +15,7 @@ v=tools/k8s-validate
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
-for k in deploy/kubernetes deploy/kubernetes/overlays/kubelet deploy/kubernetes/overlays/logs; do
+for k in deploy/kubernetes deploy/kubernetes/overlays/kubelet deploy/kubernetes/overlays/logs deploy/kubernetes/overlays/gpu; do
 	kubectl kustomize "$k" >"$tmp/out.yaml"
 	echo "== $k: $(grep -c '^kind:' "$tmp/out.yaml") objects"
 	node $v/validate.mjs <"$tmp/out.yaml" || rc=1
