@@ -561,6 +561,106 @@ static void test_cpu_info(void **state)
 	kepler_buf_free(&b);
 }
 
+/*
+ * Two GPU zones beside the CPU zone: Kepler's GPU families with their
+ * labels, workloads summed over the GPUs, nothing for a workload that never
+ * used one, and no GPU zone in the CPU families.
+ */
+static void test_gpu_families(void **state)
+{
+	struct kepler_energy e[5][3];
+	struct kepler_process p[2];
+	struct kepler_container c;
+	struct kepler_pod pod;
+	struct kepler_snapshot s = { .seq = 3, .interval_ns = 1000000000ULL, .nzones = 3 };
+	const char *out;
+
+	(void)state;
+	s.zones[0] = (struct kepler_zone){ .name = "package",
+					   .path = "p",
+					   .source = KEPLER_SOURCE_RAPL,
+					   .energy = { 10, 10 },
+					   .active = { 5, 5 },
+					   .idle = { 5, 5 },
+					   .device = { 0, "", "", "" } };
+	for (int g = 1; g < 3; g++)
+		s.zones[g] = (struct kepler_zone){ .name = g == 1 ? "gpu0" : "gpu1",
+						   .path = g == 1 ? "GPU-a" : "GPU-b",
+						   .source = KEPLER_SOURCE_NVML,
+						   .energy = { 300000000, 300000000 },
+						   .active = { 260000000, 260000000 },
+						   .idle = { 40000000, 40000000 },
+						   .unattributed = { 60000000, 60000000 },
+						   .device = { (uint32_t)(g - 1), g == 1 ? "GPU-a" : "GPU-b",
+							       "NVIDIA \"H100\"", "nvidia" } };
+	for (int i = 0; i < 5; i++)
+		for (int z = 0; z < 3; z++)
+			e[i][z] = (struct kepler_energy){ 0, 0 };
+	e[0][1] =
+		(struct kepler_energy){ 150000000, 150000000 }; /* process 42: 150 J on gpu0, 50 J on gpu1 */
+	e[0][2] = (struct kepler_energy){ 50000000, 50000000 };
+	e[2][1] = e[0][1], e[2][2] = e[0][2]; /* its container and pod */
+	e[3][1] = e[0][1], e[3][2] = e[0][2];
+	p[0] = (struct kepler_process){ .pid = 42,
+					.comm = "train",
+					.exe = "/bin/train",
+					.type = KEPLER_PROC_CONTAINER,
+					.container_id = "c1",
+					.vm_id = "",
+					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[0] } };
+	p[1] = (struct kepler_process){ .pid = 43,
+					.comm = "idle",
+					.exe = "/bin/idle",
+					.type = KEPLER_PROC_REGULAR,
+					.container_id = "",
+					.vm_id = "",
+					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[1] } };
+	c = (struct kepler_container){
+		"c1", "trainer", "containerd", "uid-1", { KEPLER_STATE_RUNNING, 1, 1, e[2] }
+	};
+	pod = (struct kepler_pod){ "uid-1", "job-0", "ml", { KEPLER_STATE_RUNNING, 1, 1, e[3] } };
+	s.processes = p;
+	s.nprocesses = 2;
+	s.containers = &c;
+	s.ncontainers = 1;
+	s.pods = &pod;
+	s.npods = 1;
+	out = render(&s, KEPLER_LEVEL_ALL, NULL);
+	assert_non_null(strstr(
+		out, "kepler_node_gpu_info{gpu=\"1\",gpu_name=\"NVIDIA \\\"H100\\\"\",gpu_uuid=\"GPU-b\","
+		     "node_name=\"n1\",vendor=\"nvidia\"} 1\n"));
+	assert_non_null(strstr(out, "kepler_node_gpu_active_watts{gpu=\"0\",gpu_name=\"NVIDIA \\\"H100\\\"\","
+				    "gpu_uuid=\"GPU-a\",node_name=\"n1\",vendor=\"nvidia\"} 260\n"));
+	assert_non_null(strstr(out, "kepler_node_gpu_idle_joules_total{gpu=\"0\""));
+	assert_non_null(strstr(out, "kepler_node_gpu_unattributed_watts{gpu=\"1\""));
+	assert_non_null(strstr(out, "kepler_process_gpu_joules_total{comm=\"train\",container_id=\"c1\","
+				    "exe=\"/bin/train\",node_name=\"n1\",pid=\"42\",state=\"running\","
+				    "type=\"container\",vm_id=\"\"} 200\n"));
+	assert_non_null(strstr(
+		out, "kepler_container_gpu_watts{container_id=\"c1\",container_name=\"trainer\","
+		     "node_name=\"n1\",pod_id=\"uid-1\",runtime=\"containerd\",state=\"running\"} 200\n"));
+	assert_non_null(strstr(
+		out, "kepler_pod_gpu_joules_total{node_name=\"n1\",pod_id=\"uid-1\",pod_name=\"job-0\","
+		     "pod_namespace=\"ml\",state=\"running\"} 200\n"));
+	assert_null(strstr(out, "kepler_process_gpu_joules_total{comm=\"idle\""));
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *z = strstr(l, "zone=\"gpu");
+
+		if (z && (!end || z < end) && strncmp(l, "kepler_node_zone_source_info", 28) &&
+		    strncmp(l, "kepler_node_meter_", 18))
+			fail_msg("a GPU zone outside the GPU families: %.*s", (int)(end ? end - l : 80), l);
+	}
+	assert_non_null(strstr(
+		out,
+		"kepler_node_zone_source_info{node_name=\"n1\",path=\"GPU-a\",source=\"nvml\",zone=\"gpu0\"} 1\n"));
+	assert_non_null(strstr(
+		out, "kepler_node_meter_resets_total{node_name=\"n1\",path=\"GPU-b\",zone=\"gpu1\"} 0\n"));
+	/* the node level alone: no workload GPU family */
+	out = render(&s, KEPLER_LEVEL_NODE, NULL);
+	assert_non_null(strstr(out, "kepler_node_gpu_watts{"));
+	assert_null(strstr(out, "kepler_process_gpu"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -573,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_process_top),
 		cmocka_unit_test(test_container_top),
 		cmocka_unit_test(test_cpu_info),
+		cmocka_unit_test(test_gpu_families),
 	};
 
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -604,6 +604,92 @@ static void test_resume(void **state)
 	kepler_ledger_free(l2);
 }
 
+/*
+ * A device zone (a GPU): the meter's active part is split by its weights,
+ * not by CPU time; the share of unlisted processes, and all of it when no
+ * weight is given, is unattributed; Σ processes + unattributed == active
+ * exactly, containers the sums of their processes; the unattributed total
+ * is resumed by a restarted ledger.
+ */
+static void test_device_zone(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l, *l2;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t weights[NPROC] = { 0 }, unattributed;
+
+	(void)state;
+	world_init(&w, 8);
+	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	in = input(&w, 0, true);
+	in.nzones = 4;
+	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
+						      .path = "GPU-x",
+						      .source = KEPLER_SOURCE_NVML,
+						      .device = true,
+						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	/* processes 1 (a container's) and 4 used the GPU 3:1, an unlisted PID as much as process 4 */
+	weights[1] = 300;
+	weights[4] = 100;
+	in = input(&w, 5 * SEC, false);
+	in.nzones = 4;
+	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
+						      .path = "GPU-x",
+						      .source = KEPLER_SOURCE_NVML,
+						      .delta_uj = 1500 * J + 7,
+						      .device = true,
+						      .active_uj = 1000 * J + 7,
+						      .weights = weights,
+						      .unlisted_weight = 100,
+						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	check_sums(s);
+	assert_true(kepler_zone_is_device(&s->zones[3]));
+	assert_string_equal(s->zones[3].device.name, "Test GPU");
+	assert_int_equal(s->zones[3].active.delta_uj, 1000 * J + 7);
+	assert_int_equal(s->zones[3].idle.delta_uj, 500 * J);
+	assert_int_equal(find(s, 101)->usage.zones[3].delta_uj, 600 * J + 4);
+	assert_int_equal(find(s, 104)->usage.zones[3].delta_uj, 200 * J + 1);
+	assert_int_equal(s->zones[3].unattributed.delta_uj, 200 * J + 2);
+	assert_int_equal(find(s, 102)->usage.zones[3].delta_uj, 0);
+	/* CPU zones are untouched by the GPU's weights: no unattributed part, no device */
+	assert_int_equal(s->zones[0].unattributed.total_uj, 0);
+	assert_string_equal(s->zones[0].device.uuid, "");
+	/* no process ran: all of the active part is unattributed */
+	in = input(&w, 10 * SEC, false);
+	in.nzones = 4;
+	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
+						      .path = "GPU-x",
+						      .source = KEPLER_SOURCE_NVML,
+						      .delta_uj = 90 * J,
+						      .device = true,
+						      .active_uj = 50 * J,
+						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
+	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	check_sums(s);
+	assert_int_equal(s->zones[3].unattributed.delta_uj, 50 * J);
+	unattributed = s->zones[3].unattributed.total_uj;
+	assert_int_equal(unattributed, 250 * J + 2);
+	/* a restarted collector continues the unattributed total */
+	assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+	assert_int_equal(kepler_ledger_resume(l2, s), 0);
+	in = input(&w, 20 * SEC, true);
+	in.nzones = 4;
+	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
+						      .path = "GPU-x",
+						      .source = KEPLER_SOURCE_NVML,
+						      .device = true,
+						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
+	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	assert_int_equal(s->zones[3].unattributed.total_uj, unattributed);
+	kepler_ledger_free(l);
+	kepler_ledger_free(l2);
+}
+
 /* A container that empties, is forgotten after its ttl, then runs again under the same id. */
 static void test_container_comes_back(void **state)
 {
@@ -680,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_container_comes_back),
+		cmocka_unit_test(test_device_zone),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

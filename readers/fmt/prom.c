@@ -186,7 +186,7 @@ static void meter_events(struct prom *pr)
 	for (int f = 0; f < 2; f++) {
 		prom_family(pr->out, fams[f].name, "counter", fams[f].help);
 		for (size_t z = 0; z < s->nzones; z++) {
-			if (!pr->zone_on[z])
+			if (!pr->zone_on[z] && !pr->device[z])
 				continue;
 			kepler_buf_adds(pr->out, fams[f].name);
 			node_zone_labels(pr, &s->zones[z]);
