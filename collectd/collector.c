@@ -60,6 +60,8 @@ struct kepler_collector {
 		uint64_t resets, wraps; /* counts already logged */
 		uint64_t last_warn_ns;  /* when a reset was last logged (monotonic) */
 	} seen[KEPLER_MAX_ZONES];
+	/* platform-other: intervals whose CPU and GPU zones drew more than the platform */
+	uint64_t clipped, clipped_said, clipped_warn_ns;
 	char describe[512];
 };
 
@@ -315,6 +317,56 @@ static void log_meter_events(struct kepler_collector *c, uint64_t mono)
 	}
 }
 
+/*
+ * With a platform meter beside RAPL: the zone `platform-other`, the part of
+ * the platform's energy that no other zone explains: platform - package -
+ * dram - each GPU, so that those zones add up to the platform exactly.
+ * Never below 0: an interval in which they drew more (meters read at
+ * slightly different instants, or a platform meter that lags) gives 0,
+ * counted and logged at most once a minute.
+ */
+static void add_platform_rest(struct kepler_collector *c, struct kepler_ledger_input *in)
+{
+	int platform = -1;
+	uint64_t explained = 0;
+
+	if (!kepler_meter_has_platform(c->meter) || in->nzones >= KEPLER_MAX_ZONES)
+		return;
+	for (unsigned z = 0; z < in->nzones; z++) {
+		const char *name = in->zones[z].name;
+
+		if (!strcmp(name, "platform"))
+			platform = (int)z;
+		else if (!strcmp(name, "package") || !strcmp(name, "dram") || in->zones[z].device)
+			explained += in->zones[z].delta_uj;
+	}
+	if (platform < 0)
+		return;
+	in->zones[in->nzones] = (struct kepler_ledger_zone_in){
+		.name = "platform-other",
+		.path = "platform - package - dram - gpu",
+		.source = in->zones[platform].source,
+	};
+	if (in->zones[platform].delta_uj >= explained) {
+		in->zones[in->nzones].delta_uj = in->zones[platform].delta_uj - explained;
+	} else if (!in->first) {
+		c->clipped++;
+		if (!c->clipped_warn_ns || in->mono_ns - c->clipped_warn_ns >= 60ULL * 1000000000ULL) {
+			kepler_warn(
+				"platform-other: %llu interval(s) since the last warning in which package, dram "
+				"and the GPUs drew more than the platform meter (%llu > %llu uJ in this one): 0 "
+				"for them (%llu since start)",
+				(unsigned long long)(c->clipped - c->clipped_said),
+				(unsigned long long)explained,
+				(unsigned long long)in->zones[platform].delta_uj,
+				(unsigned long long)c->clipped);
+			c->clipped_said = c->clipped;
+			c->clipped_warn_ns = in->mono_ns;
+		}
+	}
+	in->nzones++;
+}
+
 /* Continue the newest snapshot's totals when it is from this boot. */
 static void resume(struct kepler_collector *c, const struct kepler_store_meta *now)
 {
@@ -497,7 +549,9 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	r = open_meter(cfg, &c->meter);
 	if (r == 0)
 		r = kepler_gpu_zones_open(cfg, &c->gpu);
-	if (r == 0 && kepler_meter_zone_count(c->meter) + kepler_gpu_zones_count(c->gpu) > KEPLER_MAX_ZONES) {
+	if (r == 0 && kepler_meter_zone_count(c->meter) + kepler_gpu_zones_count(c->gpu) +
+				      kepler_meter_has_platform(c->meter) >
+			      KEPLER_MAX_ZONES) {
 		kepler_err(
 			"%u CPU zones and %u GPUs are more than the %d zones a snapshot holds: leave some out "
 			"(rapl.zones)",
@@ -795,6 +849,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	make_input(c, sample.mono_ns, &in);
 	if (kepler_gpu_zones_input(c->gpu, &in) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory weighing the GPUs' processes");
+	add_platform_rest(c, &in);
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
@@ -829,6 +884,9 @@ const char *kepler_collector_describe(struct kepler_collector *c)
 		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o, "%s %s (%s)", z ? "," : "",
 				      mz->name, kepler_source_name(mz->source));
 	}
+	if (kepler_meter_has_platform(c->meter) && o < sizeof(c->describe))
+		o += (size_t)snprintf(c->describe + o, sizeof(c->describe) - o,
+				      ", platform-other (platform - package - dram - GPUs)");
 	if (kepler_gpu_zones_count(c->gpu) && o < sizeof(c->describe))
 		snprintf(c->describe + o, sizeof(c->describe) - o, "; %u GPU zone(s) (nvml)",
 			 kepler_gpu_zones_count(c->gpu));

@@ -81,7 +81,8 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 		/* format 2.1 / 1.4: written for every zone, whatever its source */
 		s->zones[z].unattributed = (struct kepler_energy){ 7 * seed + z, z };
 		snprintf(buf, sizeof(buf), "GPU-fixture-%zu", z);
-		s->zones[z].device = (struct kepler_device){ (uint32_t)z, fixture_str(f, buf), "Fixture GPU", "nvidia" };
+		s->zones[z].device =
+			(struct kepler_device){ (uint32_t)z, fixture_str(f, buf), "Fixture GPU", "nvidia" };
 	}
 	s->nprocesses = nprocs;
 	s->processes = calloc(nprocs + 1, sizeof(*s->processes));

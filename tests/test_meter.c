@@ -609,6 +609,38 @@ static void test_auto_falls_back_to_model(void **state)
 	assert_int_equal(att.count, 1);
 }
 
+/*
+ * auto with RAPL and a platform meter: both read, each zone with its own
+ * source; without a platform meter, RAPL alone and hwmon in the attempts;
+ * meter.source rapl never reads hwmon.
+ */
+static void test_auto_reads_rapl_and_platform(void **state)
+{
+	struct ctx *c = *state;
+	struct kepler_meter_attempts att;
+	struct kepler_error err = { 0 };
+
+	make_tree(c, "--dram --hwmon");
+	c->p.source = KEPLER_METER_AUTO;
+	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_RAPL);
+	assert_true(kepler_meter_has_platform(c->m));
+	assert_int_equal(kepler_meter_zone_count(c->m), 3);
+	assert_int_equal(zone(c, "package")->source, KEPLER_SOURCE_RAPL);
+	assert_int_equal(zone(c, "platform")->source, KEPLER_SOURCE_HWMON);
+	assert_non_null(strstr(kepler_meter_describe(c->m), "; and the platform hwmon: platform"));
+	read_ok(c, 0);
+	put_u64(c, "class/hwmon/hwmon1/power1_average", 100000000); /* 100 W */
+	read_ok(c, 2 * SEC);
+	assert_true(zone(c, "platform")->delta_uj > 0);
+	kepler_meter_close(c->m);
+	c->m = NULL;
+	c->p.source = KEPLER_METER_RAPL;
+	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	assert_false(kepler_meter_has_platform(c->m));
+	assert_int_equal(kepler_meter_zone_count(c->m), 2);
+}
+
 static void test_model_exact(void **state)
 {
 	static const char text[] =
@@ -758,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hwmon_integration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hwmon_energy_and_chips, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auto_falls_back_to_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_reads_rapl_and_platform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_default, setup, teardown),
 		cmocka_unit_test(test_model_errors),

@@ -359,6 +359,31 @@ static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const 
 	return r;
 }
 
+/*
+ * Beside RAPL, under auto: the whole node's meter (hwmon), whose zone
+ * `platform` covers what RAPL does not (fans, disks, NICs, PSU losses).
+ * Not there: recorded in @attempts, and RAPL alone as before.
+ */
+static void open_platform(struct kepler_meter *m, const struct kepler_meter_params *p,
+			  struct kepler_meter_attempts *attempts)
+{
+	struct kepler_meter *pm = calloc(1, sizeof(*pm));
+	struct kepler_error e = { 0 };
+
+	if (!pm)
+		return;
+	if (open_one(pm, KEPLER_METER_HWMON, p, &e) == 0 && m->nzones + pm->nzones <= KEPLER_MAX_ZONES) {
+		m->platform = pm;
+		return;
+	}
+	free(pm);
+	if (attempts && attempts->count < 4) {
+		attempts->tried[attempts->count].source = KEPLER_METER_HWMON;
+		attempts->tried[attempts->count].err = e;
+		attempts->count++;
+	}
+}
+
 int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_attempts *attempts,
 		      struct kepler_meter **ret_meter, struct kepler_error *err)
 {
@@ -383,6 +408,8 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 		struct kepler_error e = { 0 };
 
 		r = open_one(m, auto_order[i], p, &e);
+		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL)
+			open_platform(m, p, attempts);
 		if (r == 0)
 			goto out;
 		if (attempts) {
@@ -417,7 +444,20 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kep
 
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
-	return m->ops->read(m, s, err);
+	struct kepler_error perr = { 0 };
+	int r = m->ops->read(m, s, err), pr = m->platform ? kepler_meter_read(m->platform, s, &perr) : 0;
+
+	if (r == 0 && pr < 0) {
+		if (err)
+			*err = perr;
+		r = pr;
+	}
+	return r;
+}
+
+bool kepler_meter_has_platform(const struct kepler_meter *m)
+{
+	return m->platform != NULL;
 }
 
 enum kepler_meter_source kepler_meter_source(const struct kepler_meter *m)
@@ -427,12 +467,14 @@ enum kepler_meter_source kepler_meter_source(const struct kepler_meter *m)
 
 unsigned kepler_meter_zone_count(const struct kepler_meter *m)
 {
-	return m->nzones;
+	return m->nzones + (m->platform ? m->platform->nzones : 0);
 }
 
 const struct kepler_meter_zone *kepler_meter_zone(const struct kepler_meter *m, unsigned i)
 {
-	return i < m->nzones ? &m->zones[i] : NULL;
+	if (i < m->nzones)
+		return &m->zones[i];
+	return m->platform ? kepler_meter_zone(m->platform, i - m->nzones) : NULL;
 }
 
 const char *kepler_meter_describe(struct kepler_meter *m)
@@ -449,6 +491,9 @@ const char *kepler_meter_describe(struct kepler_meter *m)
 		if (o < size)
 			o += (size_t)snprintf(m->describe + o, size - o, " [%s]", z->path);
 	}
+	if (m->platform && o < size)
+		snprintf(m->describe + o, size - o, "; and the platform %s",
+			 kepler_meter_describe(m->platform));
 	return m->describe;
 }
 
@@ -456,6 +501,7 @@ void kepler_meter_close(struct kepler_meter *m)
 {
 	if (!m)
 		return;
+	kepler_meter_close(m->platform);
 	meter_reset(m);
 	free(m);
 }

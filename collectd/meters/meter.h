@@ -8,7 +8,9 @@
  * 64-bit counter that starts at 0 when the meter opens, never wraps and
  * never goes backwards, whatever the hardware counters do.
  *
- * Sources (chosen by meter.source; auto tries rapl, then hwmon, then model):
+ * Sources (chosen by meter.source; auto tries rapl, then hwmon, then model,
+ * and with rapl also reads hwmon's whole-node meter, when there is one, as
+ * the zone `platform`):
  *   rapl   powercap sysfs: <sysfs>/class/powercap/intel-rapl:N[:M] and
  *          intel-rapl-mmio:N, energy_uj with max_energy_range_uj wraparound
  *   hwmon  <sysfs>/class/hwmon/hwmonN of the configured chips: power*_input
@@ -145,6 +147,12 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kep
  * every other zone was read. Returns 0 when every zone was read.
  */
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err);
+
+/*
+ * Under meter.source auto with RAPL, a platform meter (hwmon) found beside
+ * it: its zone `platform` is among the zones, after RAPL's.
+ */
+bool kepler_meter_has_platform(const struct kepler_meter *m);
 
 /* The source actually in use (never KEPLER_METER_AUTO). */
 enum kepler_meter_source kepler_meter_source(const struct kepler_meter *m);

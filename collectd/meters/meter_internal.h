@@ -53,6 +53,11 @@ struct kepler_meter {
 	/* parallel to zones[i].parts[j] */
 	struct kepler_part_state *states[KEPLER_MAX_ZONES];
 	void *priv;
+	/*
+	 * meter.source auto with RAPL: a platform meter (hwmon's whole-node
+	 * sensors) read beside it, its zones after this meter's.
+	 */
+	struct kepler_meter *platform;
 	char describe[1024];
 };
 

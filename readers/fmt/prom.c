@@ -123,6 +123,37 @@ static const struct kepler_energy *node_energy(const struct kepler_zone *z, enum
 	" (a model estimate, not a measurement, for a zone where " \
 	"kepler_node_zone_source_info has source=\"model\")"
 
+/*
+ * Kepler's kepler_platform_watts (its Redfish family: the whole server's
+ * power) for the zone `platform`, whatever measures it; its energy is in
+ * the zone's counters above, as every zone's.
+ */
+static void platform_watts(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t z = 0; z < s->nzones; z++) {
+		const struct kepler_zone *zn = &s->zones[z];
+
+		if (strcmp(zn->name, "platform"))
+			continue;
+		prom_family(pr->out, "kepler_platform_watts", "gauge",
+			    "Power consumption of the whole platform (node) in watts");
+		kepler_buf_adds(pr->out, "kepler_platform_watts{");
+		prom_label(pr->out, "bmc_id", "", true);
+		prom_label(pr->out, "chassis_id", "", false);
+		prom_label(pr->out, "node_name", pr->node, false);
+		prom_label(pr->out, "source", kepler_source_name(zn->source), false);
+		prom_label(pr->out, "source_id", zn->path, false);
+		prom_label(pr->out, "source_name", zn->name, false);
+		prom_label(pr->out, "source_type", kepler_source_name(zn->source), false);
+		kepler_buf_add(pr->out, "} ", 2);
+		prom_watts(pr->out, zn->energy.delta_uj, s->interval_ns);
+		prom_end_value(pr->out);
+		return;
+	}
+}
+
 static void node_families(struct prom *pr)
 {
 	static const struct {
@@ -161,6 +192,7 @@ static void node_families(struct prom *pr)
 			prom_end_value(pr->out);
 		}
 	}
+	platform_watts(pr);
 	prom_family(pr->out, "kepler_node_cpu_usage_ratio", "gauge",
 		    "CPU usage ratio of a node (value between 0.0 and 1.0)");
 	kepler_buf_adds(pr->out, "kepler_node_cpu_usage_ratio{");

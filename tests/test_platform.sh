@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# RAPL and a platform meter together (a fake sysfs tree with the real
+# layout: powercap package and dram, an ACPI power_meter hwmon chip), under
+# meter.source auto. A writer advances the counters and the power (package
+# 50 W, dram 10 W, platform 150 W; then a spell where RAPL draws more than
+# the platform meter says). Checked on every snapshot: the zone
+# platform-other is platform - package - dram, so that those three add up
+# to platform exactly, except in the spell, where it is 0, counted and
+# logged; per zone Σ processes == active and active + idle == energy;
+# kepler_platform_watts in the exporter.
+# Usage: test_platform.sh BUILD_DIR
+set -uo pipefail
+build=$1
+for tool in curl jq python3; do
+	command -v $tool >/dev/null || { echo "SKIP: $tool missing (tools/setup.sh installs it)"; exit 77; }
+done
+. "$(dirname "$0")/lib.sh"
+src=$(cd "$(dirname "$0")/.." && pwd)
+collectd=$build/collectd/kepler-collectd
+stdout=$build/readers/stdout/kepler-stdout
+sys=$tmp/sys
+bash "$src/tools/fake-sysfs.sh" "$sys" --dram --hwmon >/dev/null || { fail "fake-sysfs.sh"; finish platform; }
+pkg=$sys/devices/virtual/powercap/intel-rapl/intel-rapl:0
+hw=$(dirname "$(readlink -f "$sys/class/hwmon/hwmon1/name")")
+[ "$(cat "$hw/name")" = power_meter ] || { fail "no power_meter chip in the fake tree"; finish platform; }
+
+# the writer: every 100 ms package +5 J, dram +1 J (50 W, 10 W); the
+# platform at 150 W, then 5 W for 3.5 s (RAPL's 60 W is more, even if a
+# busy machine slows the writer), then 150 W
+echo 150000000 >"$hw/power1_average"
+(
+	p=$(cat "$pkg/energy_uj") d=$(cat "$pkg/intel-rapl:0:0/energy_uj")
+	for i in $(seq 400); do
+		p=$((p + 5000000)) d=$((d + 1000000))
+		echo $p >"$pkg/energy_uj"
+		echo $d >"$pkg/intel-rapl:0:0/energy_uj"
+		[ -f "$tmp/low" ] && echo 5000000 >"$hw/power1_average" || echo 150000000 >"$hw/power1_average"
+		sleep 0.1
+	done
+) &
+pids+=($!)
+
+store=$tmp/store
+"$collectd" --store.path "$store" --store.group "" --host.sysfs "$sys" --informer procfs --monitor.interval 1s \
+	--gpu.enabled false >"$tmp/collectd.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+wait_seq() {
+	for _ in $(seq 300); do
+		s=$("$stdout" --store.path "$store" --format json 2>/dev/null | jq -r .seq 2>/dev/null)
+		[ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_seq 8 || fail "no 8th snapshot: $(tail -3 "$tmp/collectd.log")"
+grep -q "energy source rapl: package .*, dram .*; and the platform hwmon: platform" "$tmp/collectd.log" &&
+	grep -q "zones package (rapl), dram (rapl), platform (hwmon), platform-other (platform - package - dram - GPUs)" "$tmp/collectd.log" &&
+	ok "auto: RAPL for the CPU zones and the ACPI power meter for platform, both said at start" ||
+	fail "start: $(grep -E 'energy source|started' "$tmp/collectd.log")"
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
+	>"$tmp/exporter.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && grep -q '^kepler_snapshot_seq{' "$tmp/metrics" && break
+	sleep 0.1
+done
+line=$(grep '^kepler_platform_watts{' "$tmp/metrics")
+v=${line##* }
+[[ "$line" == 'kepler_platform_watts{bmc_id="",chassis_id="",node_name="'*'",source="hwmon",source_id="'*'power1_average",source_name="platform",source_type="hwmon"} '* ]] &&
+	awk -v v="$v" 'BEGIN { exit !(v > 140 && v < 160) }' && ok "kepler_platform_watts (Kepler's labels): $v W" ||
+	fail "platform watts: '$line'"
+grep -q '^kepler_node_cpu_joules_total{node_name="[^"]*",path="platform - package - dram - gpu",zone="platform-other"}' "$tmp/metrics" &&
+	ok "platform-other is a zone like the others in the exporter" || fail "no platform-other series"
+
+touch "$tmp/low"
+sleep 3.5
+rm -f "$tmp/low"
+seq0=$("$stdout" --store.path "$store" --format json | jq -r .seq)
+wait_seq $((seq0 + 4)) || fail "stalled after the low spell"
+kill "$cpid"
+wait "$cpid" 2>/dev/null
+grep -q "platform-other: [0-9]* interval(s) since the last warning in which package, dram and the GPUs drew more than the platform meter" "$tmp/collectd.log" &&
+	ok "RAPL above the platform meter: clipped to 0 and logged" || fail "clipping not logged: $(grep -i warn "$tmp/collectd.log" | head -3)"
+n=$(grep -c "platform-other: " "$tmp/collectd.log")
+[ "$n" = 1 ] && ok "logged once for the spell (at most once a minute)" || fail "logged $n times"
+
+"$stdout" --store.path "$store" --format json --all >"$tmp/all.jsonl"
+python3 - "$tmp/all.jsonl" <<'PY' >"$tmp/check.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+bad, exact, clipped = [], 0, 0
+for s in snaps[1:]:
+    z = {x["name"]: x for x in s["node"]["zones"]}
+    if set(z) != {"package", "dram", "platform", "platform-other"}:
+        bad.append(f"seq {s['seq']}: zones {sorted(z)}")
+        continue
+    parts = z["package"]["delta_uj"] + z["dram"]["delta_uj"]
+    rest = z["platform-other"]["delta_uj"]
+    if parts <= z["platform"]["delta_uj"]:
+        if parts + rest != z["platform"]["delta_uj"]:
+            bad.append(f"seq {s['seq']}: package + dram + other {parts + rest} != platform {z['platform']['delta_uj']}")
+        exact += 1
+    else:
+        clipped += 1
+        if rest != 0:
+            bad.append(f"seq {s['seq']}: clipped, yet platform-other is {rest}")
+    for i, zone in enumerate(s["node"]["zones"]):
+        procs = sum(p["zones"][i]["delta_uj"] for p in s["processes"])
+        if procs != zone["active_delta_uj"] or zone["active_delta_uj"] + zone["idle_delta_uj"] != zone["delta_uj"]:
+            bad.append(f"seq {s['seq']} {zone['name']}: processes {procs}, active {zone['active_delta_uj']}")
+if clipped < 2:
+    bad.append(f"only {clipped} clipped intervals in a 3 s spell")
+print("\n".join(bad) if bad else f"{exact} intervals: package + dram + platform-other == platform exactly; {clipped} clipped to 0 in the spell; per zone processes == active")
+sys.exit(1 if bad else 0)
+PY
+[ $? = 0 ] && ok "$(cat "$tmp/check.out")" || fail "$(head -8 "$tmp/check.out")"
+grep -qE "AddressSanitizer|invariant broken" "$tmp/collectd.log" && fail "collector: $(grep -E 'AddressSanitizer|invariant' "$tmp/collectd.log" | head -2)"
+
+# meter.source rapl: RAPL alone, no platform meter read
+timeout 3 "$collectd" --store.path "$tmp/s2" --store.group "" --host.sysfs "$sys" --informer procfs \
+	--meter.source rapl --monitor.interval 1s --gpu.enabled false >"$tmp/rapl.log" 2>&1
+grep -q "zones package (rapl), dram (rapl);" "$tmp/rapl.log" && ok "meter.source rapl: RAPL alone" ||
+	fail "rapl alone: $(grep started "$tmp/rapl.log")"
+finish platform
