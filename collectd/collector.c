@@ -60,8 +60,9 @@ struct kepler_collector {
 		uint64_t resets, wraps; /* counts already logged */
 		uint64_t last_warn_ns;  /* when a reset was last logged (monotonic) */
 	} seen[KEPLER_MAX_ZONES];
-	/* platform-other: intervals whose CPU and GPU zones drew more than the platform */
+	/* platform-other: intervals whose CPU and GPU zones drew more than the platform, and the excess */
 	uint64_t clipped, clipped_said, clipped_warn_ns;
+	uint64_t rest_debt;
 	char describe[512];
 };
 
@@ -80,22 +81,52 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The node's name: kube.node-name, else $NODE_NAME, else the host name. */
+static void node_name(const struct kepler_config *cfg, char *buf, size_t size)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (cfg->kube_node_name && cfg->kube_node_name[0])
+		snprintf(buf, size, "%s", cfg->kube_node_name);
+	else if (env && env[0])
+		snprintf(buf, size, "%s", env);
+	else if (gethostname(buf, size - 1) < 0)
+		buf[0] = '\0';
+	buf[size - 1] = '\0';
+}
+
+/* Each Redfish reading at debug level: what the platform energy is integrated from. */
+static void log_redfish_sample(void *ctx, uint64_t mono_ns, uint64_t mw)
+{
+	(void)ctx;
+	kepler_debug("redfish reading: %llu mW at %llu ns", (unsigned long long)mw,
+		     (unsigned long long)mono_ns);
+}
+
 /* Open the configured meter and say which it is and why. */
 static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret)
 {
 	struct kepler_meter_attempts attempts;
 	struct kepler_meter_params params;
 	struct kepler_error err = { 0 };
+	char node[256];
 	const char *prov;
 	int r;
 
 	kepler_meter_params_from_config(cfg, &params);
+	if (params.redfish && !(params.redfish_node && params.redfish_node[0])) {
+		node_name(cfg, node, sizeof(node));
+		params.redfish_node = node;
+	}
+	params.redfish_on_sample = log_redfish_sample;
 	r = kepler_meter_open(&params, &attempts, ret, &err);
 	for (unsigned i = 0; i < attempts.count; i++)
 		kepler_log(r < 0 ? KEPLER_LOG_ERROR : KEPLER_LOG_INFO, "meter %s not used: %s",
 			   kepler_meter_source_name(attempts.tried[i].source), attempts.tried[i].err.msg);
 	if (r < 0) {
-		if (params.source != KEPLER_METER_AUTO)
+		if (params.redfish && strstr(err.msg, "BMC"))
+			kepler_err("platform.redfish: %s", err.msg);
+		else if (params.source != KEPLER_METER_AUTO)
 			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source), err.msg);
 		return r;
 	}
@@ -146,16 +177,9 @@ static void node_meta(const struct kepler_config *cfg, const struct kepler_cpuin
 {
 	char path[4200];
 
-	const char *env = getenv("NODE_NAME");
-
 	memset(m, 0, sizeof(*m));
 	gethostname(m->hostname, sizeof(m->hostname) - 1);
-	if (cfg->kube_node_name && cfg->kube_node_name[0])
-		snprintf(m->node_name, sizeof(m->node_name), "%s", cfg->kube_node_name);
-	else if (env && env[0])
-		snprintf(m->node_name, sizeof(m->node_name), "%s", env);
-	else
-		snprintf(m->node_name, sizeof(m->node_name), "%s", m->hostname);
+	node_name(cfg, m->node_name, sizeof(m->node_name));
 	read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", cfg->host_procfs);
 	read_first_line(path, m->boot_id, sizeof(m->boot_id));
@@ -322,8 +346,11 @@ static void log_meter_events(struct kepler_collector *c, uint64_t mono)
  * the platform's energy that no other zone explains: platform - package -
  * dram - each GPU, so that those zones add up to the platform exactly.
  * Never below 0: an interval in which they drew more (meters read at
- * slightly different instants, or a platform meter that lags) gives 0,
- * counted and logged at most once a minute.
+ * slightly different instants, or a platform meter that lags, like a BMC
+ * polled every few seconds) gives 0, and the excess is taken from the
+ * next intervals' platform-other, so that over time the sums still hold
+ * to the microjoule. Such intervals are counted and logged at most once a
+ * minute (those in which the platform meter had nothing new are not).
  */
 static void add_platform_rest(struct kepler_collector *c, struct kepler_ledger_input *in)
 {
@@ -347,15 +374,24 @@ static void add_platform_rest(struct kepler_collector *c, struct kepler_ledger_i
 		.path = "platform - package - dram - gpu",
 		.source = in->zones[platform].source,
 	};
+	if (in->first)
+		c->rest_debt = 0;
+	explained += c->rest_debt;
+	c->rest_debt = 0;
 	if (in->zones[platform].delta_uj >= explained) {
 		in->zones[in->nzones].delta_uj = in->zones[platform].delta_uj - explained;
 	} else if (!in->first) {
+		c->rest_debt = explained - in->zones[platform].delta_uj;
+	}
+	if (!in->first && in->zones[platform].delta_uj && in->zones[platform].delta_uj < explained) {
+		/* (a platform meter with nothing new, a BMC between readings, is no clipping) */
 		c->clipped++;
 		if (!c->clipped_warn_ns || in->mono_ns - c->clipped_warn_ns >= 60ULL * 1000000000ULL) {
 			kepler_warn(
 				"platform-other: %llu interval(s) since the last warning in which package, dram "
-				"and the GPUs drew more than the platform meter (%llu > %llu uJ in this one): 0 "
-				"for them (%llu since start)",
+				"and the GPUs drew more than the platform meter (%llu > %llu uJ in this one, with "
+				"what earlier ones owed): platform-other 0, the excess taken from the next "
+				"intervals (%llu since start)",
 				(unsigned long long)(c->clipped - c->clipped_said),
 				(unsigned long long)explained,
 				(unsigned long long)in->zones[platform].delta_uj,

@@ -56,9 +56,16 @@ kube=build-fuzz/corpus/kube
 mkdir -p "$kube"
 { printf '\x00'; cat tests/data/kubelet/podlist.json; } >"$kube/podlist"
 printf '\x01web-1_shop_nginx-2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab.log\t/var/log/pods/shop_web-1_0b6e5a4c-1f2d-4e3a-9b8c-7d6e5f4a3b21/nginx/0.log\n' >"$kube/links"
+redfish=build-fuzz/corpus/redfish
+mkdir -p "$redfish"
+printf '\x00{"Members": [{"@odata.id": "/redfish/v1/Chassis/1U"}], "Members@odata.count": 1}' >"$redfish/members"
+printf '\x01{"Id": "1U", "EnvironmentMetrics": {"@odata.id": "/redfish/v1/Chassis/1U/EnvironmentMetrics"}, "Power": {"@odata.id": "/redfish/v1/Chassis/1U/Power"}}' >"$redfish/chassis"
+printf '\x02{"PowerWatts": {"Reading": 312.5, "DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/PS"}}' >"$redfish/env"
+printf '\x03{"PowerControl": [{"MemberId": "0", "PowerConsumedWatts": 298, "PowerMetrics": {"AverageConsumedWatts": 290}}]}' >"$redfish/power"
 rc=0
 fuzz fuzz_decode $((secs / 2)) "$corpus" 65536 || rc=$?
 fuzz fuzz_host_input $((secs / 4)) "$host" 8192 || rc=$?
 fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4 - secs / 10)) "$csv" 16384 || rc=$?
-fuzz fuzz_kube_names $((secs / 10)) "$kube" 65536 || rc=$?
+fuzz fuzz_kube_names $((secs / 20)) "$kube" 65536 || rc=$?
+fuzz fuzz_redfish $((secs / 20)) "$redfish" 16384 || rc=$?
 exit $rc

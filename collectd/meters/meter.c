@@ -18,7 +18,9 @@
 /* A power sensor reading above this (100 kW) is garbage, not a node. */
 #define MAX_SENSOR_UW 100000000000ULL
 
-static const char *const source_names[] = { "auto", "rapl", "hwmon", "model", "fake", "passthrough" };
+static const char *const source_names[] = {
+	"auto", "rapl", "hwmon", "model", "fake", "passthrough", "redfish"
+};
 
 const char *kepler_meter_source_name(enum kepler_meter_source s)
 {
@@ -346,6 +348,7 @@ static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const 
 		[KEPLER_METER_MODEL] = kepler_meter_model_open,
 		[KEPLER_METER_FAKE] = kepler_meter_fake_open,
 		[KEPLER_METER_PASSTHROUGH] = kepler_meter_passthrough_open,
+		[KEPLER_METER_REDFISH] = kepler_meter_redfish_open,
 	};
 	int r;
 
@@ -384,6 +387,23 @@ static void open_platform(struct kepler_meter *m, const struct kepler_meter_para
 	}
 }
 
+/* platform.redfish.enabled: the BMC is the platform meter, whatever measures the CPU. */
+static int open_redfish(struct kepler_meter *m, const struct kepler_meter_params *p, struct kepler_error *err)
+{
+	struct kepler_meter *pm = calloc(1, sizeof(*pm));
+	int r;
+
+	if (!pm)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	r = open_one(pm, KEPLER_METER_REDFISH, p, err);
+	if (r < 0) {
+		free(pm);
+		return r;
+	}
+	m->platform = pm;
+	return 0;
+}
+
 int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_attempts *attempts,
 		      struct kepler_meter **ret_meter, struct kepler_error *err)
 {
@@ -407,8 +427,10 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 	for (unsigned i = 0; i < 3; i++) {
 		struct kepler_error e = { 0 };
 
+		if (p->redfish && auto_order[i] == KEPLER_METER_HWMON)
+			continue; /* the BMC is the platform meter */
 		r = open_one(m, auto_order[i], p, &e);
-		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL)
+		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL && !p->redfish)
 			open_platform(m, p, attempts);
 		if (r == 0)
 			goto out;
@@ -421,6 +443,11 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 			*err = e;
 	}
 out:
+	if (r == 0 && p->redfish && p->source != KEPLER_METER_HWMON) {
+		r = open_redfish(m, p, err);
+		if (r < 0)
+			meter_reset(m);
+	}
 	if (r < 0) {
 		free(m);
 		return r;
@@ -440,6 +467,11 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kep
 	ret->fake_zones = &cfg->dev_fake_meter_zones;
 	ret->fake_watts = cfg->dev_fake_meter_watts;
 	ret->passthrough_path = cfg->passthrough_path;
+	ret->redfish = cfg->redfish_enabled;
+	ret->redfish_config = cfg->redfish_config_file;
+	ret->redfish_node = cfg->redfish_node_name;
+	ret->redfish_poll_ns = cfg->redfish_poll_ns;
+	ret->redfish_timeout_ns = cfg->redfish_timeout_ns;
 }
 
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)

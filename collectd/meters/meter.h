@@ -106,6 +106,14 @@ struct kepler_meter_params {
 	const struct kepler_strlist *fake_zones;
 	int64_t fake_watts;
 	const char *passthrough_path; /* meter.source passthrough: the VM's tree (holds class/powercap) */
+	/* platform.redfish.*: the BMC as the platform meter, beside the CPU meter */
+	bool redfish;
+	const char *redfish_config; /* Kepler's BMC file */
+	const char *redfish_node;   /* this node's name in it */
+	uint64_t redfish_poll_ns, redfish_timeout_ns;
+	/* each reading, from the poller's thread (the collector logs it at debug level); may be NULL */
+	void (*redfish_on_sample)(void *ctx, uint64_t mono_ns, uint64_t mw);
+	void *redfish_ctx;
 };
 
 /* One sample of the machine, taken with each read. */

@@ -76,7 +76,8 @@ enum kepler_meter_source {
 	KEPLER_METER_HWMON,
 	KEPLER_METER_MODEL,
 	KEPLER_METER_FAKE,
-	KEPLER_METER_PASSTHROUGH
+	KEPLER_METER_PASSTHROUGH,
+	KEPLER_METER_REDFISH, /* a platform meter only (platform.redfish.enabled), never meter.source */
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
 enum kepler_kube_pod_source { KEPLER_POD_SOURCE_AUTO, KEPLER_POD_SOURCE_KUBELET, KEPLER_POD_SOURCE_LOGS };
@@ -120,6 +121,12 @@ struct kepler_config {
 	int attribution_active_split;
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
+	/* platform.redfish.* */
+	bool redfish_enabled;
+	char *redfish_config_file;
+	char *redfish_node_name;
+	uint64_t redfish_poll_ns;
+	uint64_t redfish_timeout_ns;
 	/* gpu.* */
 	int gpu_enabled; /* enum kepler_gpu_enabled */
 	char *gpu_idle_power;

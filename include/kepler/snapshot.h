@@ -39,6 +39,7 @@ enum kepler_source {
 	KEPLER_SOURCE_MODEL,
 	KEPLER_SOURCE_FAKE,
 	KEPLER_SOURCE_PASSTHROUGH, /* a VM's share of its host's energy, from kepler-passthrough */
+	KEPLER_SOURCE_REDFISH,     /* the server's BMC (format 2.1) */
 	KEPLER_SOURCE_COUNT,
 };
 

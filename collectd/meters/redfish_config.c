@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Kepler's BMC file (its experimental.platform.redfish.configFile, shipped
+ * as a Secret):
+ *
+ *   nodes:
+ *     worker-1: bmc-1
+ *   bmcs:
+ *     bmc-1:
+ *       endpoint: https://10.0.0.5
+ *       username: admin
+ *       password: secret
+ *       insecure: false
+ *       caFile: /etc/kepler-c/bmc-ca.crt   # kepler-c's addition
+ *
+ * It holds a password: a file that others may read is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "redfish.h"
+
+static yaml_node_t *get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
+			return yaml_document_get_node(doc, p->value);
+	}
+	return NULL;
+}
+
+/* Scalar @key of @map into @ret; -ENOENT when absent (and @required), -EINVAL when not a short scalar. */
+static int field(yaml_document_t *doc, yaml_node_t *map, const char *key, char *ret, size_t size,
+		 bool required, const char *path, struct kepler_error *err)
+{
+	yaml_node_t *v = get(doc, map, key);
+
+	ret[0] = '\0';
+	if (!v)
+		return required ? kepler_error_set(err, -EINVAL, "%s: the BMC has no %s", path, key) : 0;
+	if (v->type != YAML_SCALAR_NODE || v->data.scalar.length >= size)
+		return kepler_error_set(err, -EINVAL, "%s: %s is not a string of at most %zu bytes", path,
+					key, size - 1);
+	memcpy(ret, v->data.scalar.value, v->data.scalar.length + 1);
+	return 0;
+}
+
+static int open_private(const char *path, FILE **ret, struct kepler_error *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 && errno == ELOOP) /* a Secret's files are symlinks: follow, then check the file */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kepler_error_set(err, -errno, "cannot open the BMC file %s: %s", path,
+					strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return kepler_error_set(err, -EINVAL, "the BMC file %s is not a regular file", path);
+	}
+	if (st.st_mode & S_IROTH) {
+		close(fd);
+		return kepler_error_set(err, -EACCES,
+					"the BMC file %s holds passwords and others may read it (mode %04o): "
+					"chmod o-rwx it (a Secret: defaultMode 0440)",
+					path, (unsigned)(st.st_mode & 07777));
+	}
+	*ret = fdopen(fd, "r");
+	if (!*ret) {
+		close(fd);
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int take_bmc(yaml_document_t *doc, yaml_node_t *b, const char *path, struct kepler_redfish_bmc *ret,
+		    struct kepler_error *err)
+{
+	char insecure[16];
+	int r;
+
+	if (!b || b->type != YAML_MAPPING_NODE)
+		return kepler_error_set(err, -EINVAL, "%s: BMC '%s' is not a mapping", path, ret->id);
+	r = field(doc, b, "endpoint", ret->endpoint, sizeof(ret->endpoint), true, path, err);
+	if (r == 0)
+		r = field(doc, b, "username", ret->username, sizeof(ret->username), true, path, err);
+	if (r == 0)
+		r = field(doc, b, "password", ret->password, sizeof(ret->password), true, path, err);
+	if (r == 0)
+		r = field(doc, b, "caFile", ret->ca_file, sizeof(ret->ca_file), false, path, err);
+	if (r == 0)
+		r = field(doc, b, "insecure", insecure, sizeof(insecure), false, path, err);
+	if (r < 0)
+		return r;
+	if (insecure[0] && strcmp(insecure, "true") && strcmp(insecure, "false"))
+		return kepler_error_set(err, -EINVAL, "%s: insecure is '%s', not true or false", path,
+					insecure);
+	ret->insecure = !strcmp(insecure, "true");
+	if (strncmp(ret->endpoint, "https://", 8) && strncmp(ret->endpoint, "http://", 7))
+		return kepler_error_set(err, -EINVAL, "%s: endpoint '%s' is not an https:// URL", path,
+					ret->endpoint);
+	for (size_t n = strlen(ret->endpoint); n > 8 && ret->endpoint[n - 1] == '/'; n--)
+		ret->endpoint[n - 1] = '\0';
+	return 0;
+}
+
+int kepler_redfish_config_load(const char *path, const char *node, struct kepler_redfish_bmc *ret,
+			       struct kepler_error *err)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root, *id;
+	FILE *f;
+	int r = open_private(path, &f, err);
+
+	if (r < 0)
+		return r;
+	memset(ret, 0, sizeof(*ret));
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		r = kepler_error_set(err, -EINVAL, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+				     parser.problem ? parser.problem : "not YAML");
+		goto out_parser;
+	}
+	root = yaml_document_get_root_node(&doc);
+	id = get(&doc, get(&doc, root, "nodes"), node);
+	if (!id || id->type != YAML_SCALAR_NODE || id->data.scalar.length >= sizeof(ret->id)) {
+		r = kepler_error_set(err, -ENOENT, "%s: no BMC for node '%s' under nodes", path, node);
+		goto out_doc;
+	}
+	memcpy(ret->id, id->data.scalar.value, id->data.scalar.length + 1);
+	if (!get(&doc, get(&doc, root, "bmcs"), ret->id)) {
+		r = kepler_error_set(err, -ENOENT, "%s: node '%s' names BMC '%s', which bmcs does not have",
+				     path, node, ret->id);
+		goto out_doc;
+	}
+	r = take_bmc(&doc, get(&doc, get(&doc, root, "bmcs"), ret->id), path, ret, err);
+out_doc:
+	yaml_document_delete(&doc);
+out_parser:
+	yaml_parser_delete(&parser);
+	fclose(f);
+	if (r < 0)
+		explicit_bzero(ret->password, sizeof(ret->password));
+	return r;
+}
