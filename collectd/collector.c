@@ -17,6 +17,7 @@
 #include "backlog.h"
 #include "baseline.h"
 #include "collector.h"
+#include "cpu_size.h"
 #include "cpuinfo.h"
 #include "gpu_zones.h"
 #include "informer.h"
@@ -39,6 +40,8 @@ struct kepler_collector {
 	struct kepler_ledger_namer namer;
 	struct kepler_ledger_proc *procs; /* this interval's, handed to the ledger */
 	size_t procs_cap;
+	struct kepler_cpu_sizes *sizes; /* attribution.idle size: the workloads' sizes */
+	uint64_t sizes_unreadable_said;
 	uint64_t last_mono_ns;
 	bool first;
 	/* attribution.active-split: baseline */
@@ -567,12 +570,38 @@ static int open_kube(const struct kepler_config *cfg, struct kepler_collector *c
 	return 0;
 }
 
+/* attribution.idle: say where idle energy goes; under size, find the cgroups' weights. */
+static int open_sizes(const struct kepler_config *cfg, struct kepler_collector *c)
+{
+	struct kepler_error err = { 0 };
+	int r;
+
+	if (cfg->attribution_idle == KEPLER_IDLE_NONE) {
+		kepler_info("idle energy stays at the node (attribution.idle none)");
+		return 0;
+	}
+	if (cfg->attribution_idle == KEPLER_IDLE_CPU) {
+		kepler_info("idle energy goes to workloads by their CPU time (attribution.idle cpu)");
+		return 0;
+	}
+	r = kepler_cpu_sizes_open(cfg->host_sysfs, &c->sizes, &err);
+	if (r < 0) {
+		kepler_err("attribution.idle size: %s", err.msg);
+		return r;
+	}
+	kepler_info("idle energy goes to workloads by their size (attribution.idle size): %s%s",
+		    kepler_cpu_sizes_describe(c->sizes),
+		    c->kube ? "; CPU requests from Kubernetes first" : "");
+	return 0;
+}
+
 int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collector **ret)
 {
 	struct kepler_ledger_params lp = {
 		.terminated_ttl_ns = cfg->monitor_terminated_ttl_ns,
 		.max_terminated = cfg->monitor_max_terminated,
 		.min_terminated_energy_uj = (uint64_t)cfg->monitor_min_terminated_energy_j * 1000000ULL,
+		.idle = (enum kepler_idle_policy)cfg->attribution_idle,
 	};
 	struct kepler_collector *c = calloc(1, sizeof(*c));
 	struct kepler_store_meta meta;
@@ -602,6 +631,8 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		r = open_baseline(cfg, c);
 	if (r == 0)
 		r = open_kube(cfg, c);
+	if (r == 0)
+		r = open_sizes(cfg, c);
 	if (r == 0) {
 		r = kepler_ledger_new(&lp, &c->ledger, &err);
 		if (r == 0)
@@ -618,6 +649,22 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	return 0;
 }
 
+/* attribution.idle size: the unit of process @p (its container, else its cgroup) and the unit's size. */
+static int size_unit(struct kepler_collector *c, struct kepler_ledger_proc *p, const char *cgroup)
+{
+	uint32_t request = 0;
+
+	if (c->kube && p->container_id[0]) {
+		const struct kepler_kube_pod *pod = NULL;
+		const struct kepler_kube_container *kc =
+			kepler_kube_container(c->kube, p->container_id, p->pod_uid, &pod);
+
+		if (kc)
+			request = kc->cpu_request_mcpu;
+	}
+	return kepler_cpu_sizes_unit(c->sizes, p->container_id, cgroup, request, &p->unit);
+}
+
 /* The informer's processes as the ledger takes them (strings stay the informer's). */
 static int copy_processes(struct kepler_collector *c)
 {
@@ -632,6 +679,8 @@ static int copy_processes(struct kepler_collector *c)
 		c->procs = p;
 		c->procs_cap = cap;
 	}
+	if (c->sizes)
+		kepler_cpu_sizes_begin(c->sizes, clock_ns(CLOCK_MONOTONIC));
 	for (size_t i = 0; i < n; i++) {
 		const struct kepler_proc *kp = kepler_informer_proc(c->informer, i);
 		const struct kepler_proc_identity *id = kp->id;
@@ -655,6 +704,8 @@ static int copy_processes(struct kepler_collector *c)
 			.instructions = kp->instructions,
 			.cache_misses = kp->cache_misses,
 		};
+		if (c->sizes && size_unit(c, &c->procs[i], id->cpu_cgroup) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -693,6 +744,15 @@ static void make_input(struct kepler_collector *c, uint64_t mono, struct kepler_
 	in->lost = st->lost;
 	in->procs = c->procs;
 	in->nprocs = kepler_informer_count(c->informer);
+	if (c->sizes) {
+		in->units = kepler_cpu_sizes_units(c->sizes, &in->nunits);
+		if (kepler_cpu_sizes_unreadable(c->sizes) > c->sizes_unreadable_said) {
+			kepler_debug("attribution.idle size: %llu cgroup weights unreadable so far (1024 "
+				     "shares used for them)",
+				     (unsigned long long)kepler_cpu_sizes_unreadable(c->sizes));
+			c->sizes_unreadable_said = kepler_cpu_sizes_unreadable(c->sizes);
+		}
+	}
 	if (c->kube) {
 		kepler_kube_refresh(c->kube);
 		in->namer = &c->namer;
@@ -934,6 +994,7 @@ void kepler_collector_close(struct kepler_collector *c)
 	if (!c)
 		return;
 	kepler_kube_close(c->kube);
+	kepler_cpu_sizes_close(c->sizes);
 	kepler_ledger_free(c->ledger);
 	kepler_backlog_free(c->backlog);
 	kepler_baseline_learner_free(c->learner);

@@ -30,6 +30,7 @@ static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", "passthrough", NULL };
 static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
 static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
+static const char *const idle_policies[] = { "none", "cpu", "size", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
@@ -98,6 +99,11 @@ const struct kepler_option kepler_options[] = {
 	  "How each zone's energy splits into active and idle: usage-ratio (Kepler's: active = energy x CPU "
 	  "usage) or baseline (active = energy - the zone's idle power; see docs/attribution.md).",
 	  C, 0, 0, 0, active_splits },
+	{ "attribution.idle", KEPLER_OPT_ENUM, OFF(attribution_idle), "none", "POLICY",
+	  "Where each zone's idle energy goes: none (Kepler's: it stays at the node), cpu (to workloads as their "
+	  "active energy goes) or size (by container size: CPU request, else cgroup weight; the GHG Protocol ICT "
+	  "rule). Workloads then have idle series beside the active ones; see docs/attribution.md.",
+	  C, 0, 0, 0, idle_policies },
 	{ "attribution.idle-watts", KEPLER_OPT_LIST, OFF(attribution_idle_watts), "", "ZONE=WATTS,...",
 	  "Idle power per zone for the baseline split (e.g. package=12.5); zones not listed are learned "
 	  "from the node's history.",

@@ -36,6 +36,7 @@ static const uint32_t base_size[SEC_MAX] = {
 	[SEC_PODS] = sizeof(struct blob_named),
 	[SEC_ENERGY] = sizeof(struct blob_energy),
 	[SEC_STRINGS] = 1,
+	[SEC_IDLE] = sizeof(struct blob_energy),
 };
 
 static int check_table(struct decoder *d, const struct blob_header *h);
@@ -163,6 +164,8 @@ static void take_info(const struct decoder *d, struct kepler_snapshot *s, struct
 	s->unstored_ns = in.unstored_ns;
 	s->collector_cpu_ns = in.collector_cpu_ns;
 	s->collector_rss_bytes = in.collector_rss_bytes;
+	/* NONE before format 2.2; a policy of a newer minor: its idle section is not understood */
+	s->idle_policy = in.idle_policy < KEPLER_IDLE_POLICY_COUNT ? in.idle_policy : KEPLER_IDLE_NONE;
 	s->nprocesses = d->sec[SEC_PROCESSES].count;
 	s->ncontainers = d->sec[SEC_CONTAINERS].count;
 	s->nvms = d->sec[SEC_VMS].count;
@@ -214,6 +217,15 @@ static void take_usage(const struct decoder *d, struct kepler_snapshot *s, size_
 		get_record(d, SEC_ENERGY, w * s->nzones + z, &e, sizeof(e));
 		u->zones[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
 	}
+	if (!s->idle_pool)
+		return;
+	u->idle = s->idle_pool + w * s->nzones;
+	for (size_t z = 0; z < s->nzones; z++) {
+		struct blob_energy e;
+
+		get_record(d, SEC_IDLE, w * s->nzones + z, &e, sizeof(e));
+		u->idle[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
+	}
 }
 
 static int take_processes(const struct decoder *d, struct kepler_snapshot *s)
@@ -251,6 +263,7 @@ static int take_containers(const struct decoder *d, struct kepler_snapshot *s)
 		STR(b.name, c->name);
 		STR(b.runtime, c->runtime);
 		STR(b.pod_id, c->pod_id);
+		c->size_shares = b.size_shares; /* 0 before format 2.2 */
 		take_usage(d, s, w, &b.usage, &c->usage);
 	}
 	return 0;
@@ -287,6 +300,16 @@ static int allocate(const struct decoder *d, struct kepler_snapshot *s)
 		return CORRUPT(d, "%llu zone energies for %llu workloads x %zu zones",
 			       (unsigned long long)d->sec[SEC_ENERGY].count, (unsigned long long)nwork,
 			       s->nzones);
+	if (s->idle_policy && d->sec[SEC_IDLE].count != nwork * s->nzones)
+		return CORRUPT(d, "idle policy %s but %llu idle energies for %llu workloads x %zu zones",
+			       kepler_idle_policy_name(s->idle_policy),
+			       (unsigned long long)d->sec[SEC_IDLE].count, (unsigned long long)nwork,
+			       s->nzones);
+	if (s->idle_policy) {
+		s->idle_pool = calloc(nwork * s->nzones + 1, sizeof(*s->idle_pool));
+		if (!s->idle_pool)
+			return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
+	}
 	s->processes = calloc(s->nprocesses + 1, sizeof(*s->processes));
 	s->containers = calloc(s->ncontainers + 1, sizeof(*s->containers));
 	s->vms = calloc(s->nvms + 1, sizeof(*s->vms));
@@ -414,6 +437,7 @@ void kepler_snapshot_free(struct kepler_snapshot *snap)
 	free(snap->vms);
 	free(snap->pods);
 	free(snap->energy_pool);
+	free(snap->idle_pool);
 	free(snap->blob);
 	free(snap);
 }

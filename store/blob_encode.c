@@ -133,6 +133,7 @@ struct encoder {
 	struct blob_section sec[SEC_MAX];
 	struct strtab strings;
 	struct blob_energy *energy; /* next workload energy entry */
+	struct blob_energy *idle;   /* next workload idle entry, under an idle policy */
 };
 
 static uint64_t align8(uint64_t v)
@@ -156,6 +157,7 @@ static uint64_t layout(struct encoder *e)
 		{ SEC_VMS, sizeof(struct blob_named), s->nvms },
 		{ SEC_PODS, sizeof(struct blob_named), s->npods },
 		{ SEC_ENERGY, sizeof(struct blob_energy), nwork * s->nzones },
+		{ SEC_IDLE, sizeof(struct blob_energy), s->idle_policy ? nwork * s->nzones : 0 },
 	};
 	uint64_t off = e->header_size + (SEC_MAX - 1) * sizeof(struct blob_section);
 
@@ -183,6 +185,12 @@ static int put_usage(struct encoder *e, const struct kepler_usage *u, struct blo
 		return -EINVAL;
 	for (size_t z = 0; z < e->snap->nzones; z++, e->energy++)
 		*e->energy = (struct blob_energy){ u->zones[z].total_uj, u->zones[z].delta_uj };
+	if (!e->snap->idle_policy)
+		return 0;
+	if (e->snap->nzones && !u->idle)
+		return -EINVAL;
+	for (size_t z = 0; z < e->snap->nzones; z++, e->idle++)
+		*e->idle = (struct blob_energy){ u->idle[z].total_uj, u->idle[z].delta_uj };
 	return 0;
 }
 
@@ -253,6 +261,7 @@ static int put_containers(struct encoder *e)
 		ADD(c->name, b->name);
 		ADD(c->runtime, b->runtime);
 		ADD(c->pod_id, b->pod_id);
+		b->size_shares = c->size_shares;
 		if (put_usage(e, &c->usage, &b->usage) < 0)
 			return -EINVAL;
 	}
@@ -312,6 +321,7 @@ static void put_info(struct encoder *e)
 		.unstored_ns = s->unstored_ns,
 		.collector_cpu_ns = s->collector_cpu_ns,
 		.collector_rss_bytes = s->collector_rss_bytes,
+		.idle_policy = s->idle_policy,
 	};
 }
 
@@ -360,12 +370,15 @@ static int encode(struct encoder *e0, void **ret_blob, size_t *ret_len, struct k
 	if (snap->nzones > KEPLER_MAX_ZONES)
 		return kepler_error_set(err, -EINVAL, "snapshot has %zu zones, at most %d supported",
 					snap->nzones, KEPLER_MAX_ZONES);
+	if (snap->idle_policy >= KEPLER_IDLE_POLICY_COUNT)
+		return kepler_error_set(err, -EINVAL, "unknown idle policy %u", snap->idle_policy);
 	fixed = layout(&e);
 	e.buf = calloc(1, fixed);
 	r = e.buf ? strtab_append(&e.strings, "", 0) : -ENOMEM; /* offset 0: "" */
 	if (r < 0)
 		goto out;
 	e.energy = record(&e, SEC_ENERGY, 0);
+	e.idle = record(&e, SEC_IDLE, 0);
 	put_info(&e);
 	r = put_zones(&e);
 	if (!r)

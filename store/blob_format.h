@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.4 and 2.1), private to store/
+ * The snapshot blob on disk (formats 1.5 and 2.2), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *   2.0: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
@@ -44,7 +44,12 @@ enum blob_section_id {
 	SEC_PODS = 6,
 	SEC_ENERGY = 7,  /* nzones entries per workload: processes, containers, vms, pods */
 	SEC_STRINGS = 8, /* record_size 1 */
-	SEC_MAX = 9,
+	/*
+	 * format 2.2 / 1.5: the workloads' idle energy under an idle policy
+	 * (info.idle_policy not NONE), laid out as ENERGY; count 0 otherwise
+	 */
+	SEC_IDLE = 9,
+	SEC_MAX = 10,
 };
 
 struct blob_header {
@@ -99,6 +104,9 @@ struct blob_info {
 	uint64_t unstored_ns;
 	uint64_t collector_cpu_ns;
 	uint64_t collector_rss_bytes;
+	/* format 2.2 / 1.5 */
+	uint32_t idle_policy;
+	uint32_t pad2;
 };
 
 struct blob_energy {
@@ -145,6 +153,8 @@ struct blob_process {
 struct blob_container {
 	struct blob_str id, name, runtime, pod_id;
 	struct blob_usage usage;
+	/* format 2.2 / 1.5 */
+	uint64_t size_shares;
 };
 
 /* vms and pods share this shape: id, name, and hypervisor or namespace */
@@ -156,13 +166,15 @@ struct blob_named {
 
 _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
-_Static_assert(sizeof(struct blob_info) == 104, "info record layout (format 1.3)");
+_Static_assert(sizeof(struct blob_info) == 112, "info record layout (format 2.2 / 1.5)");
+_Static_assert(offsetof(struct blob_info, idle_policy) == 104, "info record of format 1.3");
 _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of format 1.0");
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
 _Static_assert(offsetof(struct blob_zone, unattributed) == 112, "zone record layout (format 1.2)");
 _Static_assert(sizeof(struct blob_zone) == 160, "zone record layout (format 2.1 / 1.4)");
 _Static_assert(sizeof(struct blob_process) == 96, "process record layout");
-_Static_assert(sizeof(struct blob_container) == 56, "container record layout");
+_Static_assert(sizeof(struct blob_container) == 64, "container record layout (format 2.2 / 1.5)");
+_Static_assert(offsetof(struct blob_container, size_shares) == 56, "container record of format 1.0");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
 
 /* XXH3-64 of @blob (at least a header long) as if its checksum were 0. */

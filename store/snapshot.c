@@ -42,6 +42,13 @@ const char *kepler_baseline_method_name(enum kepler_baseline_method m)
 	return (unsigned)m < KEPLER_BASELINE_METHOD_COUNT ? baseline_names[m] : baseline_names[0];
 }
 
+const char *kepler_idle_policy_name(enum kepler_idle_policy p)
+{
+	static const char *const names[KEPLER_IDLE_POLICY_COUNT] = { "none", "cpu", "size" };
+
+	return (unsigned)p < KEPLER_IDLE_POLICY_COUNT ? names[p] : names[0];
+}
+
 const char *kepler_state_name(enum kepler_state s)
 {
 	return (unsigned)s < KEPLER_STATE_COUNT ? state_names[s] : state_names[0];

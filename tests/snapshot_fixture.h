@@ -135,6 +135,26 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 	fixture_usage(f, &s->pods[0].usage, 11);
 }
 
+/* Give every workload idle energies and the containers sizes, as under idle policy @policy. */
+static inline void fixture_add_idle(struct fixture *f, enum kepler_idle_policy policy)
+{
+	struct kepler_snapshot *s = &f->snap;
+
+	s->idle_policy = policy;
+	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
+		for (size_t i = 0; i < kepler_workload_count(s, (enum kepler_kind)k); i++) {
+			struct kepler_usage *u = (struct kepler_usage *)kepler_workload_at(s, (enum kepler_kind)k, i).usage;
+			struct kepler_energy *e = realloc(u->zones, 2 * (s->nzones ? s->nzones : 1) * sizeof(*e));
+
+			u->zones = e;
+			u->idle = e + s->nzones;
+			for (size_t z = 0; z < s->nzones; z++)
+				u->idle[z] = (struct kepler_energy){ 77 * i + z + 1, 3 * z + k };
+		}
+	for (size_t i = 0; i < s->ncontainers; i++)
+		s->containers[i].size_shares = 100 * (i + 1);
+}
+
 static inline void fixture_free(struct fixture *f)
 {
 	struct kepler_snapshot *s = &f->snap;
@@ -167,6 +187,11 @@ static inline const char *usage_diff(const struct kepler_usage *a, const struct 
 		if (a->zones[z].total_uj != b->zones[z].total_uj ||
 		    a->zones[z].delta_uj != b->zones[z].delta_uj)
 			return "zone energy";
+	if (!a->idle != !b->idle)
+		return "idle energy present in one only";
+	for (size_t z = 0; a->idle && z < nzones; z++)
+		if (a->idle[z].total_uj != b->idle[z].total_uj || a->idle[z].delta_uj != b->idle[z].delta_uj)
+			return "idle energy";
 	return NULL;
 }
 
@@ -190,7 +215,7 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 	    x->skipped_entries != y->skipped_entries || x->lost_entries != y->lost_entries ||
 	    x->cpu_count != y->cpu_count || x->unstored_intervals != y->unstored_intervals ||
 	    x->unstored_ns != y->unstored_ns || x->collector_cpu_ns != y->collector_cpu_ns ||
-	    x->collector_rss_bytes != y->collector_rss_bytes)
+	    x->collector_rss_bytes != y->collector_rss_bytes || x->idle_policy != y->idle_policy)
 		return "header";
 	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses || x->ncontainers != y->ncontainers ||
 	    x->nvms != y->nvms || x->npods != y->npods)
@@ -232,6 +257,8 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		DIFF_STR(a->name, b->name, "container name");
 		DIFF_STR(a->runtime, b->runtime, "runtime");
 		DIFF_STR(a->pod_id, b->pod_id, "pod_id");
+		if (a->size_shares != b->size_shares)
+			return "container size";
 		DIFF_USAGE(a->usage, b->usage);
 	}
 	for (size_t i = 0; i < x->nvms; i++) {

@@ -154,15 +154,15 @@ static void tiny_build(struct tiny *t)
 	t->e[2] = (struct kepler_energy){ 500000, 250000 };
 	t->e[3] = (struct kepler_energy){ 2500000, 750000 };
 	t->e[4] = (struct kepler_energy){ 500000, 250000 };
-	t->p[0] =
-		(struct kepler_process){ .pid = 42,
-					 .start_time_ns = 1,
-					 .comm = "web \"srv\"",
-					 .exe = "/usr/bin/web",
-					 .type = KEPLER_PROC_REGULAR,
-					 .container_id = "",
-					 .vm_id = "",
-					 .usage = { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[0] } };
+	t->p[0] = (struct kepler_process){ .pid = 42,
+					   .start_time_ns = 1,
+					   .comm = "web \"srv\"",
+					   .exe = "/usr/bin/web",
+					   .type = KEPLER_PROC_REGULAR,
+					   .container_id = "",
+					   .vm_id = "",
+					   .usage = { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[0],
+						      NULL } };
 	t->p[1] = (struct kepler_process){ .pid = 43,
 					   .start_time_ns = 2,
 					   .comm = "ctr",
@@ -170,18 +170,19 @@ static void tiny_build(struct tiny *t)
 					   .type = KEPLER_PROC_CONTAINER,
 					   .container_id = "abc",
 					   .vm_id = "",
-					   .usage = { KEPLER_STATE_TERMINATED, 200000000, 200000000,
-						      &t->e[1] } };
+					   .usage = { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[1],
+						      NULL } };
 	t->c = (struct kepler_container){ "abc",
 					  "app",
 					  "containerd",
 					  "uid-1",
-					  { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[2] } };
+					  { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[2], NULL },
+					  0 };
 	t->v = (struct kepler_vm){
-		"vm-1", "guest", "kvm", { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3] }
+		"vm-1", "guest", "kvm", { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3], NULL }
 	};
 	t->pod = (struct kepler_pod){
-		"uid-1", "web-0", "default", { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4] }
+		"uid-1", "web-0", "default", { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4], NULL }
 	};
 	t->s.nprocesses = 2;
 	t->s.processes = t->p;
@@ -607,18 +608,18 @@ static void test_gpu_families(void **state)
 					.type = KEPLER_PROC_CONTAINER,
 					.container_id = "c1",
 					.vm_id = "",
-					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[0] } };
+					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[0], NULL } };
 	p[1] = (struct kepler_process){ .pid = 43,
 					.comm = "idle",
 					.exe = "/bin/idle",
 					.type = KEPLER_PROC_REGULAR,
 					.container_id = "",
 					.vm_id = "",
-					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[1] } };
+					.usage = { KEPLER_STATE_RUNNING, 1, 1, e[1], NULL } };
 	c = (struct kepler_container){
-		"c1", "trainer", "containerd", "uid-1", { KEPLER_STATE_RUNNING, 1, 1, e[2] }
+		"c1", "trainer", "containerd", "uid-1", { KEPLER_STATE_RUNNING, 1, 1, e[2], NULL }, 0
 	};
-	pod = (struct kepler_pod){ "uid-1", "job-0", "ml", { KEPLER_STATE_RUNNING, 1, 1, e[3] } };
+	pod = (struct kepler_pod){ "uid-1", "job-0", "ml", { KEPLER_STATE_RUNNING, 1, 1, e[3], NULL } };
 	s.processes = p;
 	s.nprocesses = 2;
 	s.containers = &c;

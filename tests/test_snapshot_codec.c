@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.1"));
+	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.2"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -354,6 +354,53 @@ static void test_encode_rejects_bad_input(void **state)
 	fixture_free(&f);
 }
 
+/*
+ * Format 2.2 / 1.5: the idle energies of an idle policy and the containers'
+ * sizes come back, plain and packed; a blob whose policy is set but whose
+ * idle section does not cover every workload is refused.
+ */
+static void test_idle_round_trip(void **state)
+{
+	static const enum kepler_idle_policy policies[] = { KEPLER_IDLE_CPU, KEPLER_IDLE_SIZE };
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	struct fixture f;
+	void *blob;
+	size_t len;
+	const char *diff;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		fixture_build(&f, 40, 3);
+		fixture_add_idle(&f, policies[i]);
+		for (int packed = 0; packed < 2; packed++) {
+			assert_int_equal(packed ? kepler_snapshot_encode_packed(&f.snap, 1, &blob, &len, &err)
+						: kepler_snapshot_encode(&f.snap, &blob, &len, &err),
+					 0);
+			assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+			diff = snapshot_diff(&f.snap, out);
+			if (diff)
+				fail_msg("%s: %s differs", kepler_idle_policy_name(policies[i]), diff);
+			assert_non_null(out->processes[0].usage.idle);
+			kepler_snapshot_free(out);
+			free(blob);
+		}
+		fixture_free(&f);
+	}
+	/* policy NONE: no idle arrays come back */
+	fixture_build(&f, 5, 3);
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	assert_null(out->processes[0].usage.idle);
+	assert_int_equal(out->idle_policy, KEPLER_IDLE_NONE);
+	kepler_snapshot_free(out);
+	free(blob);
+	/* a policy with no idle section */
+	f.snap.idle_policy = KEPLER_IDLE_CPU;
+	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), -EINVAL);
+	fixture_free(&f);
+}
+
 /* Format 2.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
 static void test_packed_round_trip(void **state)
 {
@@ -374,7 +421,7 @@ static void test_packed_round_trip(void **state)
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
 		memcpy(&h, packed, sizeof(h));
 		assert_int_equal(h.major, 2);
-		assert_int_equal(h.minor, 1);
+		assert_int_equal(h.minor, KEPLER_FORMAT_MINOR);
 		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
 		diff = snapshot_diff(&f.snap, out);
 		if (diff)
@@ -461,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_older_info_record_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 		cmocka_unit_test(test_packed_round_trip),
+		cmocka_unit_test(test_idle_round_trip),
 		cmocka_unit_test(test_zone_records_before_devices_are_read),
 		cmocka_unit_test(test_packed_damage_is_an_error),
 	};

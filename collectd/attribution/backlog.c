@@ -195,7 +195,7 @@ static int64_t drop_excess(struct kepler_backlog *b, size_t *missing)
 }
 
 /* Room in the merged snapshot for @n[k] workloads of each kind. */
-static int reserve_out(struct kepler_backlog *b, const size_t *n, size_t nzones)
+static int reserve_out(struct kepler_backlog *b, const size_t *n, size_t nzones, bool idle)
 {
 	size_t all = 0;
 
@@ -209,11 +209,11 @@ static int reserve_out(struct kepler_backlog *b, const size_t *n, size_t nzones)
 		*arr = p;
 		all += n[k];
 	}
-	b->pool = grow(b->pool, &b->pool_cap, all * nzones, sizeof(*b->pool));
+	b->pool = grow(b->pool, &b->pool_cap, all * nzones * (idle ? 2 : 1), sizeof(*b->pool));
 	return b->pool ? 0 : -ENOMEM;
 }
 
-/* Append workload @i of kind @k of @from to the merged snapshot, its zones copied. */
+/* Append workload @i of kind @k of @from to the merged snapshot, its zones (and idle) copied. */
 static struct kepler_usage *append(struct kepler_backlog *b, const struct kepler_snapshot *from,
 				   enum kepler_kind k, size_t i, size_t *pool_used)
 {
@@ -229,6 +229,11 @@ static struct kepler_usage *append(struct kepler_backlog *b, const struct kepler
 	memcpy(zones, u->zones, from->nzones * sizeof(*zones));
 	u->zones = zones;
 	*pool_used += from->nzones;
+	if (u->idle) {
+		memcpy(zones + from->nzones, u->idle, from->nzones * sizeof(*zones));
+		u->idle = zones + from->nzones;
+		*pool_used += from->nzones;
+	}
 	return u;
 }
 
@@ -236,6 +241,8 @@ static void merge_usage(struct kepler_usage *u, const struct kepler_usage *old, 
 {
 	for (size_t z = 0; z < nzones; z++)
 		u->zones[z].delta_uj += old->zones[z].delta_uj;
+	for (size_t z = 0; u->idle && old->idle && z < nzones; z++)
+		u->idle[z].delta_uj += old->idle[z].delta_uj;
 	u->cpu_time_delta_ns += old->cpu_time_delta_ns;
 }
 
@@ -261,6 +268,7 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 	o->lost_entries = h->lost_entries + s->lost_entries + dropped;
 	o->unstored_intervals = kepler_backlog_intervals(b);
 	o->unstored_ns = s->wall_ns > b->since_wall_ns ? s->wall_ns - b->since_wall_ns : 0;
+	o->idle_policy = s->idle_policy;
 	o->nzones = s->nzones;
 	for (size_t z = 0; z < s->nzones; z++) {
 		o->zones[z] = s->zones[z];
@@ -271,6 +279,7 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 	}
 	o->blob = NULL;
 	o->energy_pool = NULL;
+	o->idle_pool = NULL;
 }
 
 int kepler_backlog_merge(struct kepler_backlog *b, const struct kepler_snapshot *snap,
@@ -283,7 +292,7 @@ int kepler_backlog_merge(struct kepler_backlog *b, const struct kepler_snapshot 
 		*ret = (struct kepler_snapshot *)snap;
 		return 0;
 	}
-	if (b->held->nzones != snap->nzones)
+	if (b->held->nzones != snap->nzones || b->held->idle_policy != snap->idle_policy)
 		return kepler_error_set(err, -EINVAL,
 					"the meter's zones changed while the store was unwritable");
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++) {
@@ -303,7 +312,7 @@ int kepler_backlog_merge(struct kepler_backlog *b, const struct kepler_snapshot 
 	dropped = drop_excess(b, missing);
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 		n[k] = kepler_workload_count(snap, (enum kepler_kind)k) + missing[k];
-	if (dropped < 0 || reserve_out(b, n, snap->nzones) < 0)
+	if (dropped < 0 || reserve_out(b, n, snap->nzones, snap->idle_policy != KEPLER_IDLE_NONE) < 0)
 		return kepler_error_set(err, -ENOMEM,
 					"out of memory merging the intervals the store refused");
 	merge_header(b, snap, (uint32_t)dropped);

@@ -33,15 +33,17 @@ static int by_primary_desc(const void *a, const void *b, void *ctx)
 static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input *in, struct proc_rec *o)
 {
 	struct proc_gen *cur = &l->gen[l->cur];
-	struct proc_rec *r = ledger_gen_add(cur, l->nzones);
-	struct kepler_energy *zones = r->p.usage.zones;
+	struct proc_rec *r = ledger_gen_add(cur, l->nslots);
+	struct kepler_energy *slots = r->p.usage.zones;
 	char key[12];
 	size_t klen = kepler_proc_key(o->p.pid, o->p.start_time_ns, key);
 
 	r->p = o->p;
-	r->p.usage.zones = zones;
+	ledger_point_usage(l, &r->p.usage, slots);
 	for (unsigned z = 0; z < l->nzones; z++)
-		zones[z] = (struct kepler_energy){ .total_uj = o->p.usage.zones[z].total_uj };
+		r->p.usage.zones[z] = (struct kepler_energy){ .total_uj = o->p.usage.zones[z].total_uj };
+	for (unsigned z = 0; l->idle && o->p.usage.idle && z < l->nzones; z++)
+		r->p.usage.idle[z] = (struct kepler_energy){ .total_uj = o->p.usage.idle[z].total_uj };
 	r->p.usage.cpu_time_delta_ns = 0;
 	r->p.cycles = r->p.instructions = r->p.cache_misses =
 		in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;

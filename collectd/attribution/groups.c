@@ -216,7 +216,7 @@ static int reserve_emission(struct kepler_ledger *l)
 	    ledger_grow((void **)&l->vms, &l->vms_cap, nv, sizeof(*l->vms)) < 0 ||
 	    ledger_grow((void **)&l->pods, &l->pods_cap, np, sizeof(*l->pods)) < 0 ||
 	    ledger_grow((void **)&l->group_pool, &l->group_pool_cap,
-			(nc + nv + np) * (l->nzones ? l->nzones : 1), sizeof(*l->group_pool)) < 0)
+			(nc + nv + np) * (l->nslots ? l->nslots : 1), sizeof(*l->group_pool)) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -247,6 +247,8 @@ static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct
 	}
 	for (unsigned z = 0; z < l->nzones; z++)
 		g->delta[z] += u->zones[z].delta_uj;
+	for (unsigned z = 0; l->idle && u->idle && z < l->nzones; z++)
+		g->delta[l->nzones + z] += u->idle[z].delta_uj;
 	g->cpu_delta += u->cpu_time_delta_ns;
 	/* a group seen for the first time starts from its members' lifetime CPU */
 	if (g->fresh && !g->revived)
@@ -285,7 +287,7 @@ static void settle(struct kepler_ledger *l, struct group_table *t, uint64_t now)
 			g->cpu_delta = 0;
 			g->running = false;
 		}
-		for (unsigned z = 0; z < l->nzones; z++)
+		for (unsigned z = 0; z < l->nslots; z++)
 			g->total[z] += g->delta[z];
 		g->cpu_total += g->cpu_delta;
 		if (g->running) {
@@ -306,19 +308,19 @@ static void add_pods(struct kepler_ledger *l)
 
 	for (size_t i = 0; i < ct->n; i++) {
 		const struct group_rec *c = &ct->recs[i];
-		struct kepler_energy e[KEPLER_MAX_ZONES];
+		struct kepler_energy e[LEDGER_MAX_SLOTS];
 		struct kepler_usage u;
 		struct group_rec *g;
 
 		if (!c->emit || !c->pod_id[0] || !(g = group_find(l, KEPLER_KIND_POD, c->pod_id)))
 			continue; /* (dormant containers are not emitted; pods were reserved) */
-		for (unsigned z = 0; z < l->nzones; z++)
+		for (unsigned z = 0; z < l->nslots; z++)
 			e[z] = (struct kepler_energy){ .total_uj = c->total[z], .delta_uj = c->delta[z] };
 		u = (struct kepler_usage){ .state = c->terminated ? KEPLER_STATE_TERMINATED
 								  : KEPLER_STATE_RUNNING,
 					   .cpu_time_ns = c->cpu_total,
-					   .cpu_time_delta_ns = c->cpu_delta,
-					   .zones = e };
+					   .cpu_time_delta_ns = c->cpu_delta };
+		ledger_point_usage(l, &u, e);
 		group_add(l, g, &u);
 	}
 }
@@ -336,6 +338,14 @@ void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 		if (p->vm_id[0] && (g = group_find(l, KEPLER_KIND_VM, p->vm_id)))
 			group_add(l, g, &p->usage);
 	}
+	for (size_t i = 0; in->units && i < in->nprocs; i++) { /* containers' sizes (SIZE) */
+		const struct kepler_ledger_proc *p = &in->procs[i];
+		struct group_rec *g;
+
+		if (p->container_id[0] && p->unit < in->nunits &&
+		    (g = group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
+			g->size_shares = in->units[p->unit].size_shares;
+	}
 	settle(l, &l->groups[KEPLER_KIND_CONTAINER], in->mono_ns);
 	settle(l, &l->groups[KEPLER_KIND_VM], in->mono_ns);
 	add_pods(l);
@@ -348,8 +358,8 @@ static void fill_usage(const struct kepler_ledger *l, const struct group_rec *g,
 	u->state = g->terminated ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
 	u->cpu_time_ns = g->cpu_total;
 	u->cpu_time_delta_ns = g->cpu_delta;
-	u->zones = zones;
-	for (unsigned z = 0; z < l->nzones; z++)
+	ledger_point_usage(l, u, zones);
+	for (unsigned z = 0; z < l->nslots; z++)
 		zones[z] = (struct kepler_energy){ .total_uj = g->total[z], .delta_uj = g->delta[z] };
 }
 
@@ -370,7 +380,11 @@ void ledger_emit_groups(struct kepler_ledger *l)
 				continue;
 			if (k == KEPLER_KIND_CONTAINER) {
 				l->containers[s->ncontainers] = (struct kepler_container){
-					.id = g->id, .name = g->name, .runtime = g->extra, .pod_id = g->pod_id
+					.id = g->id,
+					.name = g->name,
+					.runtime = g->extra,
+					.pod_id = g->pod_id,
+					.size_shares = g->size_shares,
 				};
 				u = &l->containers[s->ncontainers++].usage;
 			} else if (k == KEPLER_KIND_VM) {
@@ -384,7 +398,7 @@ void ledger_emit_groups(struct kepler_ledger *l)
 				u = &l->pods[s->npods++].usage;
 			}
 			fill_usage(l, g, u, &l->group_pool[used]);
-			used += l->nzones;
+			used += l->nslots;
 		}
 	}
 	s->containers = l->containers;

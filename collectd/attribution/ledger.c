@@ -44,6 +44,7 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
 	if (!l)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	l->params = *p;
+	l->idle = p->idle == KEPLER_IDLE_CPU || p->idle == KEPLER_IDLE_SIZE;
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
 		l->tombs[k] = calloc(LEDGER_TOMBSTONES, sizeof(*l->tombs[k]));
 		if (!l->tombs[k]) {
@@ -76,6 +77,7 @@ static int setup_zones(struct kepler_ledger *l, const struct kepler_ledger_input
 	if (l->nresume && ledger_remap_resumed(l, (const char(*)[64])names, in->nzones) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	l->nzones = in->nzones;
+	l->nslots = l->nzones * (l->idle ? 2 : 1);
 	memcpy(l->zone_names, names, sizeof(names));
 	for (unsigned z = 0; z < l->nzones; z++) {
 		int r = ledger_resumed_index(l, names[z]);
@@ -114,8 +116,19 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 
 void ledger_account_unattributed(struct kepler_ledger *l, unsigned z, uint64_t uj)
 {
-	l->node[z][NODE_UNATTRIBUTED].delta_uj = uj;
+	l->node[z][NODE_UNATTRIBUTED].delta_uj += uj;
 	l->node[z][NODE_UNATTRIBUTED].total_uj += uj;
+}
+
+void ledger_point_usage_n(struct kepler_usage *u, struct kepler_energy *slots, unsigned nzones, bool idle)
+{
+	u->zones = slots;
+	u->idle = idle ? slots + nzones : NULL;
+}
+
+void ledger_point_usage(const struct kepler_ledger *l, struct kepler_usage *u, struct kepler_energy *slots)
+{
+	ledger_point_usage_n(u, slots, l->nzones, l->idle);
 }
 
 static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -134,6 +147,7 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 	s->cpu_count = in->cpu_count;
 	s->skipped_entries = in->skipped;
 	s->lost_entries = in->lost;
+	s->idle_policy = l->idle ? l->params.idle : KEPLER_IDLE_NONE;
 	s->nzones = l->nzones;
 	for (unsigned z = 0; z < l->nzones; z++)
 		s->zones[z] = (struct kepler_zone){
@@ -162,7 +176,9 @@ static int reserve(struct kepler_ledger *l, const struct kepler_ledger_input *in
 
 	if (r < 0)
 		return r;
-	r = ledger_reserve_groups(l, in);
+	r = ledger_reserve_idle(l, in);
+	if (r == 0)
+		r = ledger_reserve_groups(l, in);
 	if (r < 0)
 		ledger_release_processes(l, in->nprocs);
 	return r;
@@ -203,6 +219,9 @@ void kepler_ledger_free(struct kepler_ledger *l)
 	free(l->weights);
 	free(l->shares);
 	free(l->scratch);
+	free(l->idle_shares);
+	free(l->unit_sums);
+	free(l->unit_tmp);
 	free(l->cand);
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 		free(l->tombs[k]);

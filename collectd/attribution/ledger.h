@@ -15,6 +15,13 @@
  * Device zones (GPUs) bring their own active part and process weights
  * (struct kepler_ledger_zone_in); there Σ processes + unattributed == active.
  *
+ * Idle energy stays at the node (policy NONE), or is split too (params.idle):
+ * CPU by the same weights as the active part; SIZE by the units' sizes
+ * (struct kepler_ledger_unit), then within a unit by CPU time (equally when
+ * none ran); device zones under SIZE as under CPU. Each workload then has
+ * an idle energy beside its active one, and per zone Σ processes' active +
+ * idle + unattributed == energy exactly.
+ *
  * Terminated workloads are in the snapshot of the interval they ended in,
  * then carried forward (delta 0, final totals) for terminated_ttl, at most
  * max_terminated per kind by energy in the primary zone, none below
@@ -37,6 +44,19 @@ struct kepler_ledger_params {
 	uint64_t terminated_ttl_ns;
 	int64_t max_terminated; /* -1: all, 0: none */
 	uint64_t min_terminated_energy_uj;
+	enum kepler_idle_policy idle; /* attribution.idle */
+};
+
+/*
+ * Under idle policy SIZE, the units idle energy is shared over: a
+ * container, or the processes outside containers that share a cgroup. A
+ * container's size is taken off the node's capacity (1024 shares per CPU)
+ * first; what is left goes to the other units by their size (see
+ * docs/attribution.md).
+ */
+struct kepler_ledger_unit {
+	uint64_t size_shares; /* CPU shares: 1024 = one CPU; at least 1 */
+	bool container;
 };
 
 struct kepler_ledger_zone_in {
@@ -77,6 +97,7 @@ struct kepler_ledger_proc {
 	uint64_t cpu_time_ns;                        /* cumulative */
 	uint64_t cpu_time_delta_ns;                  /* this interval */
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
+	uint32_t unit; /* idle policy SIZE: its index in kepler_ledger_input.units */
 };
 
 /*
@@ -109,6 +130,8 @@ struct kepler_ledger_input {
 	uint32_t skipped, lost;
 	const struct kepler_ledger_proc *procs; /* the processes of the interval */
 	size_t nprocs;
+	const struct kepler_ledger_unit *units; /* idle policy SIZE; NULL otherwise */
+	size_t nunits;
 	const struct kepler_ledger_namer *namer; /* NULL: no names beyond procfs' */
 };
 

@@ -34,9 +34,16 @@ struct proc_gen {
 	struct kepler_keymap map;
 };
 
+/*
+ * A workload's energy slots: nzones of active energy, then, under an idle
+ * policy, nzones of idle energy (struct kepler_ledger.nslots in all).
+ */
+#define LEDGER_MAX_SLOTS (2 * KEPLER_MAX_ZONES)
+
 struct group_rec {
 	char *id, *name, *extra, *pod_id; /* extra: runtime, hypervisor or namespace */
-	uint64_t total[KEPLER_MAX_ZONES], delta[KEPLER_MAX_ZONES];
+	uint64_t total[LEDGER_MAX_SLOTS], delta[LEDGER_MAX_SLOTS];
+	uint64_t size_shares; /* containers under idle policy SIZE: the last size seen */
 	uint64_t cpu_total, cpu_delta;
 	uint64_t ended_mono_ns;
 	bool terminated, present, running, emit;
@@ -63,7 +70,7 @@ struct group_table {
 
 struct tombstone {
 	char id[KEPLER_KEY_MAX + 1]; /* "" when unused */
-	uint64_t total[KEPLER_MAX_ZONES];
+	uint64_t total[LEDGER_MAX_SLOTS];
 	uint64_t cpu_total;
 };
 
@@ -73,6 +80,8 @@ enum { NODE_ENERGY, NODE_ACTIVE, NODE_IDLE, NODE_UNATTRIBUTED, NODE_TOTALS };
 struct kepler_ledger {
 	struct kepler_ledger_params params;
 	unsigned nzones;
+	unsigned nslots; /* energy slots per workload: nzones, twice that under an idle policy */
+	bool idle;       /* an idle policy gives idle energy to workloads */
 	char zone_names[KEPLER_MAX_ZONES][64];
 	struct kepler_energy node[KEPLER_MAX_ZONES][NODE_TOTALS];
 	size_t primary;
@@ -104,6 +113,12 @@ struct kepler_ledger {
 	/* scratch of one build, reserved before anything changes */
 	uint64_t *weights, *shares, *scratch;
 	size_t weights_cap, shares_cap, scratch_cap;
+	uint64_t *idle_shares; /* nzones x nprocs, under an idle policy */
+	size_t idle_shares_cap;
+	uint64_t *unit_sums; /* SIZE: per unit, 3 x nunits + 1 */
+	size_t unit_sums_cap;
+	uint64_t *unit_tmp; /* SIZE: 3 x nprocs */
+	size_t unit_tmp_cap;
 	struct proc_rec **cand; /* carry: candidates */
 	size_t cand_cap;
 	char **owned; /* per input process: its strings' block if terminated */
@@ -116,18 +131,35 @@ int ledger_grow(void **p, size_t *cap, size_t need, size_t size);
 /* ledger.c: the node's zones for this interval; @active gets each zone's active part. */
 void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,
 			 uint64_t cpu_delta_sum, uint64_t *active);
-/* ledger.c: what the processes did not take of zone @z's active part this interval */
+/* ledger.c: energy of zone @z the processes did not take this interval (added up) */
 void ledger_account_unattributed(struct kepler_ledger *l, unsigned z, uint64_t uj);
+/* ledger.c: point @u's energies at @slots (nslots entries): active, then idle under a policy */
+void ledger_point_usage(const struct kepler_ledger *l, struct kepler_usage *u, struct kepler_energy *slots);
+/* The same for @nzones zones, idle slots after them if @idle. */
+void ledger_point_usage_n(struct kepler_usage *u, struct kepler_energy *slots, unsigned nzones, bool idle);
 
-/* processes.c */
-int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nzones);
+/* processes.c: generations whose records have @nslots energy slots each */
+int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots);
 void ledger_gen_reset(struct proc_gen *g);
 void ledger_gen_free(struct proc_gen *g);
-struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nzones);
+/* A zeroed record; its usage.zones points at its slots, usage.idle is NULL. */
+struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots);
 char *ledger_own_strings(struct kepler_process *p);
 int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_release_processes(struct kepler_ledger *l, size_t n);
 void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+
+/* idle.c: the idle policies */
+int ledger_reserve_idle(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+/*
+ * Zone @z's idle energy @idle over the processes of @in by the policy,
+ * into l->idle_shares; what no process takes is the zone's unattributed.
+ */
+void ledger_split_idle(struct kepler_ledger *l, const struct kepler_ledger_input *in, unsigned z,
+		       uint64_t idle);
+/* processes.c: @amount over the processes by a device zone's weights; returns what they took */
+uint64_t ledger_split_device(struct kepler_ledger *l, const struct kepler_ledger_input *in, unsigned z,
+			     uint64_t amount, uint64_t *shares);
 
 /* groups.c */
 int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);

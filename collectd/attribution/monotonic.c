@@ -13,7 +13,7 @@
 #include "keymap.h"
 #include "monotonic.h"
 
-#define NVALUES (KEPLER_MAX_ZONES + 1) /* zone totals, then CPU time */
+#define NVALUES (2 * KEPLER_MAX_ZONES + 1) /* zone totals, idle totals (under a policy), then CPU time */
 
 struct totals {
 	struct kepler_keymap map;
@@ -84,10 +84,14 @@ static int see(struct kepler_monotonic *m, const struct totals *old, struct tota
 
 static size_t usage_values(const struct kepler_usage *u, size_t nzones, uint64_t *v)
 {
+	size_t n = 0;
+
 	for (size_t z = 0; z < nzones; z++)
-		v[z] = u->zones[z].total_uj;
-	v[nzones] = u->cpu_time_ns;
-	return nzones + 1;
+		v[n++] = u->zones[z].total_uj;
+	for (size_t z = 0; u->idle && z < nzones; z++)
+		v[n++] = u->idle[z].total_uj;
+	v[n++] = u->cpu_time_ns;
+	return n;
 }
 
 static int see_group(struct kepler_monotonic *m, char kind, const char *id, const struct kepler_usage *u,

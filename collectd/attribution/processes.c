@@ -13,13 +13,13 @@
 #include "ledger_internal.h"
 #include "split.h"
 
-int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nzones)
+int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
 {
 	size_t pool_cap = g->pool_cap;
 	int r = ledger_grow((void **)&g->recs, &g->cap, n, sizeof(*g->recs));
 
 	if (r == 0)
-		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nzones ? nzones : 1), sizeof(*g->pool));
+		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nslots ? nslots : 1), sizeof(*g->pool));
 	if (r == 0)
 		g->pool_cap = pool_cap;
 	return r;
@@ -43,13 +43,13 @@ void ledger_gen_free(struct proc_gen *g)
 }
 
 /* A zeroed record at the end of @g (room reserved by ledger_gen_reserve). */
-struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nzones)
+struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots)
 {
 	struct proc_rec *r = &g->recs[g->n];
 
 	memset(r, 0, sizeof(*r));
-	r->p.usage.zones = &g->pool[g->n * nzones];
-	memset(r->p.usage.zones, 0, nzones * sizeof(struct kepler_energy));
+	r->p.usage.zones = &g->pool[g->n * nslots];
+	memset(r->p.usage.zones, 0, nslots * sizeof(struct kepler_energy));
 	g->n++;
 	return r;
 }
@@ -128,7 +128,7 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 	if (l->resumed.n && in->mono_ns > l->resumed_until_ns)
 		ledger_gen_reset(&l->resumed);
 	ledger_gen_reset(next); /* two intervals old: nothing points into it */
-	if (ledger_gen_reserve(next, most, l->nzones) < 0 || kepler_keymap_reserve(&next->map, most) < 0 ||
+	if (ledger_gen_reserve(next, most, l->nslots) < 0 || kepler_keymap_reserve(&next->map, most) < 0 ||
 	    ledger_grow((void **)&l->weights, &l->weights_cap, n, sizeof(*l->weights)) < 0 ||
 	    ledger_grow((void **)&l->shares, &l->shares_cap, nz * n, sizeof(*l->shares)) < 0 ||
 	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
@@ -174,18 +174,27 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 {
 	const struct kepler_ledger_proc *kp = &in->procs[i];
 	struct proc_gen *cur = &l->gen[l->cur];
-	struct proc_rec *r = ledger_gen_add(cur, l->nzones), *old;
+	struct proc_rec *r = ledger_gen_add(cur, l->nslots), *old;
+	struct kepler_energy *slots = r->p.usage.zones;
 	char key[12];
 	size_t klen = kepler_proc_key(kp->pid, kp->start_time_ns, key);
 
 	old = previous_of(l, key, klen);
 	fill_process(&r->p, kp);
+	ledger_point_usage(l, &r->p.usage, slots);
 	r->p.usage.cpu_time_delta_ns = in->first ? 0 : kp->cpu_time_delta_ns;
 	for (unsigned z = 0; z < l->nzones; z++) {
 		uint64_t d = l->shares[(size_t)z * in->nprocs + i];
 
 		r->p.usage.zones[z].delta_uj = d;
 		r->p.usage.zones[z].total_uj = (old ? old->p.usage.zones[z].total_uj : 0) + d;
+	}
+	for (unsigned z = 0; l->idle && z < l->nzones; z++) {
+		uint64_t d = l->idle_shares[(size_t)z * in->nprocs + i];
+
+		r->p.usage.idle[z].delta_uj = d;
+		r->p.usage.idle[z].total_uj =
+			(old && old->p.usage.idle ? old->p.usage.idle[z].total_uj : 0) + d;
 	}
 	if (kp->state == KEPLER_STATE_TERMINATED) {
 		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED ? old->ended_mono_ns
@@ -198,26 +207,26 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 }
 
 /*
- * A device zone's active part over the processes by the meter's weights:
- * the listed processes take their weights' share (floor), split exactly
- * among them; the rest (unlisted processes' share, or all when none ran)
- * is the zone's unattributed energy.
+ * @amount of a device zone over the processes by the meter's weights: the
+ * listed processes take their weights' share (floor), split exactly among
+ * them; the rest (unlisted processes' share, or all when none ran) is left
+ * for the caller to count as the zone's unattributed energy.
  */
-static void split_device(struct kepler_ledger *l, const struct kepler_ledger_input *in, unsigned z,
-			 uint64_t active)
+uint64_t ledger_split_device(struct kepler_ledger *l, const struct kepler_ledger_input *in, unsigned z,
+			     uint64_t amount, uint64_t *shares)
 {
 	const struct kepler_ledger_zone_in *zi = &in->zones[z];
-	uint64_t *shares = &l->shares[(size_t)z * in->nprocs], listed = 0, taken = 0;
+	uint64_t listed = 0, taken = 0;
 
 	for (size_t i = 0; zi->weights && i < in->nprocs; i++)
 		listed += zi->weights[i];
 	if (listed && !in->first) {
-		taken = (uint64_t)((unsigned __int128)active * listed / (listed + zi->unlisted_weight));
+		taken = (uint64_t)((unsigned __int128)amount * listed / (listed + zi->unlisted_weight));
 		kepler_split(taken, zi->weights, in->nprocs, shares, l->scratch);
 	} else {
 		memset(shares, 0, in->nprocs * sizeof(*shares));
 	}
-	ledger_account_unattributed(l, z, active - taken);
+	return taken;
 }
 
 void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -234,10 +243,15 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 	}
 	ledger_account_node(l, in, sum, active);
 	for (unsigned z = 0; z < l->nzones; z++) {
+		uint64_t *shares = &l->shares[(size_t)z * n];
+
 		if (in->zones[z].device)
-			split_device(l, in, z, active[z]);
+			ledger_account_unattributed(
+				l, z, active[z] - ledger_split_device(l, in, z, active[z], shares));
 		else
-			kepler_split(active[z], l->weights, n, &l->shares[(size_t)z * n], l->scratch);
+			kepler_split(active[z], l->weights, n, shares, l->scratch);
+		if (l->idle)
+			ledger_split_idle(l, in, z, l->node[z][NODE_IDLE].delta_uj);
 	}
 	for (size_t i = 0; i < prev->n; i++)
 		prev->recs[i].taken = false;

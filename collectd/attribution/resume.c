@@ -21,25 +21,33 @@ int ledger_resumed_index(const struct kepler_ledger *l, const char *zone)
 	return -1;
 }
 
-/* The resumed totals were in the old snapshot's zone order: put them in @names' order. */
+/*
+ * The resumed totals were in the old snapshot's zone order, its active
+ * energies then its idle ones (nresume each): put them in @names' order,
+ * in this ledger's slots (the idle ones only under an idle policy).
+ */
 int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsigned nzones)
 {
 	struct proc_gen *g = &l->resumed;
-	size_t nz = nzones ? nzones : 1, cap = g->n ? g->n * nz : 1;
+	unsigned nslots = nzones * (l->idle ? 2 : 1), old_nz = l->nresume;
+	size_t ns = nslots ? nslots : 1, cap = g->n ? g->n * ns : 1;
 	struct kepler_energy *pool = calloc(cap, sizeof(*pool));
-	int map[KEPLER_MAX_ZONES];
+	int map[LEDGER_MAX_SLOTS];
 
 	if (!pool)
 		return -ENOMEM;
-	for (unsigned z = 0; z < nzones; z++)
+	for (unsigned z = 0; z < nzones; z++) {
 		map[z] = ledger_resumed_index(l, names[z]);
+		if (l->idle)
+			map[nzones + z] = map[z] >= 0 ? (int)old_nz + map[z] : -1;
+	}
 	for (size_t i = 0; i < g->n; i++) {
-		struct kepler_energy *old = g->recs[i].p.usage.zones, *nw = &pool[i * nz];
+		struct kepler_energy *old = g->recs[i].p.usage.zones, *nw = &pool[i * ns];
 
-		for (unsigned z = 0; z < nzones; z++)
+		for (unsigned z = 0; z < nslots; z++)
 			if (map[z] >= 0)
 				nw[z] = old[map[z]];
-		g->recs[i].p.usage.zones = nw;
+		ledger_point_usage_n(&g->recs[i].p.usage, nw, nzones, l->idle);
 	}
 	free(g->pool);
 	g->pool = pool;
@@ -47,9 +55,9 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
 		for (size_t i = 0; i < l->groups[k].n; i++) {
 			struct group_rec *gr = &l->groups[k].recs[i];
-			uint64_t t[KEPLER_MAX_ZONES] = { 0 };
+			uint64_t t[LEDGER_MAX_SLOTS] = { 0 };
 
-			for (unsigned z = 0; z < nzones; z++)
+			for (unsigned z = 0; z < nslots; z++)
 				if (map[z] >= 0)
 					t[z] = gr->total[map[z]];
 			memcpy(gr->total, t, sizeof(t));
@@ -60,20 +68,24 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 static int resume_processes(struct kepler_ledger *l, const struct kepler_snapshot *s)
 {
 	struct proc_gen *g = &l->resumed;
-	unsigned nz = (unsigned)s->nzones;
+	unsigned nz = l->nresume;
 
-	if (ledger_gen_reserve(g, s->nprocesses, nz) < 0 || kepler_keymap_reserve(&g->map, s->nprocesses) < 0)
+	/* two slots a zone, active then idle (0 from a snapshot without): remapped at the first build */
+	if (ledger_gen_reserve(g, s->nprocesses, 2 * nz) < 0 ||
+	    kepler_keymap_reserve(&g->map, s->nprocesses) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		const struct kepler_process *sp = &s->processes[i];
-		struct proc_rec *r = ledger_gen_add(g, nz);
-		struct kepler_energy *zones = r->p.usage.zones;
+		struct proc_rec *r = ledger_gen_add(g, 2 * nz);
+		struct kepler_energy *slots = r->p.usage.zones;
 		char key[12];
 		size_t klen = kepler_proc_key(sp->pid, sp->start_time_ns, key);
 
 		r->p = *sp;
-		r->p.usage.zones = zones;
-		memcpy(zones, sp->usage.zones, nz * sizeof(*zones));
+		ledger_point_usage_n(&r->p.usage, slots, nz, true);
+		memcpy(slots, sp->usage.zones, nz * sizeof(*slots));
+		if (sp->usage.idle)
+			memcpy(slots + nz, sp->usage.idle, nz * sizeof(*slots));
 		r->owned = ledger_own_strings(&r->p);
 		if (!r->owned) {
 			g->n--;
@@ -95,8 +107,10 @@ static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const stru
 		g = ledger_group_get(l, k, w.id, w.name, w.detail, w.parent);
 		if (!g)
 			return -ENOMEM;
-		for (size_t z = 0; z < s->nzones; z++)
+		for (size_t z = 0; z < l->nresume; z++) {
 			g->total[z] = w.usage->zones[z].total_uj;
+			g->total[l->nresume + z] = w.usage->idle ? w.usage->idle[z].total_uj : 0;
+		}
 		g->cpu_total = w.usage->cpu_time_ns;
 		g->fresh = false;
 		g->dormant = g->keep = true;

@@ -129,6 +129,9 @@ static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_s
 		kepler_cgroup_path(buf, len, cg, sizeof(cg));
 		free(id->cgroup);
 		id->cgroup = strdup(cg);
+		kepler_cgroup_cpu_path(buf, len, cg, sizeof(cg));
+		free(id->cpu_cgroup);
+		id->cpu_cgroup = strdup(cg);
 		if (kepler_cgroup_container(buf, len, &id->container))
 			id->type = KEPLER_PROC_CONTAINER;
 	}
@@ -176,6 +179,8 @@ static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_s
 		return;
 	free(id->cgroup);
 	id->cgroup = strdup(path);
+	free(id->cpu_cgroup);
+	id->cpu_cgroup = strdup(path);
 	if (kepler_cgroup_container(text, (size_t)n, &id->container) && id->type == KEPLER_PROC_REGULAR)
 		id->type = KEPLER_PROC_CONTAINER;
 }
@@ -211,9 +216,12 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 		id->exe = strdup("");
 	if (!id->cgroup)
 		id->cgroup = strdup("");
-	if (!id->exe || !id->cgroup) {
+	if (!id->cpu_cgroup)
+		id->cpu_cgroup = strdup("");
+	if (!id->exe || !id->cgroup || !id->cpu_cgroup) {
 		free(id->exe);
 		free(id->cgroup);
+		free(id->cpu_cgroup);
 		free(id);
 		return -ENOMEM;
 	}
@@ -241,6 +249,7 @@ static void free_identity(struct kepler_proc_identity *id)
 	if (id) {
 		free(id->exe);
 		free(id->cgroup);
+		free(id->cpu_cgroup);
 		free(id);
 	}
 }

@@ -34,8 +34,9 @@
 
 /* What a process is, resolved once per (pid, start time) and cached. */
 struct kepler_proc_identity {
-	char *exe;    /* "" for kernel threads, or when unreadable (counted as skipped) */
-	char *cgroup; /* cgroup path (v2, else v1 cpu controller), "" if unknown */
+	char *exe;        /* "" for kernel threads, or when unreadable (counted as skipped) */
+	char *cgroup;     /* cgroup path (v2, else v1 cpu controller), "" if unknown */
+	char *cpu_cgroup; /* the path in the cpu controller's hierarchy (v1 cpu, else v2), "" if unknown */
 	enum kepler_process_type type;
 	struct kepler_container_ref container; /* id "" if none */
 	struct kepler_vm_ref vm;               /* id "" if none */

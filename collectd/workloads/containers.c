@@ -241,7 +241,8 @@ static bool has_cpu_controller(const char *c, size_t n)
 	return false;
 }
 
-void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
+/* The path of the best-ranked line of /proc/PID/cgroup: v2 first, or the cpu controller's first. */
+static void cgroup_path_ranked(const char *text, size_t len, bool cpu_first, char *buf, size_t size)
 {
 	const char *p = text, *end = text + len, *best = NULL, *best_end = NULL;
 	int best_rank = 0;
@@ -256,9 +257,10 @@ void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
 		c1 = memchr(p, ':', (size_t)(eol - p));
 		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
 		if (c2) {
-			rank = c1 - p == 1 && *p == '0' && c2 == c1 + 1            ? 3
-			       : has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1)) ? 2
-										   : 1;
+			bool v2 = c1 - p == 1 && *p == '0' && c2 == c1 + 1;
+			bool cpu = has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1));
+
+			rank = v2 ? (cpu_first ? 2 : 3) : cpu ? (cpu_first ? 3 : 2) : 1;
 			if (rank > best_rank) {
 				best_rank = rank;
 				best = c2 + 1;
@@ -274,4 +276,14 @@ void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
 		return;
 	}
 	snprintf(buf, size, "%.*s", (int)(best_end - best), best);
+}
+
+void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size)
+{
+	cgroup_path_ranked(text, len, false, buf, size);
+}
+
+void kepler_cgroup_cpu_path(const char *text, size_t len, char *buf, size_t size)
+{
+	cgroup_path_ranked(text, len, true, buf, size);
 }

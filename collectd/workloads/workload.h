@@ -45,6 +45,13 @@ bool kepler_cgroup_container(const char *text, size_t len, struct kepler_contain
 void kepler_cgroup_path(const char *text, size_t len, char *buf, size_t size);
 
 /*
+ * The path in the hierarchy of the cpu controller, whose weights size
+ * workloads (attribution.idle size): the cgroup v1 line of the cpu
+ * controller, else the v2 line, else the first. As kepler_cgroup_path().
+ */
+void kepler_cgroup_cpu_path(const char *text, size_t len, char *buf, size_t size);
+
+/*
  * Recognise a hypervisor process (qemu-system-*, qemu-kvm, kvm) from its
  * NUL-separated /proc/PID/cmdline. Returns true and fills @ret for a VM.
  */

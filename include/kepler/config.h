@@ -119,6 +119,7 @@ struct kepler_config {
 	int informer;
 	/* attribution.* */
 	int attribution_active_split;
+	int attribution_idle; /* enum kepler_idle_policy, in its order */
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
 	/* platform.redfish.* */

@@ -18,14 +18,14 @@
 #include "kepler/error.h"
 
 /*
- * The blob format the store writes (2.1: zstd-compressed sections) and the
- * plain one kepler_snapshot_encode() makes (1.4); this code reads every 1.x
+ * The blob format the store writes (2.2: zstd-compressed sections) and the
+ * plain one kepler_snapshot_encode() makes (1.5); this code reads every 1.x
  * and 2.x (docs/store.md, "Versioning").
  */
 #define KEPLER_FORMAT_MAJOR 2
-#define KEPLER_FORMAT_MINOR 1
+#define KEPLER_FORMAT_MINOR 2
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
-#define KEPLER_PLAIN_FORMAT_MINOR 4
+#define KEPLER_PLAIN_FORMAT_MINOR 5
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -55,6 +55,19 @@ enum kepler_process_type {
 	KEPLER_PROC_VM,
 	KEPLER_PROC_KERNEL,
 	KEPLER_PROC_TYPE_COUNT,
+};
+
+/*
+ * Where each zone's idle energy goes (attribution.idle; format 2.2 / 1.5):
+ * NONE keeps it at the node (Kepler's); CPU gives it to processes as their
+ * active energy is given; SIZE by their container's size (CPU request or
+ * cgroup weight). See docs/attribution.md.
+ */
+enum kepler_idle_policy {
+	KEPLER_IDLE_NONE = 0,
+	KEPLER_IDLE_CPU,
+	KEPLER_IDLE_SIZE,
+	KEPLER_IDLE_POLICY_COUNT,
 };
 
 /* Snapshot flags (header). */
@@ -113,10 +126,12 @@ struct kepler_zone {
 	uint64_t meter_resets; /* went back or jumped implausibly: that step not counted */
 	uint64_t meter_wraps;  /* wrapped around their range: counted across */
 	/*
-	 * format 2.1 / 1.4: the active energy no process of the snapshot took
-	 * (a GPU's while no process ran on it, or whose processes the informer
-	 * did not see): Σ processes + unattributed == active, exactly. 0 for
-	 * CPU zones, whose active part is all given to processes.
+	 * format 2.1 / 1.4: the energy no process of the snapshot took. Under
+	 * idle policy NONE, of the active part (a GPU's while no process ran
+	 * on it, or whose processes the informer did not see; 0 for CPU zones,
+	 * whose active part is all given to processes): Σ processes ==
+	 * active - unattributed. Under CPU and SIZE (format 2.2), of the whole
+	 * energy: Σ processes' active + idle == energy - unattributed. Exact.
 	 */
 	struct kepler_energy unattributed;
 	struct kepler_device device;
@@ -128,9 +143,15 @@ bool kepler_zone_is_device(const struct kepler_zone *z);
 /* What every workload level has in common. */
 struct kepler_usage {
 	enum kepler_state state;
-	uint64_t cpu_time_ns;        /* cumulative */
-	uint64_t cpu_time_delta_ns;  /* this interval */
-	struct kepler_energy *zones; /* snapshot->nzones entries */
+	uint64_t cpu_time_ns;       /* cumulative */
+	uint64_t cpu_time_delta_ns; /* this interval */
+	struct kepler_energy
+		*zones; /* snapshot->nzones entries: the active energy (all of it under idle policy NONE) */
+	/*
+	 * format 2.2: under idle policy CPU or SIZE, the idle energy given to
+	 * the workload, snapshot->nzones entries beside @zones; NULL under NONE.
+	 */
+	struct kepler_energy *idle;
 };
 
 struct kepler_process {
@@ -151,6 +172,11 @@ struct kepler_container {
 	const char *runtime; /* docker, containerd, crio, podman, kubernetes */
 	const char *pod_id;  /* "" if none */
 	struct kepler_usage usage;
+	/*
+	 * format 2.2: its size under idle policy SIZE, in CPU shares (1024 =
+	 * one CPU): from its CPU request, else its cgroup's weight; 0 otherwise.
+	 */
+	uint64_t size_shares;
 };
 
 struct kepler_vm {
@@ -190,6 +216,8 @@ struct kepler_snapshot {
 	/* format 1.3: the collector's own cost: CPU time since it started, resident memory */
 	uint64_t collector_cpu_ns;
 	uint64_t collector_rss_bytes;
+	/* format 2.2: enum kepler_idle_policy (NONE in older snapshots) */
+	uint32_t idle_policy;
 
 	size_t nzones;
 	struct kepler_zone zones[KEPLER_MAX_ZONES];
@@ -202,6 +230,7 @@ struct kepler_snapshot {
 	/* storage of a decoded snapshot (NULL for one built by the collector) */
 	void *blob;
 	struct kepler_energy *energy_pool;
+	struct kepler_energy *idle_pool;
 };
 
 /* ---- the model's vocabulary (store/snapshot.c), shared by the collector and every reader ---- */
@@ -209,6 +238,7 @@ struct kepler_snapshot {
 /* Names of the enums ("rapl", "terminated", "container", ...); out of range: the first. */
 const char *kepler_source_name(enum kepler_source s);
 const char *kepler_baseline_method_name(enum kepler_baseline_method m);
+const char *kepler_idle_policy_name(enum kepler_idle_policy p); /* "none", "cpu", "size" */
 const char *kepler_state_name(enum kepler_state s);
 const char *kepler_process_type_name(enum kepler_process_type t);
 

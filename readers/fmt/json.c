@@ -99,11 +99,16 @@ static void timestamp(struct kepler_buf *out, uint64_t wall_ns)
 	kepler_buf_printf(out, "\"%s.%09lluZ\"", buf, (unsigned long long)(wall_ns % 1000000000ULL));
 }
 
-/* A device zone (a GPU): its unattributed remainder and what the device is. */
-static void device(struct kepler_buf *out, const struct kepler_zone *zn)
+/* The energy no process took: a GPU's, or any zone's under an idle policy. */
+static void unattributed(struct kepler_buf *out, const struct kepler_zone *zn)
 {
 	kv_u64(out, "unattributed_uj", zn->unattributed.total_uj, false);
 	kv_u64(out, "unattributed_delta_uj", zn->unattributed.delta_uj, false);
+}
+
+/* A device zone (a GPU): what the device is. */
+static void device(struct kepler_buf *out, const struct kepler_zone *zn)
+{
 	key(out, "device", false);
 	kepler_buf_addc(out, '{');
 	kv_u64(out, "index", zn->device.index, true);
@@ -142,6 +147,8 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 			kv_u64(out, "samples", zn->baseline.samples, false);
 			kepler_buf_addc(out, '}');
 		}
+		if (kepler_zone_is_device(zn) || s->idle_policy != KEPLER_IDLE_NONE)
+			unattributed(out, zn);
 		if (kepler_zone_is_device(zn))
 			device(out, zn);
 		kepler_buf_addc(out, '}');
@@ -168,6 +175,10 @@ static void usage(struct kepler_buf *out, const struct kepler_snapshot *s, const
 		kv_str(out, "name", s->zones[z].name, true);
 		kv_u64(out, "energy_uj", u->zones[z].total_uj, false);
 		kv_u64(out, "delta_uj", u->zones[z].delta_uj, false);
+		if (u->idle) {
+			kv_u64(out, "idle_uj", u->idle[z].total_uj, false);
+			kv_u64(out, "idle_delta_uj", u->idle[z].delta_uj, false);
+		}
 		kepler_buf_addc(out, '}');
 	}
 	kepler_buf_add(out, "]}", 2);
@@ -227,6 +238,8 @@ static void groups(struct kepler_buf *out, const struct kepler_snapshot *s, enum
 		kv_str(out, group_keys[k].detail, w.detail, false);
 		if (group_keys[k].parent)
 			kv_str(out, group_keys[k].parent, w.parent, false);
+		if (k == KEPLER_KIND_CONTAINER && s->idle_policy == KEPLER_IDLE_SIZE)
+			kv_u64(out, "size_shares", s->containers[i].size_shares, false);
 		usage(out, s, w.usage);
 	}
 	kepler_buf_addc(out, ']');
@@ -248,6 +261,7 @@ int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kep
 	kv_u64(out, "unstored_ns", s->unstored_ns, false);
 	kv_u64(out, "collector_cpu_ns", s->collector_cpu_ns, false);
 	kv_u64(out, "collector_rss_bytes", s->collector_rss_bytes, false);
+	kv_str(out, "idle_policy", kepler_idle_policy_name(s->idle_policy), false);
 	if (levels & KEPLER_LEVEL_NODE)
 		node(out, s);
 	if (levels & KEPLER_LEVEL_PROCESS)
