@@ -140,4 +140,24 @@ print("\n".join(bad[:10]) if bad else
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check.out")" || fail "$(head -10 "$tmp/check.out")"
+
+# the exporter: the idle series beside Kepler's, the same joules as the snapshot's
+if command -v curl >/dev/null; then
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/exporter.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do
+		curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && break
+		sleep 0.1
+	done
+	want=$(tail -1 "$tmp/all.jsonl" | jq -r --arg id "${ids[2]}" \
+		'.containers[] | select(.container_id == $id) | .zones[0].idle_uj')
+	got=$(grep "^kepler_container_cpu_idle_joules_total{container_id=\"${ids[2]}\"" "$tmp/metrics" | head -1)
+	python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) * 1e6 - int(sys.argv[2])) > 0.5)' "${got##* }" "$want" &&
+		grep -q '^# HELP kepler_container_cpu_idle_watts Idle power of cpu given to the container by attribution.idle size' "$tmp/metrics" &&
+		grep -q '^kepler_container_cpu_joules_total{' "$tmp/metrics" &&
+		ok "exporter: kepler_container_cpu_idle_joules_total ${got##* } J = the snapshot's $want uJ, beside Kepler's families" ||
+		fail "exporter: '$got' against $want uJ"
+fi
 finish idle

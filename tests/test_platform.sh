@@ -128,4 +128,32 @@ timeout 3 "$collectd" --store.path "$tmp/s2" --store.group "" --host.sysfs "$sys
 	--meter.source rapl --monitor.interval 1s --gpu.enabled false >"$tmp/rapl.log" 2>&1
 grep -q "zones package (rapl), dram (rapl);" "$tmp/rapl.log" && ok "meter.source rapl: RAPL alone" ||
 	fail "rapl alone: $(grep started "$tmp/rapl.log")"
+
+# the idle policies on the same tree: per zone Σ processes' active + idle + unattributed == energy
+for pol in cpu size; do
+	timeout 4 "$collectd" --store.path "$tmp/s-$pol" --store.group "" --host.sysfs "$sys" --informer procfs \
+		--monitor.interval 1s --gpu.enabled false --attribution.idle $pol >"$tmp/$pol.log" 2>&1
+	"$stdout" --store.path "$tmp/s-$pol" --format json --all >"$tmp/$pol.jsonl"
+	python3 - "$tmp/$pol.jsonl" $pol <<'PY' >"$tmp/$pol.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+bad, n = [], 0
+for s in snaps[1:]:
+    z = {x["name"]: x for x in s["node"]["zones"]}
+    if s["idle_policy"] != sys.argv[2]:
+        bad.append(f"seq {s['seq']}: policy {s['idle_policy']}")
+    if z["package"]["delta_uj"] + z["dram"]["delta_uj"] + z["platform-other"]["delta_uj"] != z["platform"]["delta_uj"]:
+        bad.append(f"seq {s['seq']}: zones do not add up to platform")
+    for i, zone in enumerate(s["node"]["zones"]):
+        a = sum(p["zones"][i]["delta_uj"] for p in s["processes"])
+        d = sum(p["zones"][i]["idle_delta_uj"] for p in s["processes"])
+        if a + d + zone["unattributed_delta_uj"] != zone["delta_uj"] or a != zone["active_delta_uj"] or d == 0:
+            bad.append(f"seq {s['seq']} {zone['name']}: active {a} + idle {d} + unattributed {zone['unattributed_delta_uj']} vs {zone['delta_uj']}")
+        n += 1
+print("\n".join(bad[:5]) if bad or n < 8 else f"{n} zone-intervals")
+sys.exit(1 if bad or n < 8 else 0)
+PY
+	[ $? = 0 ] && ok "attribution.idle $pol: package + dram + platform-other == platform, and per zone Σ processes' active + idle == energy exactly ($(cat "$tmp/$pol.out"))" ||
+		fail "attribution.idle $pol: $(head -5 "$tmp/$pol.out")"
+done
 finish platform

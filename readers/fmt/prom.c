@@ -107,11 +107,14 @@ static void node_zone_labels(struct prom *pr, const struct kepler_zone *z)
 	kepler_buf_add(pr->out, "} ", 2);
 }
 
-enum node_part { NODE_TOTAL, NODE_ACTIVE, NODE_IDLE };
+enum node_part { NODE_TOTAL, NODE_ACTIVE, NODE_IDLE, NODE_UNATTRIBUTED };
 
 static const struct kepler_energy *node_energy(const struct kepler_zone *z, enum node_part part)
 {
-	return part == NODE_ACTIVE ? &z->active : part == NODE_IDLE ? &z->idle : &z->energy;
+	return part == NODE_ACTIVE         ? &z->active
+	       : part == NODE_IDLE         ? &z->idle
+	       : part == NODE_UNATTRIBUTED ? &z->unattributed
+					   : &z->energy;
 }
 
 /*
@@ -168,10 +171,15 @@ static void node_families(struct prom *pr)
 		{ "kepler_node_cpu_idle_joules_total", "kepler_node_cpu_idle_watts",
 		  "Energy consumption of cpu in idle state at node level in joules" ESTIMATE_NOTE,
 		  "Power consumption of cpu in idle state at node level in watts" ESTIMATE_NOTE },
+		{ "kepler_node_cpu_unattributed_joules_total", "kepler_node_cpu_unattributed_watts",
+		  "Energy of cpu at node level that attribution.idle gave to no workload (no process to take it) "
+		  "in joules" ESTIMATE_NOTE,
+		  "Power of cpu at node level that attribution.idle gave to no workload in watts" ESTIMATE_NOTE },
 	};
 	const struct kepler_snapshot *s = pr->s;
+	int last = s->idle_policy == KEPLER_IDLE_NONE ? NODE_IDLE : NODE_UNATTRIBUTED;
 
-	for (int part = NODE_TOTAL; part <= NODE_IDLE; part++) {
+	for (int part = NODE_TOTAL; part <= last; part++) {
 		prom_family(pr->out, names[part].joules, "counter", names[part].jhelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
@@ -569,6 +577,42 @@ static void proc_gpu_labels(struct prom *pr, size_t i, void *ctx)
 	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
 }
 
+/* Under an idle policy: the idle energy given to each process (kepler-c's, beside Kepler's). */
+static void process_idle_families(struct prom *pr, struct proc_labels *pl)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	if (s->idle_policy == KEPLER_IDLE_NONE)
+		return;
+	kepler_buf_printf(
+		pr->out,
+		"# HELP kepler_process_cpu_idle_joules_total Idle energy of cpu given to the process by "
+		"attribution.idle %s in joules" ESTIMATE_NOTE
+		"\n# TYPE kepler_process_cpu_idle_joules_total counter\n",
+		kepler_idle_policy_name(s->idle_policy));
+	for (size_t i = 0; i < s->nprocesses; i++)
+		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
+			if (!shown(pr, pl, i, z))
+				continue;
+			proc_line(pr, pl, i, "kepler_process_cpu_idle_joules_total", true, s->zones[z].name);
+			prom_joules(pr->out, s->processes[i].usage.idle[z].total_uj);
+			prom_end_value(pr->out);
+		}
+	kepler_buf_printf(pr->out,
+			  "# HELP kepler_process_cpu_idle_watts Idle power of cpu given to the process by "
+			  "attribution.idle %s in watts" ESTIMATE_NOTE
+			  "\n# TYPE kepler_process_cpu_idle_watts gauge\n",
+			  kepler_idle_policy_name(s->idle_policy));
+	for (size_t i = 0; i < s->nprocesses; i++)
+		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
+			if (!shown(pr, pl, i, z))
+				continue;
+			proc_line(pr, pl, i, "kepler_process_cpu_idle_watts", true, s->zones[z].name);
+			prom_watts(pr->out, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
+			prom_end_value(pr->out);
+		}
+}
+
 static void process_families(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
@@ -595,6 +639,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 		}
 	if (pl->top)
 		other_watts(pr, pl);
+	process_idle_families(pr, pl);
 	prom_gpu_workloads(pr, KEPLER_KIND_PROCESS, proc_gpu_labels, pl, pl->dup_energy);
 	prom_family(pr->out, "kepler_process_cpu_seconds_total", "counter",
 		    "Total user and system time of cpu at process level in seconds");
@@ -755,20 +800,48 @@ static void other_container_watts(struct prom *pr, const char *name)
 	}
 }
 
-static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
+/* A workload's energy in zone @z: the active part, or with @idle the idle part (an idle policy). */
+static const struct kepler_energy *part_of(const struct kepler_usage *u, size_t z, bool idle)
+{
+	return idle ? &u->idle[z] : &u->zones[z];
+}
+
+/*
+ * Kepler's family of kind @k (@idle false), or kepler-c's idle one beside it
+ * (kepler_<kind>_cpu_idle_joules_total, _cpu_idle_watts) under an idle
+ * policy: the idle energy the policy gave each workload, same labels.
+ */
+static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, bool idle)
 {
 	const struct group_family *f = &group_families[k];
 	const struct kepler_snapshot *s = pr->s;
-	const char *name = as_watts ? f->watts : f->joules;
+	const char *kind = kepler_kind_name(k);
+	char name[64];
 
-	kepler_buf_printf(
-		pr->out, "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE "\n# TYPE %s %s\n",
-		name, as_watts ? "Power" : "Energy", kepler_kind_name(k), as_watts ? "watts" : "joules", name,
-		as_watts ? "gauge" : "counter");
+	if (idle && s->idle_policy == KEPLER_IDLE_NONE)
+		return;
+	if (idle)
+		snprintf(name, sizeof(name),
+			 as_watts ? "kepler_%s_cpu_idle_watts" : "kepler_%s_cpu_idle_joules_total", kind);
+	else
+		snprintf(name, sizeof(name), "%s", as_watts ? f->watts : f->joules);
+	if (idle)
+		kepler_buf_printf(
+			pr->out,
+			"# HELP %s Idle %s of cpu given to the %s by attribution.idle %s in %s" ESTIMATE_NOTE
+			"\n# TYPE %s %s\n",
+			name, as_watts ? "power" : "energy", kind, kepler_idle_policy_name(s->idle_policy),
+			as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
+	else
+		kepler_buf_printf(pr->out,
+				  "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
+				  "\n# TYPE %s %s\n",
+				  name, as_watts ? "Power" : "Energy", kind, as_watts ? "watts" : "joules",
+				  name, as_watts ? "gauge" : "counter");
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
-		for (size_t z = 0; z < s->nzones; z++) {
+		for (size_t z = 0; z < s->nzones && (!idle || w.usage->idle); z++) {
 			if (!group_shown(pr, k, i, z))
 				continue;
 			kepler_buf_adds(pr->out, name);
@@ -777,13 +850,13 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts)
 			prom_label(pr->out, "zone", s->zones[z].name, false);
 			kepler_buf_add(pr->out, "} ", 2);
 			if (as_watts)
-				prom_watts(pr->out, w.usage->zones[z].delta_uj, s->interval_ns);
+				prom_watts(pr->out, part_of(w.usage, z, idle)->delta_uj, s->interval_ns);
 			else
-				prom_joules(pr->out, w.usage->zones[z].total_uj);
+				prom_joules(pr->out, part_of(w.usage, z, idle)->total_uj);
 			prom_end_value(pr->out);
 		}
 	}
-	if (as_watts && k == KEPLER_KIND_CONTAINER && pr->ctop)
+	if (as_watts && !idle && k == KEPLER_KIND_CONTAINER && pr->ctop)
 		other_container_watts(pr, name);
 }
 
@@ -858,8 +931,10 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && !out->error; k++) {
 		if (!(pr.levels & kepler_level_of((enum kepler_kind)k)))
 			continue;
-		group_energy(&pr, (enum kepler_kind)k, false);
-		group_energy(&pr, (enum kepler_kind)k, true);
+		group_energy(&pr, (enum kepler_kind)k, false, false);
+		group_energy(&pr, (enum kepler_kind)k, true, false);
+		group_energy(&pr, (enum kepler_kind)k, false, true);
+		group_energy(&pr, (enum kepler_kind)k, true, true);
 		group_seconds(&pr, (enum kepler_kind)k);
 		enum kepler_kind kind = (enum kepler_kind)k;
 
