@@ -1,76 +1,112 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sums every snapshot must satisfy, per zone, exactly (DESIGN.md):
- * energy = active + idle; Σ processes = node active; Σ processes of a
- * container = container; Σ containers of a pod = pod; Σ processes of a
- * VM = VM. Returns NULL or what is wrong (a static string).
+ * energy = active + idle; Σ processes = node active (a GPU's: less what no
+ * process took, its unattributed); under an idle policy, Σ processes'
+ * active + idle + unattributed = energy; Σ processes of a container =
+ * container; Σ containers of a pod = pod; Σ processes of a VM = VM, for the
+ * active energies and, under an idle policy, for the idle ones. Returns
+ * NULL or what is wrong (a static string).
  */
 #ifndef KEPLER_TESTS_SNAPSHOT_CHECKS_H
 #define KEPLER_TESTS_SNAPSHOT_CHECKS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kepler/snapshot.h"
 
+/* Workload @u's delta in zone @z: its active energy, or with @idle its idle energy. */
+static inline uint64_t checks_delta(const struct kepler_usage *u, size_t z, bool idle)
+{
+	return idle ? (u->idle ? u->idle[z].delta_uj : 0) : u->zones[z].delta_uj;
+}
+
+/* Containers, pods and VMs as sums of their members, in zone @z. */
+static inline const char *checks_groups(const struct kepler_snapshot *s, size_t z, bool idle, char *why,
+					size_t size)
+{
+	for (size_t c = 0; c < s->ncontainers; c++) {
+		uint64_t cs = 0;
+
+		for (size_t i = 0; i < s->nprocesses; i++)
+			if (!strcmp(s->processes[i].container_id, s->containers[c].id))
+				cs += checks_delta(&s->processes[i].usage, z, idle);
+		if (cs != checks_delta(&s->containers[c].usage, z, idle)) {
+			snprintf(why, size, "seq %llu zone %zu: container %s%s", (unsigned long long)s->seq,
+				 z, s->containers[c].id, idle ? " (idle)" : "");
+			return why;
+		}
+	}
+	for (size_t p = 0; p < s->npods; p++) {
+		uint64_t ps = 0;
+
+		for (size_t c = 0; c < s->ncontainers; c++)
+			if (!strcmp(s->containers[c].pod_id, s->pods[p].id))
+				ps += checks_delta(&s->containers[c].usage, z, idle);
+		if (ps != checks_delta(&s->pods[p].usage, z, idle)) {
+			snprintf(why, size, "seq %llu zone %zu: pod %s%s", (unsigned long long)s->seq, z,
+				 s->pods[p].id, idle ? " (idle)" : "");
+			return why;
+		}
+	}
+	for (size_t v = 0; v < s->nvms; v++) {
+		uint64_t vs = 0;
+
+		for (size_t i = 0; i < s->nprocesses; i++)
+			if (!strcmp(s->processes[i].vm_id, s->vms[v].id))
+				vs += checks_delta(&s->processes[i].usage, z, idle);
+		if (vs != checks_delta(&s->vms[v].usage, z, idle)) {
+			snprintf(why, size, "seq %llu zone %zu: vm %s%s", (unsigned long long)s->seq, z,
+				 s->vms[v].id, idle ? " (idle)" : "");
+			return why;
+		}
+	}
+	return NULL;
+}
+
 static inline const char *snapshot_sums(const struct kepler_snapshot *s)
 {
 	static char why[256];
+	bool policy = s->idle_policy != KEPLER_IDLE_NONE;
 
 	for (size_t z = 0; z < s->nzones; z++) {
-		uint64_t sum = 0;
+		const struct kepler_zone *zn = &s->zones[z];
+		bool device = kepler_zone_is_device(zn);
+		uint64_t act = 0, idle = 0;
 
-		if (s->zones[z].energy.delta_uj != s->zones[z].active.delta_uj + s->zones[z].idle.delta_uj) {
+		if (zn->energy.delta_uj != zn->active.delta_uj + zn->idle.delta_uj) {
 			snprintf(why, sizeof(why), "seq %llu zone %zu: energy != active + idle",
 				 (unsigned long long)s->seq, z);
 			return why;
 		}
-		for (size_t i = 0; i < s->nprocesses; i++)
-			sum += s->processes[i].usage.zones[z].delta_uj;
-		if (kepler_zone_is_device(&s->zones[z]))
-			sum += s->zones[z].unattributed.delta_uj; /* a GPU's: what no process took */
-		if (sum != s->zones[z].active.delta_uj) {
+		for (size_t i = 0; i < s->nprocesses; i++) {
+			act += checks_delta(&s->processes[i].usage, z, false);
+			idle += checks_delta(&s->processes[i].usage, z, true);
+		}
+		if (!policy && act + (device ? zn->unattributed.delta_uj : 0) != zn->active.delta_uj) {
 			snprintf(why, sizeof(why), "seq %llu zone %zu: processes %llu != active %llu",
-				 (unsigned long long)s->seq, z, (unsigned long long)sum,
-				 (unsigned long long)s->zones[z].active.delta_uj);
+				 (unsigned long long)s->seq, z, (unsigned long long)act,
+				 (unsigned long long)zn->active.delta_uj);
 			return why;
 		}
-		for (size_t c = 0; c < s->ncontainers; c++) {
-			uint64_t cs = 0;
-
-			for (size_t i = 0; i < s->nprocesses; i++)
-				if (!strcmp(s->processes[i].container_id, s->containers[c].id))
-					cs += s->processes[i].usage.zones[z].delta_uj;
-			if (cs != s->containers[c].usage.zones[z].delta_uj) {
-				snprintf(why, sizeof(why), "seq %llu zone %zu: container %s",
-					 (unsigned long long)s->seq, z, s->containers[c].id);
-				return why;
-			}
+		if (policy && (act + idle + zn->unattributed.delta_uj != zn->energy.delta_uj ||
+			       act > zn->active.delta_uj || idle > zn->idle.delta_uj ||
+			       (!device && act != zn->active.delta_uj))) {
+			snprintf(
+				why, sizeof(why),
+				"seq %llu zone %zu: processes' active %llu + idle %llu + unattributed %llu != "
+				"energy %llu (active %llu)",
+				(unsigned long long)s->seq, z, (unsigned long long)act,
+				(unsigned long long)idle, (unsigned long long)zn->unattributed.delta_uj,
+				(unsigned long long)zn->energy.delta_uj,
+				(unsigned long long)zn->active.delta_uj);
+			return why;
 		}
-		for (size_t p = 0; p < s->npods; p++) {
-			uint64_t ps = 0;
-
-			for (size_t c = 0; c < s->ncontainers; c++)
-				if (!strcmp(s->containers[c].pod_id, s->pods[p].id))
-					ps += s->containers[c].usage.zones[z].delta_uj;
-			if (ps != s->pods[p].usage.zones[z].delta_uj) {
-				snprintf(why, sizeof(why), "seq %llu zone %zu: pod %s",
-					 (unsigned long long)s->seq, z, s->pods[p].id);
-				return why;
-			}
-		}
-		for (size_t v = 0; v < s->nvms; v++) {
-			uint64_t vs = 0;
-
-			for (size_t i = 0; i < s->nprocesses; i++)
-				if (!strcmp(s->processes[i].vm_id, s->vms[v].id))
-					vs += s->processes[i].usage.zones[z].delta_uj;
-			if (vs != s->vms[v].usage.zones[z].delta_uj) {
-				snprintf(why, sizeof(why), "seq %llu zone %zu: vm %s",
-					 (unsigned long long)s->seq, z, s->vms[v].id);
-				return why;
-			}
-		}
+		if (checks_groups(s, z, false, why, sizeof(why)) ||
+		    (policy && checks_groups(s, z, true, why, sizeof(why))))
+			return why;
 	}
 	return NULL;
 }

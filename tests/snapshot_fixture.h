@@ -143,8 +143,10 @@ static inline void fixture_add_idle(struct fixture *f, enum kepler_idle_policy p
 	s->idle_policy = policy;
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 		for (size_t i = 0; i < kepler_workload_count(s, (enum kepler_kind)k); i++) {
-			struct kepler_usage *u = (struct kepler_usage *)kepler_workload_at(s, (enum kepler_kind)k, i).usage;
-			struct kepler_energy *e = realloc(u->zones, 2 * (s->nzones ? s->nzones : 1) * sizeof(*e));
+			struct kepler_usage *u =
+				(struct kepler_usage *)kepler_workload_at(s, (enum kepler_kind)k, i).usage;
+			struct kepler_energy *e =
+				realloc(u->zones, 2 * (s->nzones ? s->nzones : 1) * sizeof(*e));
 
 			u->zones = e;
 			u->idle = e + s->nzones;

@@ -604,6 +604,142 @@ static void test_resume(void **state)
 	kepler_ledger_free(l2);
 }
 
+/* Units for idle policy SIZE: a unit per container (sizes 100, 200, 300, 400), host processes in 3 cgroups. */
+static size_t size_units(struct world *w, struct kepler_ledger_unit *units)
+{
+	for (size_t u = 0; u < 4; u++)
+		units[u] = (struct kepler_ledger_unit){ .size_shares = 100 * (u + 1), .container = true };
+	for (size_t u = 4; u < 7; u++)
+		units[u] = (struct kepler_ledger_unit){ .size_shares = 1024 * (u - 3), .container = false };
+	for (size_t i = 0; i < w->n; i++) {
+		const char *cid = w->procs[i].container_id;
+
+		w->procs[i].unit = cid[0] ? (uint32_t)((cid - w->cids[0]) / sizeof(w->cids[0]))
+					  : (uint32_t)(4 + (i / 3) % 3);
+	}
+	return 7;
+}
+
+/*
+ * attribution.idle cpu and size over random intervals: every snapshot's
+ * sums hold exactly for active and idle energies (checks_groups), no
+ * counter goes down, and the node's idle is all given (a process always
+ * runs, or under size always exists). Under size with no CPU used, the
+ * containers' part is LR(idle, [1000, capacity - 1000]) and among them
+ * 1:2:3:4 by size; a restarted ledger continues the idle totals.
+ */
+static void test_idle_policies(void **state)
+{
+	static const enum kepler_idle_policy policies[] = { KEPLER_IDLE_CPU, KEPLER_IDLE_SIZE };
+	static struct world w;
+	struct kepler_ledger_unit units[8];
+	struct kepler_error err;
+	char why[256];
+
+	(void)state;
+	for (size_t pi = 0; pi < 2; pi++) {
+		struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC,
+						  .max_terminated = 500,
+						  .idle = policies[pi] };
+		struct kepler_monotonic *mono;
+		struct kepler_ledger *l, *l2;
+		struct kepler_snapshot *s;
+		struct kepler_ledger_input in;
+		uint64_t idle_total = 0;
+
+		srand(7);
+		world_init(&w, NPROC);
+		assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+		assert_int_equal(kepler_monotonic_new(&mono), 0);
+		for (int k = 0; k < 100; k++) {
+			in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
+			for (size_t i = 0; i < w.n; i++) {
+				w.procs[i].cpu_time_delta_ns =
+					(uint64_t)(rand() % 4 ? rand() % 100000007 : 0);
+				w.procs[i].cpu_time_ns += w.procs[i].cpu_time_delta_ns;
+			}
+			w.procs[0].cpu_time_delta_ns += 1; /* something ran: under cpu all idle is given */
+			w.procs[0].cpu_time_ns += 1;
+			if (policies[pi] == KEPLER_IDLE_SIZE) {
+				in.units = units;
+				in.nunits = size_units(&w, units);
+			}
+			for (unsigned z = 0; z < 3; z++)
+				in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
+			in.busy_delta_ns = (uint64_t)(rand() % 1000);
+			in.total_delta_ns = 1000;
+			in.cpu_count = 2;
+			assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+			assert_int_equal(s->idle_policy, policies[pi]);
+			assert_non_null(s->processes[0].usage.idle);
+			check_sums(s);
+			assert_int_equal(kepler_monotonic_check(mono, s, why, sizeof(why)), 0);
+			if (s->zones[0].unattributed.delta_uj)
+				fail_msg("%s k %d: unattributed %llu of idle %llu",
+					 kepler_idle_policy_name(policies[pi]), k,
+					 (unsigned long long)s->zones[0].unattributed.delta_uj,
+					 (unsigned long long)s->zones[0].idle.delta_uj);
+			idle_total += s->zones[0].idle.delta_uj;
+		}
+		{
+			uint64_t given = 0;
+
+			for (size_t i = 0; i < s->nprocesses; i++)
+				given += s->processes[i].usage.idle[0].total_uj;
+			assert_int_equal(given, idle_total);
+		}
+		if (policies[pi] == KEPLER_IDLE_SIZE) {
+			/* an idle interval: sizes alone decide */
+			in = input(&w, 1000 * SEC, false);
+			for (size_t i = 0; i < w.n; i++)
+				w.procs[i].cpu_time_delta_ns = 0;
+			in.units = units;
+			in.nunits = size_units(&w, units);
+			in.zones[0].delta_uj = 1000003;
+			in.busy_delta_ns = 0;
+			in.cpu_count = 2;
+			assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+			check_sums(s);
+			uint64_t part = 0, by[4] = { 0 }, want[2], wts[2] = { 1000, 2048 - 1000 }, scratch[4];
+
+			for (size_t c = 0; c < s->ncontainers; c++) {
+				size_t u = (size_t)(strchr("0123456789abcdef", s->containers[c].id[0]) -
+						    "0123456789abcdef");
+
+				(void)u;
+				part += s->containers[c].usage.idle[0].delta_uj;
+				assert_int_equal(s->containers[c].size_shares % 100, 0);
+				by[s->containers[c].size_shares / 100 - 1] =
+					s->containers[c].usage.idle[0].delta_uj;
+			}
+			kepler_split(1000003, wts, 2, want, scratch);
+			assert_int_equal(part, want[0]);
+			for (size_t c = 0; c < 4; c++) /* 1:2:3:4 to the uJ (largest remainder) */
+				assert_true(by[c] * 10 / (c + 1) >= part - 10 &&
+					    by[c] * 10 / (c + 1) <= part + 10);
+		}
+		/* a restarted ledger continues the idle totals */
+		assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+		assert_int_equal(kepler_ledger_resume(l2, s), 0);
+		{
+			uint64_t before = s->processes[1].usage.idle[0].total_uj;
+			uint32_t pid = s->processes[1].pid;
+
+			in = input(&w, 2000 * SEC, true);
+			if (policies[pi] == KEPLER_IDLE_SIZE) {
+				in.units = units;
+				in.nunits = size_units(&w, units);
+			}
+			assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+			assert_int_equal(find(s, pid)->usage.idle[0].total_uj, before);
+			assert_int_equal(kepler_monotonic_check(mono, s, why, sizeof(why)), 0);
+		}
+		kepler_monotonic_free(mono);
+		kepler_ledger_free(l);
+		kepler_ledger_free(l2);
+	}
+}
+
 /*
  * A device zone (a GPU): the meter's active part is split by its weights,
  * not by CPU time; the share of unlisted processes, and all of it when no
@@ -767,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_container_comes_back),
 		cmocka_unit_test(test_device_zone),
+		cmocka_unit_test(test_idle_policies),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

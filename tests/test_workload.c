@@ -9,12 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "kepler_test.h"
 
+#include "cpu_size.h"
 #include "procfs.h"
 #include "workload.h"
 
@@ -261,12 +265,124 @@ static void test_cpu_stat(void **state)
 	assert_int_equal(kepler_procfs_parse_cpu_stat("cpu  1 2\n", 9, &cs), -EINVAL);
 }
 
+/* Write @text to @dir/@name, making @dir first. */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char cmd[4200], path[4200];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Sizes for attribution.idle size, through fake trees: cgroup v2
+ * (cpu.weight x 1024 / 100) and v1 (cpu.shares); a container's CPU request
+ * first (x 1024 / 1000, at least 2); units by container, else by cgroup;
+ * unreadable, garbage and escaping paths count as 1024.
+ */
+static void test_cpu_sizes(void **state)
+{
+	char root[] = "/tmp/kepler-cpu-size-XXXXXX", dir[4200], cmd[4300];
+	struct kepler_cpu_sizes *s;
+	struct kepler_error err;
+	const struct kepler_ledger_unit *u;
+	uint32_t a, b, c, d, e, f, g;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* v2: the cpu controller is listed */
+	snprintf(dir, sizeof(dir), "%s/v2/fs/cgroup", root);
+	put(dir, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	snprintf(dir, sizeof(dir), "%s/v2/fs/cgroup/kubepods/pod1/cri-containerd-aa.scope", root);
+	put(dir, "cpu.weight", "200\n");
+	snprintf(dir, sizeof(dir), "%s/v2/fs/cgroup/system.slice/cron.service", root);
+	put(dir, "cpu.weight", "50\n");
+	snprintf(dir, sizeof(dir), "%s/v2/fs/cgroup/system.slice/bad.service", root);
+	put(dir, "cpu.weight", "lots\n");
+	snprintf(dir, sizeof(dir), "%s/v2", root);
+	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "cpu.weight"));
+	kepler_cpu_sizes_begin(s, 1);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "aa", "/kubepods/pod1/cri-containerd-aa.scope", 0, &a), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "aa", "/kubepods/pod1/cri-containerd-aa.scope", 0, &b), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/system.slice/cron.service", 0, &c), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/system.slice/bad.service", 0, &d), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/system.slice/../../../etc", 0, &e), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "bb", "/gone", 250, &f), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "cc", "/gone", 1, &g), 0);
+	u = kepler_cpu_sizes_units(s, &n);
+	assert_int_equal(n, 6);
+	assert_int_equal(a, b);
+	assert_int_equal(u[a].size_shares, 2048);
+	assert_true(u[a].container);
+	assert_int_equal(u[c].size_shares, 512);
+	assert_false(u[c].container);
+	assert_int_equal(u[d].size_shares, 1024); /* garbage */
+	assert_int_equal(u[e].size_shares, 1024); /* out of the hierarchy */
+	assert_int_equal(u[f].size_shares, 256);  /* 250m, as the kubelet converts it */
+	assert_int_equal(u[g].size_shares, 2);    /* the kubelet's minimum */
+	assert_int_equal(kepler_cpu_sizes_unreadable(s), 2);
+	kepler_cpu_sizes_begin(s, 2); /* a new interval: no unit yet, weights cached */
+	kepler_cpu_sizes_units(s, &n);
+	assert_int_equal(n, 0);
+	kepler_cpu_sizes_close(s);
+	/* v1: the cpu controller's own mount */
+	snprintf(dir, sizeof(dir), "%s/v1/fs/cgroup/cpu/docker/x", root);
+	put(dir, "cpu.shares", "700\n");
+	snprintf(dir, sizeof(dir), "%s/v1/fs/cgroup/cpu", root);
+	put(dir, "cpu.shares", "1024\n");
+	snprintf(dir, sizeof(dir), "%s/v1", root);
+	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "cpu.shares"));
+	kepler_cpu_sizes_begin(s, 1);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "x", "/docker/x", 0, &a), 0);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/", 0, &b), 0);
+	u = kepler_cpu_sizes_units(s, &n);
+	assert_int_equal(u[a].size_shares, 700);
+	assert_int_equal(u[b].size_shares, 1024);
+	kepler_cpu_sizes_close(s);
+	/* no hierarchy at all: said, every unit 1024 */
+	snprintf(dir, sizeof(dir), "%s/none", root);
+	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "no cpu controller"));
+	kepler_cpu_sizes_begin(s, 1);
+	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/a", 0, &a), 0);
+	assert_int_equal(kepler_cpu_sizes_units(s, &n)[a].size_shares, 1024);
+	kepler_cpu_sizes_close(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The cpu controller's path: the v1 cpu line first (hybrid hosts), else v2. */
+static void test_cgroup_cpu_path(void **state)
+{
+	static const char hybrid[] = "12:cpu,cpuacct:/docker/abc\n0::/system.slice/docker.service\n";
+	static const char unified[] = "0::/kubepods/pod1/x.scope\n";
+	char buf[256];
+
+	(void)state;
+	kepler_cgroup_cpu_path(hybrid, sizeof(hybrid) - 1, buf, sizeof(buf));
+	assert_string_equal(buf, "/docker/abc");
+	kepler_cgroup_path(hybrid, sizeof(hybrid) - 1, buf, sizeof(buf));
+	assert_string_equal(buf, "/system.slice/docker.service");
+	kepler_cgroup_cpu_path(unified, sizeof(unified) - 1, buf, sizeof(buf));
+	assert_string_equal(buf, "/kubepods/pod1/x.scope");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cgroup_table), cmocka_unit_test(test_cgroup_path),
-		cmocka_unit_test(test_vm_cmdlines),  cmocka_unit_test(test_pid_stat),
-		cmocka_unit_test(test_cpu_stat),
+		cmocka_unit_test(test_cgroup_table),    cmocka_unit_test(test_cgroup_path),
+		cmocka_unit_test(test_vm_cmdlines),     cmocka_unit_test(test_pid_stat),
+		cmocka_unit_test(test_cpu_stat),        cmocka_unit_test(test_cpu_sizes),
+		cmocka_unit_test(test_cgroup_cpu_path),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
