@@ -155,6 +155,9 @@ _Static_assert(offsetof(struct kepler_series_record, baseline) == KEPLER_SERIES_
 #define KEPLER_SERIES_RECORD_1_2 1368 /* up to and without unstored_intervals */
 _Static_assert(offsetof(struct kepler_series_record, unstored_intervals) == KEPLER_SERIES_RECORD_1_2,
 	       "series record layout (format 1.2)");
-_Static_assert(sizeof(struct kepler_series_record) == 1400, "series record layout (format 1.3)");
+#define KEPLER_SERIES_RECORD_1_3 1400 /* up to and without idle_policy */
+_Static_assert(offsetof(struct kepler_series_record, idle_policy) == KEPLER_SERIES_RECORD_1_3,
+	       "series record layout (format 1.3)");
+_Static_assert(sizeof(struct kepler_series_record) == 1536, "series record layout (format 2.2)");
 
 #endif

@@ -60,6 +60,7 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 	ret->unstored_ns = snap->unstored_ns;
 	ret->collector_cpu_ns = snap->collector_cpu_ns;
 	ret->collector_rss_bytes = snap->collector_rss_bytes;
+	ret->idle_policy = snap->idle_policy;
 	ret->nzones = (uint32_t)(snap->nzones < KEPLER_MAX_ZONES ? snap->nzones : KEPLER_MAX_ZONES);
 	for (size_t i = 0; i < ret->nzones; i++) {
 		const struct kepler_zone *z = &snap->zones[i];
@@ -71,6 +72,7 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 		out->energy_delta_uj = z->energy.delta_uj;
 		out->active_delta_uj = z->active.delta_uj;
 		out->idle_delta_uj = z->idle.delta_uj;
+		ret->unattributed_delta_uj[i] = z->unattributed.delta_uj;
 		ret->baseline[i] = (struct kepler_series_baseline){ z->baseline.idle_uw, z->baseline.method,
 								    z->baseline.quality_ppm };
 	}

@@ -87,6 +87,13 @@ struct kepler_series_record {
 	uint64_t unstored_ns;
 	uint64_t collector_cpu_ns;
 	uint64_t collector_rss_bytes;
+	/*
+	 * appended in format 2.2: the idle policy (enum kepler_idle_policy) and
+	 * each zone's energy no process took this interval (NONE and 0 in older records)
+	 */
+	uint32_t idle_policy;
+	uint32_t pad3;
+	uint64_t unattributed_delta_uj[KEPLER_MAX_ZONES];
 };
 
 /*

@@ -261,6 +261,28 @@ static void sparkline(struct top_view *v, size_t pz, int cols)
 	add_line(v, TOP_LINE_TEXT, cols, "%s W, last %s: %s %.1f-%.1f W", zone, when, line, lo, hi);
 }
 
+/* Where idle power goes (attribution.idle), and what of it no workload took. */
+static void idle_line(struct top_view *v, int cols)
+{
+	const struct kepler_snapshot *s = v->snap;
+	size_t pz = kepler_primary_zone(s);
+
+	if (!s->nzones)
+		return;
+	if (s->idle_policy == KEPLER_IDLE_NONE) {
+		add_line(v, TOP_LINE_TEXT, cols, "idle %.2f W (%s) stays at the node (attribution.idle none)",
+			 watts(s->zones[pz].idle.delta_uj, s->interval_ns), s->zones[pz].name);
+		return;
+	}
+	add_line(v, TOP_LINE_TEXT, cols,
+		 "idle %.2f W (%s) given to workloads by %s (attribution.idle %s), %.2f W to none; "
+		 "their watts and energy below are active + idle",
+		 watts(s->zones[pz].idle.delta_uj, s->interval_ns), s->zones[pz].name,
+		 s->idle_policy == KEPLER_IDLE_SIZE ? "size" : "CPU time",
+		 kepler_idle_policy_name(s->idle_policy),
+		 watts(s->zones[pz].unattributed.delta_uj, s->interval_ns));
+}
+
 static void header(struct top_view *v, int cols)
 {
 	const struct kepler_snapshot *s = v->snap;
@@ -281,6 +303,7 @@ static void header(struct top_view *v, int cols)
 				      kepler_source_name(s->zones[z].source),
 				      s->zones[z].source == KEPLER_SOURCE_MODEL ? ", estimate" : "");
 	add_line(v, TOP_LINE_TEXT, cols, "%s", s->nzones ? zones : "no zones");
+	idle_line(v, cols);
 	if (s->nzones)
 		sparkline(v, kepler_primary_zone(s), cols);
 }
@@ -314,7 +337,8 @@ static void help(struct top_view *v, int cols)
 		"",
 		"Watts are the last interval's energy over its length, per zone; ENERGY J is",
 		"the cumulative energy in the primary zone. Zones marked 'estimate' come from",
-		"a power model, not a meter.",
+		"a power model, not a meter. Under attribution.idle cpu or size a workload's",
+		"watts and energy include the idle power the policy gave it.",
 	};
 
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
@@ -377,12 +401,17 @@ static void table(struct top_view *v, int rows_left, int cols)
 			u->state == KEPLER_STATE_RUNNING ? "run" : "term",
 			s->interval_ns ? (double)u->cpu_time_delta_ns * 100.0 / (double)s->interval_ns : 0.0);
 		for (size_t z = 0; z < s->nzones && o < sizeof(row) - 32; z++)
-			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f",
-					      watts(u->zones[z].delta_uj, s->interval_ns));
+			o += (size_t)snprintf(
+				row + o, sizeof(row) - o, " %9.3f",
+				watts(u->zones[z].delta_uj + (u->idle ? u->idle[z].delta_uj : 0),
+				      s->interval_ns));
 		last_column(s, it, last, sizeof(last));
 		column(c1, sizeof(c1), last, 60);
 		snprintf(row + o, sizeof(row) - o, " %11.3f  %s",
-			 s->nzones ? (double)u->zones[pz].total_uj / 1e6 : 0.0, c1);
+			 s->nzones ? (double)(u->zones[pz].total_uj + (u->idle ? u->idle[pz].total_uj : 0)) /
+					     1e6
+				   : 0.0,
+			 c1);
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;
 	}
