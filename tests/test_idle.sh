@@ -4,8 +4,9 @@
 # 100, 200 and 700 (cgroup v1 cpu.shares, or v2 cpu.weight) stay idle for
 # 30 s under the collector (eBPF informer when it loads, else procfs; the
 # model meter). Checked on every snapshot, exactly:
-#   - per zone, Σ processes' active + idle + unattributed == energy, and
-#     each container's active and idle are the sums of its processes';
+#   - per zone, Σ processes' active + idle == energy (nothing
+#     unattributed: there are always processes), and each container's
+#     active and idle are the sums of its processes';
 #   - step 1 of the rule: the containers together take
 #     LR(idle, [their total size, capacity - it]) of the node's idle, the
 #     capacity being 1024 shares per CPU;
@@ -92,6 +93,8 @@ for s in snaps:
     for zi, z in enumerate(s["node"]["zones"]):
         act = sum(p["zones"][zi]["delta_uj"] for p in s["processes"])
         idle = sum(p["zones"][zi]["idle_delta_uj"] for p in s["processes"])
+        if not s["first"] and z["unattributed_delta_uj"]:
+            bad.append(f"seq {s['seq']} {z['name']}: {z['unattributed_delta_uj']} uJ unattributed with processes to take it")
         if act + idle + z["unattributed_delta_uj"] != z["delta_uj"] or act > z["active_delta_uj"]:
             bad.append(f"seq {s['seq']} {z['name']}: active {act} + idle {idle} + unattributed {z['unattributed_delta_uj']} != {z['delta_uj']}")
         for c in s["containers"]:
