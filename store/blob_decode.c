@@ -16,11 +16,12 @@ struct decoder {
 	const uint8_t *blob; /* the snapshot's own copy */
 	size_t len;
 	size_t present; /* bytes of @blob there to read: @len, or a packed blob's plain part (peek) */
-	bool image;     /* @blob is a 2.0 blob unpacked: its checksum was checked before */
+	bool image;     /* @blob is a packed blob unpacked: its checksum was checked before */
 	struct blob_section sec[SEC_MAX]; /* by id; count 0 when absent */
 	const char *strings;
 	size_t strings_len;
-	bool skip_checksum; /* peek: header fields only, blob not copied */
+	bool skip_checksum;                    /* peek: header fields only, blob not copied */
+	struct kepler_energy *energies, *idle; /* the workloads' zone energies: in the image, or pools */
 	struct kepler_error *err;
 };
 
@@ -41,7 +42,7 @@ static const uint32_t base_size[SEC_MAX] = {
 
 static int check_table(struct decoder *d, const struct blob_header *h);
 
-/* 0: a 1.x blob or a 2.0 image, whole; 1: a stored 2.0 blob (checksum checked unless peeking) */
+/* 0: a 1.x blob or a packed blob's image, whole; 1: a stored 2.x or 3.x blob (checksum checked unless peeking) */
 static int check_header(struct decoder *d, struct blob_header *h)
 {
 	if (d->len < sizeof(*h))
@@ -56,7 +57,7 @@ static int check_header(struct decoder *d, struct blob_header *h)
 					h->major, h->minor, KEPLER_FORMAT_MAJOR, KEPLER_FORMAT_MINOR);
 	if (h->major < 1)
 		return CORRUPT(d, "format major version 0");
-	if (h->major == BLOB_PACKED_MAJOR && !d->image) {
+	if (h->major >= BLOB_PACKED_MAJOR && !d->image) {
 		/* stored packed: the checksum covers what is stored; the caller unpacks (or peeks) */
 		if (!d->skip_checksum && h->checksum != kepler_blob_checksum(d->blob, d->len))
 			return CORRUPT(d, "checksum mismatch (damaged data)");
@@ -116,19 +117,32 @@ static int read_sections(struct decoder *d, const struct blob_header *h)
 	return 0;
 }
 
-/* Copy record @i of section @id into @out (zero-filling fields it lacks). */
-static void get_record(const struct decoder *d, uint32_t id, size_t i, void *out, size_t size)
+/*
+ * Copy record @i of section @id into @out (zero-filling fields it lacks).
+ * Inlined with a constant @size: records of this version's size are one
+ * fixed-size copy.
+ */
+static inline void get_record(const struct decoder *d, uint32_t id, size_t i, void *out, size_t size)
 {
 	const struct blob_section *s = &d->sec[id];
+	const uint8_t *from = d->blob + s->offset + i * s->record_size;
 
+	if (s->record_size >= size) {
+		memcpy(out, from, size);
+		return;
+	}
 	memset(out, 0, size);
-	memcpy(out, d->blob + s->offset + i * s->record_size, s->record_size < size ? s->record_size : size);
+	memcpy(out, from, s->record_size);
 }
 
-static int get_str(const struct decoder *d, struct blob_str ref, const char **ret)
+/*
+ * A string: in the table and NUL-terminated where its length says. A NUL
+ * inside it (never written by the encoder) would end it early for readers,
+ * which is harmless, so it is not searched for.
+ */
+static inline int get_str(const struct decoder *d, struct blob_str ref, const char **ret)
 {
-	if ((uint64_t)ref.off + ref.len >= d->strings_len || d->strings[ref.off + ref.len] != '\0' ||
-	    memchr(d->strings + ref.off, '\0', ref.len))
+	if ((uint64_t)ref.off + ref.len >= d->strings_len || d->strings[ref.off + ref.len] != '\0')
 		return kepler_error_set(d->err, -EPROTO,
 					"corrupt snapshot: string at %u+%u is out of bounds or "
 					"unterminated",
@@ -203,29 +217,43 @@ static int take_zones(const struct decoder *d, struct kepler_snapshot *s)
 	return 0;
 }
 
-/* Workload @w's usage; its zone energies are entries w*nzones.. of ENERGY. */
-static void take_usage(const struct decoder *d, struct kepler_snapshot *s, size_t w,
+static bool in_place(const struct decoder *d, uint32_t id);
+
+_Static_assert(sizeof(struct kepler_energy) == sizeof(struct blob_energy) &&
+		       offsetof(struct kepler_energy, delta_uj) == offsetof(struct blob_energy, delta_uj),
+	       "a zone energy in memory is its record");
+
+/*
+ * Where the zone energies of section @id are read from: records of this
+ * version's size are used in place, in the image the snapshot owns
+ * (8-byte aligned: sections are, and the image is malloc'd); records of a
+ * newer minor are copied into @pool.
+ */
+static struct kepler_energy *energies(const struct decoder *d, uint32_t id, struct kepler_energy *pool)
+{
+	const struct blob_section *sec = &d->sec[id];
+
+	if (!in_place(d, id))
+		for (size_t i = 0; i < sec->count; i++) {
+			struct blob_energy e;
+
+			get_record(d, id, i, &e, sizeof(e));
+			pool[i] = (struct kepler_energy){ e.total_uj, e.delta_uj };
+		}
+	else
+		pool = (struct kepler_energy *)(void *)(d->blob + sec->offset);
+	return pool;
+}
+
+/* Workload @w's usage; its zone energies are entries w*nzones.. of ENERGY (and IDLE). */
+static void take_usage(const struct decoder *d, const struct kepler_snapshot *s, size_t w,
 		       const struct blob_usage *b, struct kepler_usage *u)
 {
 	u->state = b->state < KEPLER_STATE_COUNT ? b->state : KEPLER_STATE_RUNNING;
 	u->cpu_time_ns = b->cpu_time_ns;
 	u->cpu_time_delta_ns = b->cpu_time_delta_ns;
-	u->zones = s->energy_pool + w * s->nzones;
-	for (size_t z = 0; z < s->nzones; z++) {
-		struct blob_energy e;
-
-		get_record(d, SEC_ENERGY, w * s->nzones + z, &e, sizeof(e));
-		u->zones[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
-	}
-	if (!s->idle_pool)
-		return;
-	u->idle = s->idle_pool + w * s->nzones;
-	for (size_t z = 0; z < s->nzones; z++) {
-		struct blob_energy e;
-
-		get_record(d, SEC_IDLE, w * s->nzones + z, &e, sizeof(e));
-		u->idle[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
-	}
+	u->zones = d->energies + w * s->nzones;
+	u->idle = d->idle ? d->idle + w * s->nzones : NULL;
 }
 
 static int take_processes(const struct decoder *d, struct kepler_snapshot *s)
@@ -291,8 +319,14 @@ static int take_vms_and_pods(const struct decoder *d, struct kepler_snapshot *s)
 	return 0;
 }
 
+/* A section of zone energies read in place, or a pool allocated for copies of a newer minor's records. */
+static bool in_place(const struct decoder *d, uint32_t id)
+{
+	return d->sec[id].record_size == sizeof(struct blob_energy) && d->sec[id].offset % 8 == 0;
+}
+
 /* Allocate the workload arrays; every count is bounded by the blob's size. */
-static int allocate(const struct decoder *d, struct kepler_snapshot *s)
+static int allocate(struct decoder *d, struct kepler_snapshot *s)
 {
 	uint64_t nwork = (uint64_t)s->nprocesses + s->ncontainers + s->nvms + s->npods;
 
@@ -305,18 +339,25 @@ static int allocate(const struct decoder *d, struct kepler_snapshot *s)
 			       kepler_idle_policy_name(s->idle_policy),
 			       (unsigned long long)d->sec[SEC_IDLE].count, (unsigned long long)nwork,
 			       s->nzones);
-	if (s->idle_policy) {
+	if (s->idle_policy && !in_place(d, SEC_IDLE)) {
 		s->idle_pool = calloc(nwork * s->nzones + 1, sizeof(*s->idle_pool));
 		if (!s->idle_pool)
 			return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
 	}
-	s->processes = calloc(s->nprocesses + 1, sizeof(*s->processes));
-	s->containers = calloc(s->ncontainers + 1, sizeof(*s->containers));
-	s->vms = calloc(s->nvms + 1, sizeof(*s->vms));
-	s->pods = calloc(s->npods + 1, sizeof(*s->pods));
-	s->energy_pool = calloc(nwork * s->nzones + 1, sizeof(*s->energy_pool));
-	if (!s->processes || !s->containers || !s->vms || !s->pods || !s->energy_pool)
+	if (!in_place(d, SEC_ENERGY)) {
+		s->energy_pool = calloc(nwork * s->nzones + 1, sizeof(*s->energy_pool));
+		if (!s->energy_pool)
+			return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
+	}
+	/* not zeroed (a 10,000-process array is 1.3 MB to clear): take_*() set every field */
+	s->processes = malloc((s->nprocesses + 1) * sizeof(*s->processes));
+	s->containers = malloc((s->ncontainers + 1) * sizeof(*s->containers));
+	s->vms = malloc((s->nvms + 1) * sizeof(*s->vms));
+	s->pods = malloc((s->npods + 1) * sizeof(*s->pods));
+	if (!s->processes || !s->containers || !s->vms || !s->pods)
 		return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
+	d->energies = energies(d, SEC_ENERGY, s->energy_pool);
+	d->idle = s->idle_policy ? energies(d, SEC_IDLE, s->idle_pool) : NULL;
 	return 0;
 }
 
@@ -350,7 +391,7 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 	return r;
 }
 
-/* A stored 2.0 blob: unpack it into the buffer @s owns and decode that image. */
+/* A stored 2.x or 3.x blob: unpack it into the buffer @s owns and decode that image. */
 static int decode_packed(struct decoder *d, const struct blob_header *h, struct kepler_snapshot *s)
 {
 	uint8_t *image;

@@ -127,7 +127,7 @@ static int strtab_add(struct strtab *t, const char *s, struct blob_str *ret)
 
 struct encoder {
 	const struct kepler_snapshot *snap;
-	uint32_t header_size; /* 40 (1.x), 48 (a 2.0 image) */
+	uint32_t header_size; /* 40 (1.x), 48 (a packed image) */
 	uint16_t major, minor;
 	uint8_t *buf;
 	struct blob_section sec[SEC_MAX];

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.5 and 2.2), private to store/
+ * The snapshot blob on disk (formats 1.5 and 3.0), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
- *   2.0: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
+ *   2.x: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
  *        one zstd frame holding the rest of the sections
+ *   3.x: as 2.x, the sections of fixed-width records in the frame stored as
+ *        columns of differences (store/blob_pack.c)
  *
- * A 2.0 blob is a 1.x-shaped image (header_size 48) whose bytes from
+ * A 2.x or 3.x blob is a 1.x-shaped image (header_size 48) whose bytes from
  * packed_at on are stored as one zstd frame: the header, the section table
  * and the INFO record stay plain, so a peek needs no decompression, and the
  * decoder unpacks the frame into the image and reads it as it reads 1.x.
  * total_size is the image's size; the checksum covers the stored blob.
+ * Minor versions are shared: 2.2, 1.5 and 3.0 hold the same records.
  *
  * Every integer is little-endian; records are fixed-width with explicit
  * padding, each section 8-byte aligned. Strings live once each in the
@@ -63,15 +66,21 @@ struct blob_header {
 	uint64_t checksum;     /* XXH3-64 of the blob with this field zeroed */
 };
 
-/* format 2.0: follows the header (header_size 48) */
+/* formats 2.x and 3.x: follows the header (header_size 48) */
 struct blob_pack {
 	uint64_t packed_at; /* offset of the zstd frame in the stored blob, and of its content in the image */
 };
 
-#define BLOB_PACKED_MAJOR 2
+#define BLOB_PACKED_MAJOR 2  /* from this major on, blobs are packed */
+#define BLOB_COLUMNS_MAJOR 3 /* from this major on, packed records are stored as columns */
 #define BLOB_PACKED_HEADER_SIZE (sizeof(struct blob_header) + sizeof(struct blob_pack))
-/* the largest image a packed blob may claim: far above any real snapshot, a bound for a hostile one */
-#define BLOB_MAX_IMAGE (1ULL << 31)
+/*
+ * The largest image a packed blob may claim: a bound for a hostile one
+ * (3.x columns let a few hundred bytes describe millions of identical
+ * records), above any real snapshot: pid_max's ceiling of 4,194,304
+ * processes at ~180 bytes each is 0.75 GiB.
+ */
+#define BLOB_MAX_IMAGE (1ULL << 30)
 
 struct blob_section {
 	uint32_t id;
@@ -181,14 +190,15 @@ _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
 uint64_t kepler_blob_checksum(const void *blob, size_t len);
 
 /*
- * store/blob_pack.c. Pack a 2.0 image (header_size 48, packed_at set) of
- * @len bytes: the stored blob in *ret (malloc), checksum set. 0, -ENOMEM,
- * or -EINVAL (zstd refused).
+ * store/blob_pack.c. Pack a 2.x or 3.x image (header_size 48, packed_at
+ * set; its header's major says whether records go as columns) of @len
+ * bytes: the stored blob in *ret (malloc), checksum set. 0, -ENOMEM, or
+ * -EINVAL (a bad section table, zstd refused).
  */
 int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len);
 
 /*
- * Unpack a stored 2.0 blob whose header @h has been checked (magic, major
+ * Unpack a stored 2.x or 3.x blob whose header @h has been checked (magic, major
  * 2, checksum): the image in *ret (malloc, h->total_size bytes). 0, -EPROTO
  * with what is wrong, or -ENOMEM.
  */

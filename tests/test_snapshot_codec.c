@@ -146,7 +146,7 @@ static void test_newer_major_is_named(void **state)
 	struct kepler_error err;
 	uint8_t *blob;
 	size_t len;
-	uint16_t major = 3, minor = 3;
+	uint16_t major = 4, minor = 3;
 
 	(void)state;
 	fixture_build(&f, 3, 1);
@@ -155,7 +155,7 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 3.3 is newer than this reader's 2.2"));
+	assert_non_null(strstr(err.msg, "snapshot format 4.3 is newer than this reader's 3.0"));
 	free(blob);
 	fixture_free(&f);
 }
@@ -401,7 +401,7 @@ static void test_idle_round_trip(void **state)
 	fixture_free(&f);
 }
 
-/* Format 2.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
+/* Format 3.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
 static void test_packed_round_trip(void **state)
 {
 	static const size_t sizes[] = { 0, 1, 1000, 10000 };
@@ -420,7 +420,7 @@ static void test_packed_round_trip(void **state)
 		assert_int_equal(kepler_snapshot_encode(&f.snap, &plain, &plain_len, &err), 0);
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
 		memcpy(&h, packed, sizeof(h));
-		assert_int_equal(h.major, 2);
+		assert_int_equal(h.major, 3);
 		assert_int_equal(h.minor, KEPLER_FORMAT_MINOR);
 		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
 		diff = snapshot_diff(&f.snap, out);
@@ -439,6 +439,87 @@ static void test_packed_round_trip(void **state)
 		free(packed);
 		fixture_free(&f);
 	}
+}
+
+/*
+ * Format 2.x (the image packed as it is, no columns: what collectors before
+ * 3.0 wrote) is still read: repack a 3.0 blob's image as 2.2 and decode it.
+ * 3.0 must be smaller on the fixture, whose counters grow from one record
+ * to the next.
+ */
+static void test_format_2_still_read(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 1000 };
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	struct fixture f;
+	uint8_t *image;
+	void *packed, *old;
+	size_t packed_len, old_len;
+	struct blob_header h;
+	const char *diff;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fixture_build(&f, sizes[i], 5);
+		fixture_add_idle(&f, KEPLER_IDLE_SIZE);
+		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
+		memcpy(&h, packed, sizeof(h));
+		assert_int_equal(kepler_blob_unpack(packed, packed_len, &h, &image, &err), 0);
+		h.major = 2;
+		h.minor = 2;
+		memcpy(image, &h, sizeof(h));
+		assert_int_equal(kepler_blob_pack(image, h.total_size, 1, &old, &old_len), 0);
+		assert_int_equal(kepler_snapshot_decode(old, old_len, &out, &err), 0);
+		diff = snapshot_diff(&f.snap, out);
+		if (diff)
+			fail_msg("%zu processes as 2.2: differs in %s", sizes[i], diff);
+		kepler_snapshot_free(out);
+		print_message("%zu processes: 2.2 %zu bytes, 3.0 %zu bytes\n", sizes[i], old_len, packed_len);
+		if (sizes[i] >= 1000)
+			assert_true(packed_len * 2 < old_len);
+		free(image);
+		free(old);
+		free(packed);
+		fixture_free(&f);
+	}
+}
+
+/*
+ * 3.0's columns from a hostile store: sections that overlap once unpacked,
+ * or a table that runs into the packed part, are an error, never a write
+ * out of bounds.
+ */
+static void test_columns_damage_is_an_error(void **state)
+{
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	struct fixture f;
+	uint8_t *blob;
+	size_t len;
+	struct blob_header h;
+	struct blob_section sec[SEC_MAX];
+
+	(void)state;
+	fixture_build(&f, 100, 3);
+	assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err), 0);
+	memcpy(&h, blob, sizeof(h));
+	memcpy(sec, blob + h.header_size, h.nsections * sizeof(sec[0]));
+	for (uint32_t i = 0; i < h.nsections; i++) /* the containers start inside the processes */
+		if (sec[i].id == SEC_CONTAINERS)
+			for (uint32_t j = 0; j < h.nsections; j++)
+				if (sec[j].id == SEC_PROCESSES)
+					sec[i].offset = sec[j].offset + 8;
+	memcpy(blob + h.header_size, sec, h.nsections * sizeof(sec[0]));
+	reseal(blob, len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "overlap"));
+	h.nsections = 60; /* the table runs past the plain part */
+	memcpy(blob, &h, sizeof(h));
+	reseal(blob, len);
+	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTO);
+	free(blob);
+	fixture_free(&f);
 }
 
 /* Damage to a packed blob: every bit flip is caught; damage resealed is an error, never a crash. */
@@ -471,7 +552,7 @@ static void test_packed_damage_is_an_error(void **state)
 	memcpy(copy, &h, sizeof(h));
 	reseal(copy, len);
 	assert_int_equal(kepler_snapshot_decode(copy, len, &out, &err), -EPROTO);
-	assert_non_null(strstr(err.msg, "another size"));
+	assert_non_null(strstr(err.msg, "more or less than the image"));
 	memcpy(copy, blob, len);
 	reseal(copy, len - 16);
 	assert_int_equal(kepler_snapshot_decode(copy, len - 16, &out, &err), -EPROTO);
@@ -503,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_truncated_blobs_are_rejected),
 		cmocka_unit_test(test_bit_flips_never_crash),
 		cmocka_unit_test(test_newer_major_is_named),
+		cmocka_unit_test(test_format_2_still_read),
+		cmocka_unit_test(test_columns_damage_is_an_error),
 		cmocka_unit_test(test_newer_minor_is_read),
 		cmocka_unit_test(test_older_zone_records_are_read),
 		cmocka_unit_test(test_older_info_record_is_read),

@@ -600,15 +600,15 @@ static void test_map_full_is_survived(void **state)
 	struct kepler_error err;
 
 	c->opts.map_size = 1ULL << 20;
-	c->opts.max_map_size = 4ULL << 20;
+	c->opts.max_map_size = 2ULL << 20;
 	w = writer(c);
-	for (uint64_t i = 0; i < 40; i++)
-		commit(w, 12000, i); /* ~360 KiB each, compressed */
+	for (uint64_t i = 0; i < 80; i++)
+		commit(w, 12000, i); /* ~45 KiB each, compressed (format 3.0) */
 	assert_non_null(kepler_store_warning(w));
 	print_message("%s\n", kepler_store_warning(w));
 	r = reader(c);
 	assert_int_equal(kepler_store_read(r, 0, &got, &err), 0);
-	assert_int_equal(got->seq, 40);
+	assert_int_equal(got->seq, 80);
 	kepler_snapshot_free(got);
 	kepler_store_close(r);
 	kepler_store_close(w);
