@@ -3,7 +3,7 @@
  * bench_store: prints the store's speed and size figures (not a test).
  *   build/tests/bench_store [DIR]
  *   build/tests/bench_store --store STORE_DIR   the newest snapshot of a real
- *        store: its size plain (1.3) and as stored (2.0), decode times
+ *        store: its size plain (1.5) and as stored (3.0), decode times
  * Commit time and blob size for 100 / 1k / 10k / 100k processes, decode
  * and open+decode of the newest snapshot, reader attach + newest header,
  * and a 24 h series range read (17,280 records at 5 s). Medians of repeats.
@@ -217,7 +217,7 @@ static int bench_real(const char *path)
 		kepler_snapshot_free(d);
 	}
 	printf("snapshot %llu of %s: %zu processes, %zu containers, %zu zones\n"
-	       "plain (1.3) %.1f KiB, decode %.3f ms; stored (2.0) %.1f KiB, decode %.3f ms (medians of 15)\n",
+	       "plain (1.5) %.1f KiB, decode %.3f ms; stored (3.0) %.1f KiB, decode %.3f ms (medians of 15)\n",
 	       (unsigned long long)s->seq, path, s->nprocesses, s->ncontainers, s->nzones,
 	       (double)plain_len / 1024, median(plain_us, 15) / 1000, (double)packed_len / 1024,
 	       median(packed_us, 15) / 1000);
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 		perror(dir);
 		return 1;
 	}
-	printf("| processes | plain (1.3) | stored (2.0) | commit | decode 1.3 | decode 2.0 | read + decode | "
+	printf("| processes | plain (1.5) | stored (3.0) | commit | decode 1.5 | decode 3.0 | read + decode | "
 	       "open + read + decode |\n"
 	       "|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < 4; i++) {

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# tools/bench-side-by-side.sh BUILD_DIR [PROCESSES] [SECONDS] [SCRAPE_SECONDS]
+#
+# What each exporter costs on the same node, measured in the same run:
+# kepler-c (kepler-collectd + kepler-exporter, procfs informer, 5 s
+# interval), prometheus-node-exporter (its RAPL collector only: three files)
+# and prometheus-process-exporter (one group per process, the comparable
+# per-process work). Each runs in a PID namespace of its own (unshare
+# --pid --mount-proc) holding the same PROCESSES sleeping processes (default
+# 1000) and two busy ones (stress-ng at 10 % load), on a fake powercap tree
+# whose counters a writer outside the namespaces advances (50 W package,
+# 5 W DRAM). Each is scraped every SCRAPE_SECONDS (default 5) for SECONDS
+# (default 60) after a 15 s warm-up; its CPU time over that window (every
+# thread, /proc/PID/task/*/schedstat) and its resident memory at the end are
+# printed, with kepler-c's ratio to each. Root (namespaces); Debian packages
+# prometheus-node-exporter, prometheus-process-exporter, stress-ng
+# (tools/setup.sh). Figures for docs/performance.md; not a test.
+set -euo pipefail
+
+usage() {
+	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	exit "${1:-2}"
+}
+[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && usage 0
+[ $# -ge 1 ] || usage
+build=$(cd "$1" && pwd)
+n=${2:-1000}
+secs=${3:-60}
+scrape=${4:-5}
+root=$(cd "$(dirname "$0")/.." && pwd)
+warmup=15
+
+for tool in unshare prometheus-node-exporter prometheus-process-exporter stress-ng curl; do
+	command -v "$tool" >/dev/null || { echo "bench-side-by-side.sh: $tool missing (tools/setup.sh installs it)" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "bench-side-by-side.sh: needs root (PID namespaces)" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/kepler-sbs-XXXXXX)
+chmod 755 "$tmp"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$root/tools/fake-sysfs.sh" "$tmp/sys" --dram >/dev/null
+pkg=$(dirname "$(readlink -f "$tmp/sys/class/powercap/intel-rapl:0/energy_uj")")
+dram=$(dirname "$(readlink -f "$tmp/sys/class/powercap/intel-rapl:0:0/energy_uj")")
+(
+	e=$(cat "$pkg/energy_uj") d=$(cat "$dram/energy_uj")
+	while :; do
+		sleep 1
+		e=$((e + 50000000)) d=$((d + 5000000))
+		echo $e >"$pkg/energy_uj"
+		echo $d >"$dram/energy_uj"
+	done
+) &
+pids+=($!)
+
+cat >"$tmp/pe.yml" <<'YML'
+process_names:
+  - name: "{{.Comm}}-{{.PID}}"
+    cmdline: ['.+']
+YML
+
+# The namespace's init: the workload, then the exporter command "$@"; it
+# stays until killed (--kill-child takes everything in it along).
+cat >"$tmp/ns.sh" <<'SH'
+#!/bin/bash
+n=$1; shift
+for ((i = 0; i < n; i++)); do sleep 100000 & done
+stress-ng --cpu 2 --cpu-load 10 --quiet &
+"$@" &
+wait
+SH
+chmod 755 "$tmp/ns.sh"
+
+# cpu_ns PID...: CPU time of every thread of these host PIDs, in ns
+cpu_ns() {
+	local sum=0 p t v
+	for p in "$@"; do
+		for t in /proc/"$p"/task/*/schedstat; do
+			read -r v _ <"$t" 2>/dev/null || continue
+			sum=$((sum + v))
+		done
+	done
+	echo $sum
+}
+
+rss_kib() {
+	local sum=0 p v
+	for p in "$@"; do
+		v=$(awk '/^VmRSS/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
+		sum=$((sum + ${v:-0}))
+	done
+	echo $sum
+}
+
+# find_pids MARK COMM...: host PIDs of the processes named COMM whose command line holds MARK
+find_pids() {
+	local mark=$1 c p
+	shift
+	for c in "$@"; do
+		pgrep -x -- "$c" | while read -r p; do
+			grep -qaF -- "$mark" /proc/"$p"/cmdline 2>/dev/null && echo "$p"
+		done
+	done
+}
+
+# run NAME PORT MARK "COMM..." COMMAND...: start it in its own namespace, measure the processes COMM
+run() {
+	local name=$1 port=$2 mark=$3 comms=$4 ns t0 t1 c0 c1 body=0 scrapes=0 fails=0 end measured
+	shift 4
+	unshare --pid --fork --mount-proc --kill-child "$tmp/ns.sh" "$n" "$@" >"$tmp/$name.log" 2>&1 &
+	ns=$!
+	pids+=("$ns")
+	sleep "$warmup"
+	# shellcheck disable=SC2086 # a list of names
+	mapfile -t measured < <(find_pids "$mark" $comms)
+	if [ ${#measured[@]} -eq 0 ]; then
+		echo "bench-side-by-side.sh: $name did not start; its log:" >&2
+		tail -5 "$tmp/$name.log" >&2
+		return 1
+	fi
+	c0=$(cpu_ns "${measured[@]}")
+	t0=$(date +%s%N)
+	end=$((t0 + secs * 1000000000))
+	while [ "$(date +%s%N)" -lt $end ]; do
+		if curl -sf -H 'Accept-Encoding: gzip' -o "$tmp/body" "http://127.0.0.1:$port/metrics"; then
+			body=$(stat -c %s "$tmp/body")
+			scrapes=$((scrapes + 1))
+		else
+			fails=$((fails + 1))
+		fi
+		sleep "$scrape"
+	done
+	c1=$(cpu_ns "${measured[@]}")
+	t1=$(date +%s%N)
+	printf '%s %d %d %d %d %d\n' "$name" $(((c1 - c0) * 60000 / ((t1 - t0) / 1000))) \
+		"$(rss_kib "${measured[@]}")" "$body" $scrapes $fails >>"$tmp/results"
+	kill -KILL "$ns" 2>/dev/null || true # unshare --fork ignores SIGTERM; --kill-child takes the namespace along
+	wait "$ns" 2>/dev/null || true
+	sleep 2
+}
+
+echo "bench-side-by-side.sh: $n sleeping + 2 busy processes per namespace, ${secs}s each after ${warmup}s, a scrape every ${scrape}s"
+: >"$tmp/results"
+run node_exporter 29100 "$tmp/sys" prometheus-node prometheus-node-exporter --web.listen-address=127.0.0.1:29100 \
+	--collector.disable-defaults --collector.rapl --path.sysfs="$tmp/sys"
+run process-exporter 29256 "$tmp/pe.yml" prometheus-proc prometheus-process-exporter -config.path "$tmp/pe.yml" \
+	-threads=false -gather-smaps=false -web.listen-address 127.0.0.1:29256
+cat >"$tmp/kepler.sh" <<SH
+#!/bin/bash
+"$build/collectd/kepler-collectd" --store.path "$tmp/store" --host.sysfs "$tmp/sys" --meter.source rapl \\
+	--informer procfs --monitor.interval 5s --log.level warn &
+sleep 2
+exec "$build/readers/exporter/kepler-exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:28283 --log.level warn
+SH
+chmod 755 "$tmp/kepler.sh"
+run kepler-c 28283 "$tmp/store" "kepler-collectd kepler-exporter" "$tmp/kepler.sh"
+
+# $2: µs of CPU a minute, $3: KiB
+awk -v n="$n" '
+	{ name[NR] = $1; cpu[NR] = $2 / 1000; rss[NR] = $3 / 1024; body[NR] = $4; ok[NR] = $5; bad[NR] = $6; k[$1] = NR }
+	END {
+		printf "| exporter | processes | CPU a minute | RSS | body (gzip) | scrapes (failed) |\n|---|---|---|---|---|---|\n"
+		for (i = 1; i <= NR; i++)
+			printf "| %s | %d | %.1f ms | %.1f MiB | %d B | %d (%d) |\n", name[i], n, cpu[i], rss[i], body[i], ok[i], bad[i]
+		kc = cpu[k["kepler-c"]]
+		if (kc > 0)
+			printf "kepler-c / node_exporter: %.1f x; kepler-c / process-exporter: %.3f x (%.1f x cheaper)\n",
+				kc / cpu[k["node_exporter"]], kc / cpu[k["process-exporter"]], cpu[k["process-exporter"]] / kc
+	}' "$tmp/results"
