@@ -19,6 +19,7 @@
 #include "kepler_test.h"
 
 #include "backlog.h"
+#include "keymap.h"
 #include "ledger.h"
 #include "monotonic.h"
 #include "split.h"
@@ -888,9 +889,52 @@ static void test_container_comes_back(void **state)
 	kepler_ledger_free(l);
 }
 
+/* The key map: keys of every length up to the limit, misses, replacement, clearing, growth. */
+static void test_keymap(void **state)
+{
+	struct kepler_keymap m = { 0 };
+	char key[KEPLER_KEY_MAX + 1];
+	const int n = 5000;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		if (round == 1)
+			assert_int_equal(kepler_keymap_reserve(&m, (size_t)n), 0);
+		for (int i = 0; i < n; i++) {
+			size_t len = sizeof(int) + (size_t)i % (KEPLER_KEY_MAX - sizeof(int) + 1);
+
+			memset(key, 'a' + i % 26, len);
+			memcpy(key, &i, sizeof(i));
+			assert_int_equal(kepler_keymap_put(&m, key, len, (uint32_t)i), 0);
+		}
+		assert_int_equal(m.count, (size_t)n);
+		for (int i = 0; i < n; i++) {
+			size_t len = sizeof(int) + (size_t)i % (KEPLER_KEY_MAX - sizeof(int) + 1);
+			int64_t want = i;
+
+			memset(key, 'a' + i % 26, len);
+			memcpy(key, &i, sizeof(i));
+			assert_int_equal(kepler_keymap_get(&m, key, len), want);
+			assert_true(kepler_keymap_get(&m, key, len - 1) !=
+				    want); /* a prefix is another key */
+		}
+		memset(key, 'z', sizeof(key));
+		assert_int_equal(kepler_keymap_get(&m, key, 40), -1);
+		assert_int_equal(kepler_keymap_put(&m, key, KEPLER_KEY_MAX + 1, 1), -E2BIG);
+		assert_int_equal(kepler_keymap_put(&m, key, 40, 7), 0);
+		assert_int_equal(kepler_keymap_put(&m, key, 40, 9), 0); /* replaced, not added */
+		assert_int_equal(kepler_keymap_get(&m, key, 40), 9);
+		kepler_keymap_clear(&m);
+		assert_int_equal(m.count, 0);
+		assert_int_equal(kepler_keymap_get(&m, key, 40), -1);
+	}
+	kepler_keymap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keymap),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
