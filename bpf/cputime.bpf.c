@@ -15,12 +15,32 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* Each process's slot (an index into `slots`). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, struct kepler_cputime_key);
-	__type(value, struct kepler_cputime_value);
+	__type(value, __u32);
 } processes SEC(".maps");
+
+/* The processes' figures, read by user space through a read-only mapping. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct kepler_cputime_slot);
+} slots SEC(".maps");
+
+/* Slots user space has freed (a slot never used is taken from slots_used first). */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 32768);
+	__type(value, __u32);
+} free_slots SEC(".maps");
+
+/* Slots ever handed out from the top: user space reads slots [0, slots_used). */
+__u32 slots_used = 0;
 
 /* Each process's program at its last exec (see struct kepler_cputime_exe). */
 struct {
@@ -37,6 +57,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kepler_cputime_exe);
 } exe_scratch SEC(".maps");
+
+/* Set by user space before load: the length of `slots`. */
+const volatile __u32 slots_max = 32768;
 
 /* Set by user space before load when every CPU has the three perf events. */
 const volatile _Bool hw_counters = 0;
@@ -145,6 +168,28 @@ static __always_inline _Bool final_switch(struct task_struct *task)
 	return BPF_CORE_READ((struct task_struct___old *)task, state) & KEPLER_TASK_DEAD;
 }
 
+/* The figures of the process in slot *@idx (NULL if none). */
+static __always_inline struct kepler_cputime_value *value_at(__u32 *idx)
+{
+	struct kepler_cputime_slot *slot;
+
+	if (!idx)
+		return NULL;
+	slot = bpf_map_lookup_elem(&slots, idx);
+	return slot ? &slot->value : NULL;
+}
+
+/* A free slot for a new process, its index in *@ret_idx; NULL when none is left. */
+static __always_inline struct kepler_cputime_slot *take_slot(__u32 *ret_idx)
+{
+	if (bpf_map_pop_elem(&free_slots, ret_idx) != 0) {
+		if (slots_used >= slots_max)
+			return NULL; /* all handed out (the counter must not wrap) */
+		*ret_idx = __sync_fetch_and_add(&slots_used, 1);
+	}
+	return bpf_map_lookup_elem(&slots, ret_idx); /* NULL past the end */
+}
+
 /*
  * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
  * entry records @cgroup_id (the cgroup v2 id @task has now).
@@ -153,10 +198,12 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 				   __u32 extra, __u64 cgroup_id)
 {
 	struct kepler_cputime_key key;
-	struct kepler_cputime_value *v, fresh = {};
+	struct kepler_cputime_value *v;
+	struct kepler_cputime_slot *slot;
+	__u32 idx;
 
 	key_of(task, &key);
-	v = bpf_map_lookup_elem(&processes, &key);
+	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		add_to(v, delta, hw, counted);
 		v->flags |= extra;
@@ -165,27 +212,36 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	}
 	/*
 	 * A new entry, or one user space deleted after the exit and that the
-	 * exiting task's last switches re-create: flags say which.
+	 * exiting task's last switches re-create: flags say which. The slot
+	 * is filled before the key maps to it, and marked live after.
 	 */
-	fresh.cpu_ns = delta;
-	if (hw_counters) {
-		fresh.counters[0] = hw[0];
-		fresh.counters[1] = hw[1];
-		fresh.counters[2] = hw[2];
-		fresh.counted_ns = counted;
+	slot = take_slot(&idx);
+	if (!slot) {
+		count(KEPLER_CPUTIME_STAT_OVERFLOW);
+		return;
 	}
-	fresh.flags = flags_of(task) | extra;
-	fresh.cgroup_id = cgroup_id;
-	bpf_probe_read_kernel_str(fresh.comm, sizeof(fresh.comm), task->group_leader->comm);
-	if (bpf_map_update_elem(&processes, &key, &fresh, BPF_NOEXIST) != 0) {
-		/* Raced with another CPU creating it, or the map is full. */
-		v = bpf_map_lookup_elem(&processes, &key);
-		if (v) {
-			add_to(v, delta, hw, counted);
-			v->flags |= extra;
-		} else
-			count(KEPLER_CPUTIME_STAT_OVERFLOW);
+	slot->key = key;
+	slot->value.cpu_ns = delta;
+	slot->value.counters[0] = hw_counters ? hw[0] : 0;
+	slot->value.counters[1] = hw_counters ? hw[1] : 0;
+	slot->value.counters[2] = hw_counters ? hw[2] : 0;
+	slot->value.counted_ns = hw_counters ? counted : 0;
+	slot->value.flags = flags_of(task) | extra;
+	slot->value.execs = 0;
+	slot->value.cgroup_id = cgroup_id;
+	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), task->group_leader->comm);
+	if (bpf_map_update_elem(&processes, &key, &idx, BPF_NOEXIST) == 0) {
+		__sync_fetch_and_add(&slot->live, 1); /* a full barrier: the fields are seen first */
+		return;
 	}
+	/* Raced with another CPU creating it, or the map is full: the slot goes back. */
+	bpf_map_push_elem(&free_slots, &idx, 0);
+	v = value_at(bpf_map_lookup_elem(&processes, &key));
+	if (v) {
+		add_to(v, delta, hw, counted);
+		v->flags |= extra;
+	} else
+		count(KEPLER_CPUTIME_STAT_OVERFLOW);
 }
 
 static __always_inline __u64 read_one(void *map)
@@ -314,7 +370,7 @@ int BPF_PROG(kepler_process_exit, struct task_struct *task)
 	if (task->pid != task->tgid)
 		return 0; /* a thread, not the process */
 	key_of(task, &key);
-	v = bpf_map_lookup_elem(&processes, &key);
+	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		v->flags |= KEPLER_CPUTIME_EXITED;
 		/* its name as it ends: user space may never get to read it from /proc */
@@ -339,7 +395,7 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, struct lin
 	__u32 zero = 0;
 
 	key_of(p, &key);
-	v = bpf_map_lookup_elem(&processes, &key);
+	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);
 		__sync_fetch_and_add(&v->execs, 1);

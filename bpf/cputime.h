@@ -48,6 +48,21 @@ struct kepler_cputime_value {
 };
 
 /*
+ * One process in the `slots` array, which user space maps and reads in
+ * place (no system call, no lock): `processes` maps the key to the slot.
+ * The program fills a slot, maps the key to it, then sets `live`; user
+ * space reads only live slots, and frees one by deleting the key, clearing
+ * `live`, and handing the slot back (through `free_slots`) an interval
+ * later, when no program can still be writing to it.
+ */
+struct kepler_cputime_slot {
+	struct kepler_cputime_key key;
+	struct kepler_cputime_value value;
+	__u32 live; /* 1: the key maps here and the slot is filled */
+	__u32 pad;
+};
+
+/*
  * The task now running on each CPU (a per-CPU array of one entry), and its
  * on-CPU time when it was switched in: user space adds the part of the
  * current slice that no switch has charged yet, so that a task that keeps

@@ -22,7 +22,8 @@ function(kepler_bpf_object name source)
                   OUTPUT_VARIABLE multiarch OUTPUT_STRIP_TRAILING_WHITESPACE)
   add_custom_command(
     OUTPUT ${obj}
-    COMMAND ${KEPLER_CLANG} -g -O2 -target bpf -Wall -Werror
+    # -mcpu=v3: atomic fetch-and-add (Linux 5.12), to hand out process slots
+    COMMAND ${KEPLER_CLANG} -g -O2 -target bpf -mcpu=v3 -Wall -Werror
             -D__TARGET_ARCH_${KEPLER_BPF_ARCH}
             -I${CMAKE_CURRENT_SOURCE_DIR} -I/usr/include/${multiarch}
             -c ${CMAKE_CURRENT_SOURCE_DIR}/${source} -o ${obj}

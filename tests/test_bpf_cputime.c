@@ -76,15 +76,25 @@ static void burn_cpu_ms(long ms)
 	} while (now < end);
 }
 
-/* Find the entry of @pid in the map; returns 0 and fills @ret_val. */
-static int find_pid(int map_fd, pid_t pid, struct kepler_cputime_value *ret_val)
+/* Find the entry of @pid in the map (through its slot); returns 0 and fills @ret_val. */
+static int find_pid(struct cputime *skel, pid_t pid, struct kepler_cputime_value *ret_val)
 {
+	int map_fd = bpf_map__fd(skel->maps.processes), slots_fd = bpf_map__fd(skel->maps.slots);
 	struct kepler_cputime_key key, next;
+	struct kepler_cputime_slot slot;
 	void *prev = NULL;
+	__u32 idx;
 
 	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		if (next.tgid == (unsigned)pid)
-			return bpf_map_lookup_elem(map_fd, &next, ret_val) == 0 ? 0 : -errno;
+		if (next.tgid == (unsigned)pid) {
+			if (bpf_map_lookup_elem(map_fd, &next, &idx) < 0 ||
+			    bpf_map_lookup_elem(slots_fd, &idx, &slot) < 0)
+				return -errno;
+			if (slot.key.tgid != next.tgid || slot.key.start_time_ns != next.start_time_ns)
+				return -ESTALE; /* the slot must hold the key that maps to it */
+			*ret_val = slot.value;
+			return 0;
+		}
 		key = next;
 		prev = &key;
 	}
@@ -136,7 +146,7 @@ static void test_exited_child_cpu_time(void **state)
 	 * DEAD. On an idle machine that is microseconds away; give it 2 s.
 	 */
 	for (int i = 0; i < 200; i++) {
-		assert_int_equal(find_pid(bpf_map__fd(skel->maps.processes), pid, &val), 0);
+		assert_int_equal(find_pid(skel, pid, &val), 0);
 		if (val.flags & KEPLER_CPUTIME_DEAD)
 			break;
 		usleep(10000);
@@ -304,7 +314,7 @@ static void test_every_live_process(void **state)
 	static struct proc_times before, t0, t1, t2;
 	static struct kepler_cputime_value vals[MAXP];
 	struct cputime *skel;
-	int fd, checked = 0, status, stop = -1;
+	int checked = 0, status, stop = -1;
 	bool init_checked = false;
 	pid_t helper, init;
 
@@ -322,13 +332,12 @@ static void test_every_live_process(void **state)
 	skel = cputime__open_and_load();
 	assert_non_null(skel);
 	assert_int_equal(cputime__attach(skel), 0);
-	fd = bpf_map__fd(skel->maps.processes);
 	sample_all(&t0);
 	usleep(2000000);
 	/* the kernel's figures just before and just after the map is read bracket the map's */
 	sample_all(&t1);
 	for (size_t i = 0; i < t1.n; i++)
-		if (find_pid(fd, t1.p[i].pid, &vals[i]) < 0)
+		if (find_pid(skel, t1.p[i].pid, &vals[i]) < 0)
 			vals[i].cpu_ns = 0;
 	sample_all(&t2);
 	for (size_t i = 0; i < t1.n; i++) {

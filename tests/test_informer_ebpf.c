@@ -642,8 +642,33 @@ static void test_overflow_reported(void **state)
 		      kepler_informer_stats(inf)->lost);
 	assert_true(kepler_informer_stats(inf)->lost > 0);
 	assert_true(kepler_informer_count(inf) <= 64);
-	/* the exited ones were deleted: the map has room again */
+	/*
+	 * The exited ones were deleted (their slots are handed back a refresh
+	 * later): the map has room again, and new processes are charged.
+	 */
 	refresh(inf);
+	refresh(inf);
+	for (int i = 0; i < 20; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			burn_cpu_us(2000);
+			pause();
+			_exit(0);
+		}
+	}
+	usleep(200000);
+	refresh(inf);
+	for (int i = 0; i < 20; i++) {
+		const struct kepler_proc *p = find_pid(inf, pids[i]);
+
+		assert_non_null(p);
+		assert_true(p->cpu_time_ns >= 1000000);
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	print_message("after the exited were deleted: 20 new processes charged, %u lost\n",
+		      kepler_informer_stats(inf)->lost);
 	teardown(NULL);
 }
 

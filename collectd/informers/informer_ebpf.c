@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The eBPF informer: bpf/cputime.bpf.c accumulates each process's on-CPU
- * time in a hash map at every context switch; each refresh drains the map
- * with batch lookups, reports processes whose leader exited as terminated
- * and deletes them, and garbage-collects entries of processes that left
- * without an exit event. Needs root (CAP_BPF + CAP_PERFMON) and kernel BTF.
+ * time at every context switch in its slot of an array that this side
+ * maps (a hash map says which slot is whose); each refresh reads the live
+ * slots in place, reports processes whose leader exited as terminated and
+ * frees them, and garbage-collects entries of processes that left without
+ * an exit event. Needs root (CAP_BPF + CAP_PERFMON), kernel BTF, Linux 5.12.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_value) == 72, "value layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_running) == 48, "running layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_slot) == 96, "slot layout shared with BPF");
 
 /*
  * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
@@ -44,8 +47,15 @@ struct ebpf_state {
 	uint32_t max_entries;
 	struct kepler_cputime_key *keys; /* parallel to inf->samples */
 	struct kepler_cputime_value *values;
+	uint32_t *slot_of;               /* parallel to keys: where each was read */
 	struct kepler_cputime_key *dead; /* keys to delete after the refresh */
+	uint32_t *dead_slots;            /* their slots, [max_entries] */
 	uint32_t ndead;
+	struct kepler_cputime_slot *slots; /* the `slots` map, mapped */
+	size_t slots_size;
+	int free_fd;          /* `free_slots` */
+	uint32_t *quarantine; /* slots freed last refresh, handed back at the next, [max_entries] */
+	uint32_t nquarantine;
 	uint64_t last_overflow;
 	int ncpus;
 	int running_fd, on_cpu_fd, on_cpu_prog;
@@ -243,10 +253,11 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 			return -ENOMEM;
 		for (uint32_t j = 0; j < st->nreread; j++)
 			if (st->reread[j] == k->tgid) {
-				struct kepler_cputime_value now;
+				const struct kepler_cputime_slot *slot = &st->slots[st->slot_of[i]];
 
-				if (bpf_map_lookup_elem(st->map_fd, k, &now) == 0)
-					*v = now;
+				if (__atomic_load_n(&slot->live, __ATOMIC_ACQUIRE) &&
+				    slot->key.tgid == k->tgid && slot->key.start_time_ns == k->start_time_ns)
+					*v = slot->value;
 				break;
 			}
 		s->pid = k->tgid;
@@ -282,39 +293,50 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		if (!s->exited && e && e->source_cpu == s->cpu_ns && gc_due(e->idle_refreshes + 1) &&
 		    gone(inf, k))
 			s->exited = true;
-		if (s->exited)
+		if (s->exited) {
+			st->dead_slots[st->ndead] = st->slot_of[i];
 			st->dead[st->ndead++] = *k;
+		}
 	}
 	return 0;
+}
+
+/*
+ * The live slots, read in place: a plain copy of each, no system call.
+ * The program fills a slot before it sets `live` (an atomic add, a full
+ * barrier), so a slot seen live is seen filled.
+ */
+static uint32_t read_slots(struct ebpf_state *st)
+{
+	uint32_t used = __atomic_load_n(&st->skel->bss->slots_used, __ATOMIC_ACQUIRE), total = 0;
+
+	if (used > st->max_entries)
+		used = st->max_entries;
+	for (uint32_t i = 0; i < used; i++) {
+		const struct kepler_cputime_slot *slot = &st->slots[i];
+
+		if (!__atomic_load_n(&slot->live, __ATOMIC_ACQUIRE))
+			continue;
+		st->keys[total] = slot->key;
+		st->values[total] = slot->value;
+		st->slot_of[total] = i;
+		total++;
+	}
+	return total;
 }
 
 static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 {
 	struct ebpf_state *st = inf->priv;
-	uint64_t token[2], overflow;
+	uint64_t overflow;
 	__u32 zero = 0;
-	uint32_t total = 0;
-	bool first = true;
+	uint32_t total;
 	int r;
 
 	st->ndead = 0;
 	if (bpf_map_lookup_elem(st->running_fd, &zero, st->before) < 0)
 		memset(st->before, 0, (size_t)st->ncpus * sizeof(*st->before));
-	for (;;) {
-		__u32 count = st->max_entries - total;
-
-		if (count == 0)
-			break;
-		r = bpf_map_lookup_batch(st->map_fd, first ? NULL : token, token, st->keys + total,
-					 st->values + total, &count, NULL);
-		first = false;
-		total += count;
-		if (r < 0 && errno == ENOENT)
-			break; /* the whole map was read */
-		if (r < 0)
-			return kepler_error_set(err, -errno, "reading the eBPF process map: %s",
-						strerror(errno));
-	}
+	total = read_slots(st);
 	read_running(inf);
 	r = add_samples(inf, total);
 	if (r == 0 && total + (uint32_t)st->ncpus < st->max_entries)
@@ -327,15 +349,28 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 	return 0;
 }
 
+/*
+ * Forget the processes that ended: delete their keys, clear their slots,
+ * and hand back the slots cleared at the last refresh (a program that
+ * looked a key up just before we deleted it may still write to its slot
+ * for a moment; an interval later none can).
+ */
 static void ebpf_after(struct kepler_informer *inf)
 {
 	struct ebpf_state *st = inf->priv;
 	__u32 count = st->ndead;
 
+	for (uint32_t i = 0; i < st->nquarantine; i++)
+		bpf_map_update_elem(st->free_fd, NULL, &st->quarantine[i], BPF_ANY);
+	st->nquarantine = 0;
 	if (count && bpf_map_delete_batch(st->map_fd, st->dead, &count, NULL) < 0) {
 		/* some were deleted already, or batch delete unsupported: one by one */
 		for (uint32_t i = 0; i < st->ndead; i++)
 			bpf_map_delete_elem(st->map_fd, &st->dead[i]);
+	}
+	for (uint32_t i = 0; i < st->ndead; i++) {
+		__atomic_store_n(&st->slots[st->dead_slots[i]].live, 0, __ATOMIC_RELEASE);
+		st->quarantine[st->nquarantine++] = st->dead_slots[i];
 	}
 	st->ndead = 0;
 }
@@ -346,8 +381,13 @@ static void ebpf_close(struct kepler_informer *inf)
 
 	if (!st)
 		return;
+	if (st->slots)
+		munmap(st->slots, st->slots_size);
 	cputime__destroy(st->skel);
 	close_perf(st);
+	free(st->slot_of);
+	free(st->dead_slots);
+	free(st->quarantine);
 	free(st->keys);
 	free(st->values);
 	free(st->dead);
@@ -487,6 +527,9 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	st->max_entries = p->bpf_max_processes ? p->bpf_max_processes : 32768;
 	bpf_map__set_max_entries(st->skel->maps.processes, st->max_entries);
 	bpf_map__set_max_entries(st->skel->maps.exes, st->max_entries);
+	bpf_map__set_max_entries(st->skel->maps.slots, st->max_entries);
+	bpf_map__set_max_entries(st->skel->maps.free_slots, st->max_entries);
+	st->skel->rodata->slots_max = st->max_entries;
 	counters = open_perf(st, p->hw_counters_software, why, why_size);
 	if (!counters)
 		close_perf(st);
@@ -581,9 +624,21 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	st->keys = calloc(st->max_entries, sizeof(*st->keys));
 	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
+	st->slot_of = calloc(st->max_entries, sizeof(*st->slot_of));
+	st->dead_slots = calloc(st->max_entries, sizeof(*st->dead_slots));
+	st->quarantine = calloc(st->max_entries, sizeof(*st->quarantine));
 	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending || !st->before ||
-	    !st->reread)
+	    !st->reread || !st->slot_of || !st->dead_slots || !st->quarantine)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
+	st->free_fd = bpf_map__fd(st->skel->maps.free_slots);
+	st->slots_size = (size_t)st->max_entries * sizeof(*st->slots);
+	st->slots = mmap(NULL, st->slots_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(st->skel->maps.slots), 0);
+	if (st->slots == MAP_FAILED) {
+		st->slots = NULL;
+		return kepler_error_set(err, -errno, "cannot map the eBPF process slots: %s",
+					strerror(errno));
+	}
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
