@@ -462,6 +462,7 @@ static int open_store(const struct kepler_config *cfg, struct kepler_collector *
 		.retention_snapshots = retention_count(cfg),
 		.retention_series_ns = cfg->store_retention_series_ns,
 		.move_damaged = cfg->store_move_damaged,
+		.sync = (enum kepler_store_sync)cfg->store_sync,
 	};
 	struct kepler_error err = { 0 };
 	int r;

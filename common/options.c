@@ -31,6 +31,7 @@ static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "
 static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
 static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const idle_policies[] = { "none", "cpu", "size", NULL };
+static const char *const store_syncs[] = { "full", "data", "none", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
@@ -66,6 +67,9 @@ const struct kepler_option kepler_options[] = {
 	{ "store.move-damaged", KEPLER_OPT_BOOL, OFF(store_move_damaged), "false", NULL,
 	  "When the store's data file is damaged (cut short), rename it to data.mdb.damaged-TIME, keeping it to inspect, and start a new store instead of refusing to start. History and sequence numbers start over.",
 	  C, 0, 0, 0, NULL },
+	{ "store.sync", KEPLER_OPT_ENUM, OFF(store_sync), "data", "full|data|none",
+	  "What each commit waits for. data: the snapshot's pages reach the disk (fdatasync), the meta page is left to the kernel; a machine crash may lose the last snapshot, never the store. full: the meta page too (LMDB's default; one more synchronous write per interval). none: nothing; a machine crash may leave the store damaged (for a store on tmpfs, or with store.move-damaged). A killed collector loses nothing under any.",
+	  C, 0, 0, 0, store_syncs },
 	{ "host.procfs", KEPLER_OPT_STRING, OFF(host_procfs), "/proc", "DIR",
 	  "Where the host's procfs is mounted (processes, stat, cpuinfo).", C, 0, 0, 0, NULL },
 	{ "host.sysfs", KEPLER_OPT_STRING, OFF(host_sysfs), "/sys", "DIR",

@@ -423,6 +423,21 @@ static int chown_files(struct kepler_store *s, uid_t uid, bool only_others, stru
 	return 0;
 }
 
+/*
+ * LMDB's flags for store.sync. Killing the collector loses nothing under
+ * any: what it wrote is in the page cache. MDB_NOMETASYNC keeps the store
+ * whole through a machine crash (the meta page is written, not waited for:
+ * the last commit may be undone); MDB_NOSYNC does not.
+ */
+static unsigned sync_flags(enum kepler_store_sync sync)
+{
+	switch (sync) {
+	case KEPLER_STORE_SYNC_FULL: return 0;
+	case KEPLER_STORE_SYNC_NONE: return MDB_NOSYNC;
+	default: return MDB_NOMETASYNC;
+	}
+}
+
 /* Open the environment, and check that its data file is whole. */
 static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 {
@@ -430,7 +445,7 @@ static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 
 	if (r < 0)
 		return r;
-	rc = mdb_env_open(s->env, s->path, MDB_NOTLS, 0640);
+	rc = mdb_env_open(s->env, s->path, MDB_NOTLS | sync_flags(s->opts.sync), 0640);
 	if (rc)
 		return open_error(s, rc, err);
 	return kepler_store_check_size(s, err);

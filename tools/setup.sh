@@ -21,7 +21,7 @@ PACKAGES=(
 	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev clang-format-14 lmdb-utils tmux prometheus jq curl
-	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema
+	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema strace
 	# packaging: man pages rendered, units verified, the package's dependencies computed
 	man-db systemd dpkg-dev
 	# VM passthrough: real qemu processes, and another RAPL reader of the trees

@@ -102,6 +102,7 @@ struct kepler_config {
 	struct kepler_count_or_duration store_retention_snapshots; /* a count, or how long */
 	uint64_t store_retention_series_ns;
 	bool store_move_damaged;
+	int store_sync; /* enum kepler_store_sync, in its order */
 	/* host.* */
 	char *host_procfs;
 	char *host_sysfs;

@@ -25,6 +25,13 @@
 
 struct kepler_store;
 
+/* What each commit waits for (store.sync). */
+enum kepler_store_sync {
+	KEPLER_STORE_SYNC_FULL = 0, /* data and meta pages on disk: LMDB's default */
+	KEPLER_STORE_SYNC_DATA = 1, /* data pages on disk; the meta page left to the kernel */
+	KEPLER_STORE_SYNC_NONE = 2, /* nothing: the kernel writes back */
+};
+
 struct kepler_store_options {
 	const char *path;             /* directory, created if missing (writer) */
 	const char *group;            /* group owning the files; NULL or "" = keep */
@@ -33,6 +40,7 @@ struct kepler_store_options {
 	uint64_t retention_snapshots; /* newest snapshots kept */
 	uint64_t retention_series_ns; /* series records kept this long */
 	bool move_damaged;            /* writer: a damaged data.mdb is renamed and a new store begun */
+	enum kepler_store_sync sync;  /* writer: what each commit waits for */
 };
 
 /* Identity of the node and the collector, kept in the `meta` database. */
