@@ -403,6 +403,106 @@ static void test_exec_changes_identity(void **state)
 	teardown(NULL);
 }
 
+/* utime + stime of @pid, ns, from /proc/PID/stat; 0 if unreadable. */
+static uint64_t proc_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	p = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * Processes running at open are identified from the census read then
+ * (exe, cgroups, container, type as /proc says, their lifetime CPU time
+ * within a tick or two), and one that ran another program since is read
+ * again: its exe is the new program's.
+ */
+static void test_census_at_open(void **state)
+{
+	struct kepler_informer_params pp = { .kind = KEPLER_INFORMER_PROCFS, .procfs = "/proc" };
+	struct kepler_informer *inf, *procfs = NULL;
+	struct kepler_error err = { 0 };
+	const struct kepler_proc *p, *q;
+	int to_a[2], to_b[2], from_a[2];
+	char go = 'g';
+	pid_t a, b;
+	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK), kernel_ns;
+
+	(void)state;
+	require_bpf();
+	assert_int_equal(pipe(to_a), 0);
+	assert_int_equal(pipe(to_b), 0);
+	assert_int_equal(pipe(from_a), 0);
+	a = fork();
+	assert_true(a >= 0);
+	if (a == 0) {
+		burn_cpu_us(300000); /* a lifetime before the informer opens */
+		if (write(from_a[1], &go, 1) != 1 || read(to_a[0], &go, 1) != 1)
+			_exit(2);
+		burn_cpu_us(2000);
+		pause();
+		_exit(0);
+	}
+	b = fork();
+	assert_true(b >= 0);
+	if (b == 0) {
+		if (read(to_b[0], &go, 1) != 1)
+			_exit(2);
+		execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 100",
+		      (char *)NULL);
+		_exit(3);
+	}
+	assert_int_equal(read(from_a[0], &go, 1), 1);
+	inf = open_ebpf(0);
+	refresh(inf);
+	assert_int_equal(write(to_a[1], &go, 1), 1);
+	assert_int_equal(write(to_b[1], &go, 1), 1);
+	usleep(300000);
+	refresh(inf);
+	kernel_ns = proc_cpu_ns(a);
+	assert_int_equal(kepler_informer_open(&pp, NULL, &procfs, &err), 0);
+	assert_int_equal(kepler_informer_refresh(procfs, &err), 0);
+	p = find_pid(inf, a);
+	q = find_pid(procfs, a);
+	assert_non_null(p);
+	assert_non_null(q);
+	print_message(
+		"census: %lu processes identified from it; A: exe %s, cgroup %s, %.1f ms (kernel %.1f ms)\n",
+		(unsigned long)kepler_informer_stats(inf)->census_hits, p->id->exe, p->id->cgroup,
+		p->cpu_time_ns / 1e6, kernel_ns / 1e6);
+	assert_true(kepler_informer_stats(inf)->census_hits >= 1);
+	assert_non_null(strstr(p->id->exe, "test_informer_ebpf"));
+	assert_string_equal(p->id->exe, q->id->exe);
+	assert_string_equal(p->id->cgroup, q->id->cgroup);
+	assert_string_equal(p->id->cpu_cgroup, q->id->cpu_cgroup);
+	assert_int_equal(p->id->type, q->id->type);
+	assert_string_equal(p->id->container.id, q->id->container.id);
+	assert_true(p->cpu_time_ns + 2 * tick >= kernel_ns && p->cpu_time_ns <= kernel_ns + 2 * tick);
+	p = find_pid(inf, b);
+	assert_non_null(p);
+	print_message("B, exec'd after open: %s (%s)\n", p->comm, p->id->exe);
+	assert_true(strstr(p->id->exe, "sh") || strstr(p->id->exe, "dash"));
+	kepler_informer_close(procfs);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	teardown(NULL);
+}
+
 /* The cgroup2 hierarchy's mount point ("" if none): /sys/fs/cgroup/unified on hybrid hosts. */
 static const char *cgroup2_root(void)
 {
@@ -787,6 +887,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
+		cmocka_unit_test_teardown(test_census_at_open, teardown),
 		cmocka_unit_test_teardown(test_cgroup_move_changes_container, teardown),
 		cmocka_unit_test_teardown(test_short_processes_in_container, teardown),
 		cmocka_unit_test_teardown(test_500_short_processes, teardown),

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The exe of every process running when the informer opens, read while the
- * collector may still read other users' /proc/PID/exe (CAP_SYS_PTRACE).
- * After the privilege drop those links are closed to it; a process started
- * later is named by the eBPF program at its exec (ops->exe_of). An entry
- * serves only the process it was read from: same pid, same start time,
- * same comm (a later exec changes the comm, and then the entry is stale).
+ * The processes running when the informer opens, read once in one walk of
+ * /proc while the collector may still read other users' /proc/PID/exe
+ * (CAP_SYS_PTRACE). After the privilege drop those links are closed to it;
+ * a process started later is named by the eBPF program at its exec
+ * (ops->exe_of). An entry serves only the process it was read from: same
+ * pid, same start time, same comm (a later exec changes the comm, and then
+ * the entry is stale).
+ *
+ * With a builder (the eBPF informer), each entry also holds the process's
+ * whole identity (exe, cgroups, container, VM) and its lifetime CPU time,
+ * so that the first refreshes, which see thousands of processes for the
+ * first time, take them from here instead of reading /proc again (see
+ * kepler_exe_prefetch_take).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,13 +27,16 @@
 struct exe_entry {
 	uint32_t pid;
 	uint64_t start_ticks;
+	uint64_t lifetime_ticks; /* utime + stime when read */
 	char comm[KEPLER_COMM_MAX];
 	char *exe;
+	struct kepler_proc_identity *id; /* with a builder; NULL once taken */
 };
 
 struct kepler_exe_prefetch {
 	struct exe_entry *items; /* sorted by pid */
 	size_t count, cap;
+	kepler_identity_free_fn free_id;
 };
 
 static int by_pid(const void *a, const void *b)
@@ -36,44 +46,66 @@ static int by_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static int add_one(struct kepler_exe_prefetch *x, int procfd, uint32_t pid)
+static struct exe_entry *append(struct kepler_exe_prefetch *x)
 {
-	char path[64], buf[4096];
-	struct kepler_pid_stat st;
-	struct exe_entry *e;
-	size_t len;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%u/stat", pid);
-	if (kepler_read_file_at(procfd, path, buf, sizeof(buf), &len) < 0 ||
-	    kepler_procfs_parse_pid_stat(buf, len, &st) < 0 || (st.flags & KEPLER_PF_KTHREAD))
-		return 0;
-	snprintf(path, sizeof(path), "%u/exe", pid);
-	n = readlinkat(procfd, path, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (x->count == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 256;
 		struct exe_entry *items = realloc(x->items, cap * sizeof(*items));
 
 		if (!items)
-			return -ENOMEM;
+			return NULL;
 		x->items = items;
 		x->cap = cap;
 	}
-	e = &x->items[x->count];
+	return &x->items[x->count];
+}
+
+static int add_one(struct kepler_exe_prefetch *x, int procfd, uint32_t pid, kepler_identity_build_fn build,
+		   void *arg)
+{
+	char path[64], buf[4096];
+	struct kepler_pid_stat st;
+	struct exe_entry *e;
+	size_t len;
+	ssize_t n = 0;
+
+	snprintf(path, sizeof(path), "%u/stat", pid);
+	if (kepler_read_file_at(procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, &st) < 0)
+		return 0;
+	if ((st.flags & KEPLER_PF_KTHREAD) && !build)
+		return 0;
+	if (!(st.flags & KEPLER_PF_KTHREAD)) {
+		snprintf(path, sizeof(path), "%u/exe", pid);
+		n = readlinkat(procfd, path, buf, sizeof(buf) - 1);
+		if (n <= 0 && !build)
+			return 0;
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	e = append(x);
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
 	e->exe = strdup(buf);
 	if (!e->exe)
 		return -ENOMEM;
+	if (build) {
+		e->id = build(arg, &st, buf);
+		if (!e->id) {
+			free(e->exe);
+			return -ENOMEM;
+		}
+	}
 	e->pid = pid;
 	e->start_ticks = st.start_ticks;
+	e->lifetime_ticks = st.utime_ticks + st.stime_ticks;
 	memcpy(e->comm, st.comm, sizeof(e->comm));
 	x->count++;
 	return 0;
 }
 
-struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd)
+struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd, kepler_identity_build_fn build,
+						     kepler_identity_free_fn free_id, void *arg)
 {
 	struct kepler_exe_prefetch *x = calloc(1, sizeof(*x));
 	struct dirent *de;
@@ -82,6 +114,7 @@ struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd)
 
 	if (!x)
 		return NULL;
+	x->free_id = free_id;
 	fd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
@@ -95,7 +128,7 @@ struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd)
 
 		if (*end || pid == 0 || pid > UINT32_MAX)
 			continue;
-		if (add_one(x, procfd, (uint32_t)pid) < 0) {
+		if (add_one(x, procfd, (uint32_t)pid, build, arg) < 0) {
 			closedir(d);
 			kepler_exe_prefetch_free(x);
 			return NULL;
@@ -107,8 +140,8 @@ struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd)
 	return x;
 }
 
-const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
-				     const char *comm)
+static struct exe_entry *find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
+			      const char *comm)
 {
 	struct exe_entry key = { .pid = pid }, *e;
 
@@ -117,7 +150,39 @@ const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32
 	e = bsearch(&key, x->items, x->count, sizeof(*x->items), by_pid);
 	if (!e || e->start_ticks != start_ticks || strncmp(e->comm, comm, sizeof(e->comm)) != 0)
 		return NULL;
-	return e->exe;
+	return e;
+}
+
+const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
+				     const char *comm)
+{
+	const struct exe_entry *e = find(x, pid, start_ticks, comm);
+
+	return e && e->exe[0] ? e->exe : NULL;
+}
+
+struct kepler_proc_identity *kepler_exe_prefetch_take(struct kepler_exe_prefetch *x, uint32_t pid,
+						      uint64_t start_ticks, const char *comm,
+						      uint64_t *ret_lifetime_ticks)
+{
+	struct exe_entry *e = find(x, pid, start_ticks, comm);
+	struct kepler_proc_identity *id;
+
+	if (!e || !e->id)
+		return NULL;
+	id = e->id;
+	e->id = NULL;
+	*ret_lifetime_ticks = e->lifetime_ticks;
+	return id;
+}
+
+void kepler_exe_prefetch_drop_identities(struct kepler_exe_prefetch *x)
+{
+	for (size_t i = 0; x && i < x->count; i++) {
+		if (x->items[i].id && x->free_id)
+			x->free_id(x->items[i].id);
+		x->items[i].id = NULL;
+	}
 }
 
 size_t kepler_exe_prefetch_count(const struct kepler_exe_prefetch *x)
@@ -129,6 +194,7 @@ void kepler_exe_prefetch_free(struct kepler_exe_prefetch *x)
 {
 	if (!x)
 		return;
+	kepler_exe_prefetch_drop_identities(x);
 	for (size_t i = 0; i < x->count; i++)
 		free(x->items[i].exe);
 	free(x->items);

@@ -10,9 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "informer_internal.h"
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 #define CGROUP_MAX 8192
 #define CMDLINE_MAX 8192
@@ -110,18 +119,13 @@ static void resolve_exe(struct kepler_informer *inf, const struct kepler_proc_sa
 	}
 }
 
-/* exe, cgroup and cmdline of a live process whose stat matched. */
-static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_sample *s,
-			 const struct kepler_pid_stat *st, struct kepler_proc_identity *id)
+/* cgroup and cmdline (a VM's) of a live process whose stat matched. */
+static void resolve_cgroup_vm(struct kepler_informer *inf, const struct kepler_pid_stat *st,
+			      struct kepler_proc_identity *id)
 {
 	char path[64], buf[CGROUP_MAX];
 	size_t len;
 
-	if (st->flags & KEPLER_PF_KTHREAD) {
-		id->type = KEPLER_PROC_KERNEL;
-		return;
-	}
-	resolve_exe(inf, s, st, id);
 	snprintf(path, sizeof(path), "%u/cgroup", st->pid);
 	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0) {
 		char cg[4096];
@@ -141,6 +145,18 @@ static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_s
 		    kepler_cmdline_vm(buf, len, &id->vm) && id->type == KEPLER_PROC_REGULAR)
 			id->type = KEPLER_PROC_VM;
 	}
+}
+
+/* exe, cgroup and cmdline of a live process whose stat matched. */
+static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			 const struct kepler_pid_stat *st, struct kepler_proc_identity *id)
+{
+	if (st->flags & KEPLER_PF_KTHREAD) {
+		id->type = KEPLER_PROC_KERNEL;
+		return;
+	}
+	resolve_exe(inf, s, st, id);
+	resolve_cgroup_vm(inf, st, id);
 }
 
 /*
@@ -185,18 +201,97 @@ static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_s
 		id->type = KEPLER_PROC_CONTAINER;
 }
 
+static void free_identity(struct kepler_proc_identity *id);
+
+/* Empty strings for what was not found; false (all freed) when out of memory. */
+static bool complete_identity(struct kepler_proc_identity *id)
+{
+	if (!id->exe)
+		id->exe = strdup("");
+	if (!id->cgroup)
+		id->cgroup = strdup("");
+	if (!id->cpu_cgroup)
+		id->cpu_cgroup = strdup("");
+	if (id->exe && id->cgroup && id->cpu_cgroup)
+		return true;
+	free_identity(id);
+	return false;
+}
+
+/* The identity of a process running at open (the census, exe_prefetch.c); NULL when out of memory. */
+static struct kepler_proc_identity *census_identity(void *arg, const struct kepler_pid_stat *st,
+						    const char *exe)
+{
+	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	id->container.runtime = id->vm.hypervisor = "";
+	if (st->flags & KEPLER_PF_KTHREAD) {
+		id->type = KEPLER_PROC_KERNEL;
+	} else {
+		id->exe = strdup(exe);
+		resolve_cgroup_vm(arg, st, id);
+	}
+	return complete_identity(id) ? id : NULL;
+}
+
+/*
+ * How long after open the identities of the census serve: the first
+ * refreshes of the eBPF informer see every process that runs for the first
+ * time (thousands at start-up), and the census read them all in one walk.
+ * Later, a process could have moved to another cgroup since: it is read
+ * from /proc then.
+ */
+#define CENSUS_WINDOW_NS (30ULL * 1000000000ULL)
+
+/*
+ * The identity the census read for @s, if it is still that process and ran
+ * no other program since (no exec seen). Its lifetime CPU time then stands
+ * for now's when the source has counted less than a tick since (the
+ * offset is no less exact than a tick either way); else /proc says.
+ */
+static bool identify_from_census(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+				 struct kepler_proc_entry *e, uint64_t *ret_lifetime)
+{
+	uint64_t tick = kepler_ns_per_tick(), lifetime_ticks;
+	struct kepler_proc_identity *id;
+	struct kepler_pid_stat st;
+
+	if (!inf->census_until_ns || s->execs || !s->start_time_ns)
+		return false;
+	id = kepler_exe_prefetch_take(inf->exes, s->pid, s->start_time_ns / tick, s->comm, &lifetime_ticks);
+	if (!id)
+		return false;
+	if (s->kthread)
+		id->type = KEPLER_PROC_KERNEL;
+	*ret_lifetime = lifetime_ticks * tick;
+	if (s->cpu_ns >= tick)
+		*ret_lifetime = stat_of(inf, s, &st) ? (st.utime_ticks + st.stime_ticks) * tick : 0;
+	memcpy(e->pub.comm, s->comm, sizeof(e->pub.comm));
+	e->pub.id = id;
+	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
+	e->execs = s->execs;
+	e->cgroup_id = s->cgroup_id;
+	inf->stats.census_hits++;
+	return true;
+}
+
 /*
  * A process's identity (exe, cgroup, container, VM) and comm, from /proc
  * now, else the source's comm. With @ret_lifetime: its lifetime CPU time,
  * 0 when /proc did not say.
  */
 static int identify(struct kepler_informer *inf, const struct kepler_proc_sample *s,
-		    struct kepler_proc_entry *e, uint64_t *ret_lifetime)
+		    struct kepler_proc_entry *e, uint64_t *ret_lifetime, bool first_sight)
 {
-	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
+	struct kepler_proc_identity *id;
 	struct kepler_pid_stat st;
 
 	*ret_lifetime = 0;
+	if (first_sight && identify_from_census(inf, s, e, ret_lifetime))
+		return 0;
+	id = calloc(1, sizeof(*id));
 	if (!id)
 		return -ENOMEM;
 	id->container.runtime = id->vm.hypervisor = "";
@@ -212,19 +307,8 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 			inf->stats.vanished++;
 		resolve_gone(inf, s, id);
 	}
-	if (!id->exe)
-		id->exe = strdup("");
-	if (!id->cgroup)
-		id->cgroup = strdup("");
-	if (!id->cpu_cgroup)
-		id->cpu_cgroup = strdup("");
-	if (!id->exe || !id->cgroup || !id->cpu_cgroup) {
-		free(id->exe);
-		free(id->cgroup);
-		free(id->cpu_cgroup);
-		free(id);
+	if (!complete_identity(id))
 		return -ENOMEM;
-	}
 	e->pub.id = id;
 	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
 	e->execs = s->execs;
@@ -237,7 +321,7 @@ static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sam
 		       struct kepler_proc_entry *e)
 {
 	uint64_t lifetime;
-	int r = identify(inf, s, e, &lifetime);
+	int r = identify(inf, s, e, &lifetime, true);
 
 	if (r == 0 && lifetime > s->cpu_ns)
 		e->offset = lifetime - s->cpu_ns; /* CPU time from before we watched */
@@ -344,7 +428,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 			struct kepler_proc_identity *was = e.pub.id;
 			uint64_t lifetime;
 
-			r = identify(inf, s, &e, &lifetime);
+			r = identify(inf, s, &e, &lifetime, false);
 			if (r < 0) {
 				free_identity(was);
 				return r;
@@ -426,6 +510,10 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 
 	if (r < 0)
 		return r;
+	if (inf->census_until_ns && monotonic_ns() > inf->census_until_ns) {
+		kepler_exe_prefetch_drop_identities(inf->exes); /* the exes stay */
+		inf->census_until_ns = 0;
+	}
 	inf->cgroups.rescanned = false;
 	kepler_proc_table_clear(&inf->next);
 	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
@@ -549,11 +637,15 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	}
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
-	if (r == 0 && p->exe_prefetch) {
-		inf->exes = kepler_exe_prefetch_read(inf->procfd);
-		if (!inf->exes)
-			r = kepler_error_set(err, -ENOMEM, "out of memory");
+	if (r == 0 && kind == KEPLER_INFORMER_EBPF) {
+		/* the census: every process's identity now, in one walk (see identify_from_census) */
+		inf->exes = kepler_exe_prefetch_read(inf->procfd, census_identity, free_identity, inf);
+		inf->census_until_ns = monotonic_ns() + CENSUS_WINDOW_NS;
+	} else if (r == 0 && p->exe_prefetch) {
+		inf->exes = kepler_exe_prefetch_read(inf->procfd, NULL, NULL, NULL);
 	}
+	if (r == 0 && (kind == KEPLER_INFORMER_EBPF || p->exe_prefetch) && !inf->exes)
+		r = kepler_error_set(err, -ENOMEM, "out of memory");
 out:
 	if (r < 0)
 		informer_reset(inf);

@@ -72,6 +72,7 @@ struct kepler_informer_stats {
 	 */
 	uint64_t uncounted_ns;
 	uint64_t skipped_total, lost_total, uncounted_total_ns;
+	uint64_t census_hits; /* ebpf: processes identified from the census read at open, in all */
 };
 
 struct kepler_informer_params {

@@ -99,6 +99,7 @@ struct kepler_informer {
 	bool hw_counters;
 	struct kepler_cgroup_ids cgroups;
 	struct kepler_exe_prefetch *exes; /* read at open, while privileged (exe_prefetch.c) */
+	uint64_t census_until_ns;         /* CLOCK_MONOTONIC: identities read at open serve until then */
 	void *priv;
 	char describe[512];
 };
@@ -107,15 +108,30 @@ struct kepler_informer {
 struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);
 
 /*
- * The exe of every process running at open, read while the collector may
- * still read other users' /proc/PID/exe (exe_prefetch.c): after the
- * privilege drop, what identifies a process that was already running.
+ * The processes running at open (exe_prefetch.c), read while the collector
+ * may still read other users' /proc/PID/exe: after the privilege drop, what
+ * names a process that was already running. With @build, each entry also
+ * gets the identity @build makes of it (kernel threads included), for
+ * kepler_exe_prefetch_take.
  */
 struct kepler_exe_prefetch;
-struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd);
+typedef struct kepler_proc_identity *(*kepler_identity_build_fn)(void *arg, const struct kepler_pid_stat *st,
+								 const char *exe);
+typedef void (*kepler_identity_free_fn)(struct kepler_proc_identity *id);
+struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd, kepler_identity_build_fn build,
+						     kepler_identity_free_fn free_id, void *arg);
 /* The exe of @pid if it is still the process seen at open (same start, same comm). */
 const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
 				     const char *comm);
+/*
+ * The identity built at open of @pid if it is still that process, handed
+ * over (once), and its lifetime CPU time then (ticks); NULL if none.
+ */
+struct kepler_proc_identity *kepler_exe_prefetch_take(struct kepler_exe_prefetch *x, uint32_t pid,
+						      uint64_t start_ticks, const char *comm,
+						      uint64_t *ret_lifetime_ticks);
+/* Free the identities not taken (the exes stay). */
+void kepler_exe_prefetch_drop_identities(struct kepler_exe_prefetch *x);
 size_t kepler_exe_prefetch_count(const struct kepler_exe_prefetch *x);
 void kepler_exe_prefetch_free(struct kepler_exe_prefetch *x);
 
