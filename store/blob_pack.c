@@ -195,25 +195,41 @@ static inline uint64_t word_mask(uint8_t width)
 	return width >= 8 ? UINT64_MAX : (1ULL << (8 * width)) - 1;
 }
 
-/* columns_to_rows() for records of at most ROW_WORDS words: row by row, each row written whole. */
+#define ROW_BLOCK 64
+
+/*
+ * columns_to_rows() for records of at most ROW_WORDS words: a block of
+ * rows at a time (in L1), column by column within it, each column's
+ * running sum in a register.
+ */
 static void rows_from(uint8_t *rows, const uint8_t *in, uint64_t n, size_t w, const uint8_t *widths)
 {
 	const uint8_t *col[ROW_WORDS];
-	uint64_t mask[ROW_WORDS];
+	uint64_t mask[ROW_WORDS], sum[ROW_WORDS];
+	size_t stride = w * 8;
 
 	for (size_t c = 0; c < w; c++) {
 		col[c] = in + 8;
 		mask[c] = word_mask(widths[c]);
-		store64(rows + c * 8, load64(in));
+		sum[c] = load64(in);
+		store64(rows + c * 8, sum[c]);
 		in += 8 + (n - 1) * widths[c];
 	}
-	for (uint64_t i = 1; i < n; i++) {
-		uint8_t *row = rows + i * w * 8;
+	for (uint64_t from = 1; from < n; from += ROW_BLOCK) {
+		uint64_t to = n - from < ROW_BLOCK ? n : from + ROW_BLOCK;
 
 		for (size_t c = 0; c < w; c++) {
-			store64(row + c * 8,
-				load64(row - w * 8 + c * 8) + unzigzag(load64(col[c]) & mask[c]));
-			col[c] += widths[c];
+			const uint8_t *src = col[c];
+			uint64_t v = sum[c], m = mask[c];
+			uint8_t *at = rows + from * stride + c * 8;
+			size_t wd = widths[c];
+
+			for (uint64_t i = from; i < to; i++, at += stride, src += wd) {
+				v += unzigzag(load64(src) & m);
+				store64(at, v);
+			}
+			col[c] = src;
+			sum[c] = v;
 		}
 	}
 }
