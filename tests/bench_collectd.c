@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * bench_collectd: the collector's own cost (not a test).
- *   build/tests/bench_collectd [N ...]     (default: 1000 10000)
+ *   build/tests/bench_collectd [-r RUNS] [N ...]     (default: 1 run of 1000 and of 10000)
  * With N extra live processes (sleeping in 2 s loops, so that each runs
  * now and then), runs build/collectd/kepler-collectd with a 1 s interval
  * on the fake meter, and prints its CPU time per interval (its thread's
  * on-CPU ns from /proc/PID/schedstat over 20 intervals, after 10 s of start-up,
- * whose cost is printed apart) and its
- * peak RSS (VmHWM). Needs root for the eBPF informer (procfs otherwise).
+ * whose cost is printed apart: in all, and beyond what those 10 s would
+ * have cost at the steady rate) and its peak RSS (VmHWM). With -r, each
+ * count is run RUNS times and the medians printed after. Needs root for
+ * the eBPF informer (procfs otherwise).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +83,11 @@ static long vm_hwm_kib(pid_t pid)
 	return kib;
 }
 
-static void bench(const char *bin, int n)
+struct run {
+	double startup_ms, interval_ms, extra_ms, rss_mib;
+};
+
+static void bench(const char *bin, int n, struct run *ret)
 {
 	pid_t *pids = spawn_sleepers(n), c;
 	char store[] = "/tmp/kepler-bench-XXXXXX", cmd[128];
@@ -103,9 +110,13 @@ static void bench(const char *bin, int n)
 	hwm = vm_hwm_kib(c);
 	kill(c, SIGTERM);
 	waitpid(c, NULL, 0);
-	printf("%5d extra processes: start-up %.0f ms CPU (first %d s); then %.2f ms CPU per "
-	       "interval (mean of %d); peak RSS %.1f MiB\n",
-	       n, t0 * 1000.0, WARMUP, (t1 - t0) * 1000.0 / INTERVALS, INTERVALS, (double)hwm / 1024.0);
+	ret->startup_ms = t0 * 1000.0;
+	ret->interval_ms = (t1 - t0) * 1000.0 / INTERVALS;
+	ret->extra_ms = ret->startup_ms - WARMUP * ret->interval_ms;
+	ret->rss_mib = (double)hwm / 1024.0;
+	printf("%5d extra processes: start-up %.0f ms CPU (first %d s; %.0f ms beyond %d intervals at the "
+	       "steady rate); then %.2f ms CPU per interval (mean of %d); peak RSS %.1f MiB\n",
+	       n, ret->startup_ms, WARMUP, ret->extra_ms, WARMUP, ret->interval_ms, INTERVALS, ret->rss_mib);
 	fflush(stdout);
 	stop_all(pids, n);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", store);
@@ -113,18 +124,53 @@ static void bench(const char *bin, int n)
 		fprintf(stderr, "cannot remove %s\n", store);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(struct run *runs, int n, size_t field)
+{
+	double v[64];
+
+	for (int i = 0; i < n; i++)
+		v[i] = *(const double *)((const char *)&runs[i] + field);
+	qsort(v, (size_t)n, sizeof(v[0]), by_value);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
 	char bin[4096];
-	int counts[8] = { 1000, 10000 }, n = 2;
+	int counts[8] = { 1000, 10000 }, n = 2, runs = 1, first = 1;
+	struct run r[64];
 
 	snprintf(bin, sizeof(bin), "%s/collectd/kepler-collectd", KEPLER_BINARY_DIR);
-	if (argc > 1) {
+	if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+		runs = atoi(argv[2]);
+		if (runs < 1 || runs > 64) {
+			fprintf(stderr, "bench_collectd: -r takes 1 to 64 runs\n");
+			return 2;
+		}
+		first = 3;
+	}
+	if (argc > first) {
 		n = 0;
-		for (int i = 1; i < argc && n < 8; i++)
+		for (int i = first; i < argc && n < 8; i++)
 			counts[n++] = atoi(argv[i]);
 	}
-	for (int i = 0; i < n; i++)
-		bench(bin, counts[i]);
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < runs; k++)
+			bench(bin, counts[i], &r[k]);
+		if (runs > 1)
+			printf("%5d extra processes, median of %d runs: start-up %.0f ms CPU (%.0f ms beyond the "
+			       "steady rate); %.2f ms CPU per interval; peak RSS %.1f MiB\n",
+			       counts[i], runs, median_of(r, runs, offsetof(struct run, startup_ms)),
+			       median_of(r, runs, offsetof(struct run, extra_ms)),
+			       median_of(r, runs, offsetof(struct run, interval_ms)),
+			       median_of(r, runs, offsetof(struct run, rss_mib)));
+	}
 	return 0;
 }
