@@ -704,6 +704,7 @@ static int copy_processes(struct kepler_collector *c)
 			.cycles = kp->cycles,
 			.instructions = kp->instructions,
 			.cache_misses = kp->cache_misses,
+			.prev_index = kp->prev_index,
 		};
 		if (c->sizes && size_unit(c, &c->procs[i], id->cpu_cgroup) < 0)
 			return -ENOMEM;

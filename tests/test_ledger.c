@@ -215,6 +215,58 @@ static void test_random_intervals_sum_exactly(void **state)
 	kepler_ledger_free(l);
 }
 
+/*
+ * The previous-index hint changes nothing: two ledgers, one given right,
+ * wrong and out-of-range hints, the other none, build the same totals.
+ */
+static void test_hints_change_nothing(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *a, *b;
+	struct kepler_snapshot *sa, *sb;
+	struct kepler_error err;
+
+	(void)state;
+	srand(7);
+	world_init(&w, NPROC);
+	assert_int_equal(kepler_ledger_new(&p, &a, &err), 0);
+	assert_int_equal(kepler_ledger_new(&p, &b, &err), 0);
+	for (int k = 0; k < 50; k++) {
+		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
+
+		for (size_t i = 0; i < w.n; i++) {
+			w.procs[i].cpu_time_delta_ns = (uint64_t)(rand() % 4 ? rand() % 100000007 : 0);
+			w.procs[i].cpu_time_ns += w.procs[i].cpu_time_delta_ns;
+			w.procs[i].prev_index = 0;
+		}
+		for (unsigned z = 0; z < 3; z++)
+			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
+		in.busy_delta_ns = 500;
+		in.total_delta_ns = 1000;
+		assert_int_equal(kepler_ledger_build(b, &in, &sb, &err), 0);
+		for (size_t i = 0; i < w.n; i++) {
+			int r = rand() % 10;
+
+			w.procs[i].prev_index = k == 0  ? 0
+						: r < 7 ? (uint32_t)i + 1                   /* right */
+						: r < 9 ? (uint32_t)(rand() % (int)w.n) + 1 /* another's */
+							: 100000;                           /* past the end */
+		}
+		assert_int_equal(kepler_ledger_build(a, &in, &sa, &err), 0);
+		assert_int_equal(sa->nprocesses, sb->nprocesses);
+		for (size_t i = 0; i < sa->nprocesses; i++) {
+			assert_int_equal(sa->processes[i].pid, sb->processes[i].pid);
+			for (unsigned z = 0; z < 3; z++)
+				assert_int_equal(sa->processes[i].usage.zones[z].total_uj,
+						 sb->processes[i].usage.zones[z].total_uj);
+		}
+		check_sums(sa);
+	}
+	kepler_ledger_free(a);
+	kepler_ledger_free(b);
+}
+
 static void test_no_cpu_is_all_idle(void **state)
 {
 	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
@@ -938,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
+		cmocka_unit_test(test_hints_change_nothing),
 		cmocka_unit_test(test_backlog_covers_the_gap),
 		cmocka_unit_test(test_backlog_is_bounded),
 		cmocka_unit_test(test_no_cpu_is_all_idle),

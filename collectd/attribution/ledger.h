@@ -98,6 +98,12 @@ struct kepler_ledger_proc {
 	uint64_t cpu_time_delta_ns;                  /* this interval */
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
 	uint32_t unit; /* idle policy SIZE: its index in kepler_ledger_input.units */
+	/*
+	 * A hint: 1 + its index in the previous build's procs (0: none). The
+	 * ledger checks it (same pid and start time) before it looks the
+	 * process up by key.
+	 */
+	uint32_t prev_index;
 };
 
 /*

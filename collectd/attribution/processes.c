@@ -153,12 +153,26 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 	return 0;
 }
 
-/* The record this process continues: the previous interval's, else a resumed one. */
-static struct proc_rec *previous_of(struct kepler_ledger *l, const char *key, size_t klen)
+/*
+ * The record this process continues: the previous interval's, else a
+ * resumed one. Measured processes' records lie in the order of the input,
+ * so the input's hint finds most without a lookup.
+ */
+static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler_ledger_proc *kp,
+				    const char *key, size_t klen)
 {
 	struct proc_gen *prev = &l->gen[!l->cur];
-	int64_t idx = kepler_keymap_get(&prev->map, key, klen);
 	struct proc_rec *old;
+	int64_t idx;
+
+	if (kp->prev_index && kp->prev_index <= prev->n) {
+		old = &prev->recs[kp->prev_index - 1];
+		if (old->p.pid == kp->pid && old->p.start_time_ns == kp->start_time_ns && !old->taken) {
+			old->taken = true;
+			return old;
+		}
+	}
+	idx = kepler_keymap_get(&prev->map, key, klen);
 
 	if (idx >= 0) {
 		prev->recs[idx].taken = true;
@@ -179,7 +193,7 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 	char key[12];
 	size_t klen = kepler_proc_key(kp->pid, kp->start_time_ns, key);
 
-	old = previous_of(l, key, klen);
+	old = previous_of(l, kp, key, klen);
 	fill_process(&r->p, kp);
 	ledger_point_usage(l, &r->p.usage, slots);
 	r->p.usage.cpu_time_delta_ns = in->first ? 0 : kp->cpu_time_delta_ns;

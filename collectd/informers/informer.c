@@ -405,6 +405,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 	old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 	if (old && old->pub.id) {
 		e = *old;
+		e.pub.prev_index = (uint32_t)(old - inf->table.items) + 1;
 		old->pub.id = NULL;             /* moved */
 		if (s->cpu_ns < e.source_cpu) { /* the source's counter restarted */
 			e.offset += e.source_cpu;

@@ -51,6 +51,7 @@ struct kepler_proc {
 	enum kepler_state state;                     /* terminated: ended during this interval */
 	uint64_t cycles, instructions, cache_misses; /* this interval, or unavailable */
 	struct kepler_proc_identity *id;             /* never NULL, owned by the informer */
+	uint32_t prev_index; /* 1 + its index in the previous refresh's list; 0 when new */
 };
 
 struct kepler_node_cpu {
