@@ -402,7 +402,12 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 
 	if (s->unreadable)
 		return carry_unreadable(inf, s->pid);
-	old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+	if (s->table_hint == KEPLER_NOT_IN_TABLE)
+		old = NULL;
+	else if (s->table_hint)
+		old = &inf->table.items[s->table_hint - 1]; /* looked up by the source */
+	else
+		old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 	if (old && old->pub.id) {
 		e = *old;
 		e.pub.prev_index = (uint32_t)(old - inf->table.items) + 1;

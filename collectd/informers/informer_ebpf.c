@@ -279,6 +279,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->exited = (v->flags & KEPLER_CPUTIME_DEAD) != 0;
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+		s->table_hint = e ? (uint32_t)(e - inf->table.items) + 1 : KEPLER_NOT_IN_TABLE;
 		s->pending_ns = s->exited ? 0 : pending_of(st, k->tgid);
 		s->cpu_ns = v->cpu_ns + s->pending_ns;
 		/*

@@ -25,6 +25,11 @@ struct kepler_proc_sample {
 	bool kthread;
 	bool unreadable; /* procfs: /proc/PID/stat not readable now: keep what we had */
 	bool has_stat;   /* procfs: @stat is filled */
+	/*
+	 * The source looked the process up in the table already: 1 + the
+	 * index of its entry, KEPLER_NOT_IN_TABLE for none; 0: not looked up.
+	 */
+	uint32_t table_hint;
 	struct kepler_pid_stat stat;
 };
 
@@ -103,6 +108,8 @@ struct kepler_informer {
 	void *priv;
 	char describe[512];
 };
+
+#define KEPLER_NOT_IN_TABLE UINT32_MAX
 
 /* Room for one more sample; NULL if out of memory. */
 struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);
