@@ -30,6 +30,23 @@ struct css_set {
 	struct cgroup *dfl_cgrp; /* the task's cgroup in the v2 (unified) hierarchy */
 } __attribute__((preserve_access_index));
 
+struct path {
+	void *mnt;
+	void *dentry;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct path f_path;
+} __attribute__((preserve_access_index));
+
+struct mm_struct {
+	struct file *exe_file; /* what /proc/PID/exe links to */
+} __attribute__((preserve_access_index));
+
+struct signal_struct {
+	__u64 sum_sched_runtime; /* on-CPU ns of the group's threads that have exited */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int __state; /* Linux 5.14 and later */
 	struct sched_entity se;
@@ -40,7 +57,19 @@ struct task_struct {
 	__u64 start_boottime; /* ns since boot, suspend included: what /proc/PID/stat shows */
 	struct task_struct *group_leader;
 	struct css_set *cgroups;
+	struct mm_struct *mm;
+	struct signal_struct *signal;
 	char comm[16];
+} __attribute__((preserve_access_index));
+
+/* A task iterator's context (iter/task programs). */
+struct bpf_iter_meta {
+	struct seq_file *seq;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task; /* NULL at the end of the walk */
 } __attribute__((preserve_access_index));
 
 /* exec()'s arguments: the program as it was asked for, and what runs (a script's interpreter) */

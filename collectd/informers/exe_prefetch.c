@@ -12,7 +12,9 @@
  * whole identity (exe, cgroups, container, VM) and its lifetime CPU time,
  * so that the first refreshes, which see thousands of processes for the
  * first time, take them from here instead of reading /proc again (see
- * kepler_exe_prefetch_take).
+ * kepler_exe_prefetch_take). The eBPF informer's census comes from a BPF
+ * task iterator (census_ebpf.c, through kepler_exe_prefetch_add), and from
+ * the walk of /proc here only where the iterator cannot load.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,7 +29,7 @@
 struct exe_entry {
 	uint32_t pid;
 	uint64_t start_ticks;
-	uint64_t lifetime_ticks; /* utime + stime when read */
+	uint64_t lifetime_ns; /* utime + stime when read */
 	char comm[KEPLER_COMM_MAX];
 	char *exe;
 	struct kepler_proc_identity *id; /* with a builder; NULL once taken */
@@ -60,12 +62,38 @@ static struct exe_entry *append(struct kepler_exe_prefetch *x)
 	return &x->items[x->count];
 }
 
+/* Append @pid's entry (a kernel thread's @exe is ""); @st is what stat says of it. */
+static int add_entry(struct kepler_exe_prefetch *x, const struct kepler_pid_stat *st, const char *exe,
+		     uint64_t lifetime_ns, uint64_t cgroups, kepler_identity_build_fn build, void *arg)
+{
+	struct exe_entry *e = append(x);
+
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
+	e->exe = strdup(exe);
+	if (!e->exe)
+		return -ENOMEM;
+	if (build) {
+		e->id = build(arg, st, exe, cgroups);
+		if (!e->id) {
+			free(e->exe);
+			return -ENOMEM;
+		}
+	}
+	e->pid = st->pid;
+	e->start_ticks = st->start_ticks;
+	e->lifetime_ns = lifetime_ns;
+	memcpy(e->comm, st->comm, sizeof(e->comm));
+	x->count++;
+	return 0;
+}
+
 static int add_one(struct kepler_exe_prefetch *x, int procfd, uint32_t pid, kepler_identity_build_fn build,
 		   void *arg)
 {
 	char path[64], buf[4096];
 	struct kepler_pid_stat st;
-	struct exe_entry *e;
 	size_t len;
 	ssize_t n = 0;
 
@@ -82,39 +110,46 @@ static int add_one(struct kepler_exe_prefetch *x, int procfd, uint32_t pid, kepl
 			return 0;
 	}
 	buf[n > 0 ? n : 0] = '\0';
-	e = append(x);
-	if (!e)
-		return -ENOMEM;
-	memset(e, 0, sizeof(*e));
-	e->exe = strdup(buf);
-	if (!e->exe)
-		return -ENOMEM;
-	if (build) {
-		e->id = build(arg, &st, buf);
-		if (!e->id) {
-			free(e->exe);
-			return -ENOMEM;
-		}
-	}
-	e->pid = pid;
-	e->start_ticks = st.start_ticks;
-	e->lifetime_ticks = st.utime_ticks + st.stime_ticks;
-	memcpy(e->comm, st.comm, sizeof(e->comm));
-	x->count++;
-	return 0;
+	return add_entry(x, &st, buf, (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick(), 0, build,
+			 arg);
+}
+
+struct kepler_exe_prefetch *kepler_exe_prefetch_new(kepler_identity_free_fn free_id)
+{
+	struct kepler_exe_prefetch *x = calloc(1, sizeof(*x));
+
+	if (x)
+		x->free_id = free_id;
+	return x;
+}
+
+int kepler_exe_prefetch_add(struct kepler_exe_prefetch *x, const struct kepler_census_proc *p,
+			    kepler_identity_build_fn build, void *arg)
+{
+	struct kepler_pid_stat st = { .pid = p->pid, .state = 'S' };
+
+	memcpy(st.comm, p->comm, sizeof(st.comm));
+	st.flags = p->kthread ? KEPLER_PF_KTHREAD : 0;
+	st.start_ticks = p->start_time_ns / kepler_ns_per_tick();
+	return add_entry(x, &st, p->kthread ? "" : p->exe, p->lifetime_ns, p->cgroups, build, arg);
+}
+
+void kepler_exe_prefetch_done(struct kepler_exe_prefetch *x)
+{
+	if (x && x->count)
+		qsort(x->items, x->count, sizeof(*x->items), by_pid);
 }
 
 struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd, kepler_identity_build_fn build,
 						     kepler_identity_free_fn free_id, void *arg)
 {
-	struct kepler_exe_prefetch *x = calloc(1, sizeof(*x));
+	struct kepler_exe_prefetch *x = kepler_exe_prefetch_new(free_id);
 	struct dirent *de;
 	DIR *d;
 	int fd;
 
 	if (!x)
 		return NULL;
-	x->free_id = free_id;
 	fd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
@@ -135,8 +170,7 @@ struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd, kepler_identity
 		}
 	}
 	closedir(d);
-	if (x->count)
-		qsort(x->items, x->count, sizeof(*x->items), by_pid);
+	kepler_exe_prefetch_done(x);
 	return x;
 }
 
@@ -163,7 +197,7 @@ const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32
 
 struct kepler_proc_identity *kepler_exe_prefetch_take(struct kepler_exe_prefetch *x, uint32_t pid,
 						      uint64_t start_ticks, const char *comm,
-						      uint64_t *ret_lifetime_ticks)
+						      uint64_t *ret_lifetime_ns)
 {
 	struct exe_entry *e = find(x, pid, start_ticks, comm);
 	struct kepler_proc_identity *id;
@@ -172,7 +206,7 @@ struct kepler_proc_identity *kepler_exe_prefetch_take(struct kepler_exe_prefetch
 		return NULL;
 	id = e->id;
 	e->id = NULL;
-	*ret_lifetime_ticks = e->lifetime_ticks;
+	*ret_lifetime_ns = e->lifetime_ns;
 	return id;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "informer_internal.h"
+#include "kepler/log.h"
 
 static uint64_t monotonic_ns(void)
 {
@@ -119,32 +120,47 @@ static void resolve_exe(struct kepler_informer *inf, const struct kepler_proc_sa
 	}
 }
 
+/* The cgroups and container of process @pid, from /proc/PID/cgroup; false if unreadable. */
+static bool read_cgroups(struct kepler_informer *inf, uint32_t pid, struct kepler_proc_identity *id)
+{
+	char path[64], buf[CGROUP_MAX], cg[4096];
+	size_t len;
+
+	snprintf(path, sizeof(path), "%u/cgroup", pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0)
+		return false;
+	kepler_cgroup_path(buf, len, cg, sizeof(cg));
+	free(id->cgroup);
+	id->cgroup = strdup(cg);
+	kepler_cgroup_cpu_path(buf, len, cg, sizeof(cg));
+	free(id->cpu_cgroup);
+	id->cpu_cgroup = strdup(cg);
+	if (kepler_cgroup_container(buf, len, &id->container))
+		id->type = KEPLER_PROC_CONTAINER;
+	return true;
+}
+
+/* The VM a hypervisor process runs, from its command line. */
+static void resolve_vm(struct kepler_informer *inf, const struct kepler_pid_stat *st,
+		       struct kepler_proc_identity *id)
+{
+	char path[64], buf[CMDLINE_MAX];
+	size_t len;
+
+	if (!maybe_hypervisor(st->comm))
+		return;
+	snprintf(path, sizeof(path), "%u/cmdline", st->pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) >= 0 &&
+	    kepler_cmdline_vm(buf, len, &id->vm) && id->type == KEPLER_PROC_REGULAR)
+		id->type = KEPLER_PROC_VM;
+}
+
 /* cgroup and cmdline (a VM's) of a live process whose stat matched. */
 static void resolve_cgroup_vm(struct kepler_informer *inf, const struct kepler_pid_stat *st,
 			      struct kepler_proc_identity *id)
 {
-	char path[64], buf[CGROUP_MAX];
-	size_t len;
-
-	snprintf(path, sizeof(path), "%u/cgroup", st->pid);
-	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) == 0) {
-		char cg[4096];
-
-		kepler_cgroup_path(buf, len, cg, sizeof(cg));
-		free(id->cgroup);
-		id->cgroup = strdup(cg);
-		kepler_cgroup_cpu_path(buf, len, cg, sizeof(cg));
-		free(id->cpu_cgroup);
-		id->cpu_cgroup = strdup(cg);
-		if (kepler_cgroup_container(buf, len, &id->container))
-			id->type = KEPLER_PROC_CONTAINER;
-	}
-	if (maybe_hypervisor(st->comm)) {
-		snprintf(path, sizeof(path), "%u/cmdline", st->pid);
-		if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) >= 0 &&
-		    kepler_cmdline_vm(buf, len, &id->vm) && id->type == KEPLER_PROC_REGULAR)
-			id->type = KEPLER_PROC_VM;
-	}
+	read_cgroups(inf, st->pid, id);
+	resolve_vm(inf, st, id);
 }
 
 /* exe, cgroup and cmdline of a live process whose stat matched. */
@@ -218,10 +234,103 @@ static bool complete_identity(struct kepler_proc_identity *id)
 	return false;
 }
 
+/*
+ * The census being taken at open. Processes in the same cgroups of every
+ * hierarchy (the same token from the source) have the same
+ * /proc/PID/cgroup: it is read once per token (a node's thousands of
+ * processes sit in tens or hundreds of cgroups), parsed, and copied.
+ */
+struct census_cgroups {
+	uint64_t token; /* 0: an empty slot */
+	char *cgroup, *cpu_cgroup;
+	struct kepler_container_ref container;
+	enum kepler_process_type type;
+};
+
+struct census {
+	struct kepler_informer *inf;
+	struct kepler_exe_prefetch *x;
+	struct census_cgroups *slots; /* open addressing on the token */
+	size_t nslots, used;
+	size_t cgroup_reads; /* /proc/PID/cgroup files read */
+};
+
+static void census_cgroups_free(struct census *c)
+{
+	for (size_t i = 0; i < c->nslots; i++) {
+		free(c->slots[i].cgroup);
+		free(c->slots[i].cpu_cgroup);
+	}
+	free(c->slots);
+	c->slots = NULL;
+	c->nslots = c->used = 0;
+}
+
+static struct census_cgroups *census_slot(struct census_cgroups *slots, size_t nslots, uint64_t token)
+{
+	size_t i = (size_t)((token >> 6) * 0x9E3779B97F4A7C15ULL) & (nslots - 1);
+
+	while (slots[i].token && slots[i].token != token)
+		i = (i + 1) & (nslots - 1);
+	return &slots[i];
+}
+
+static bool census_grow(struct census *c)
+{
+	size_t nslots = c->nslots ? c->nslots * 2 : 256;
+	struct census_cgroups *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].token)
+			*census_slot(slots, nslots, c->slots[i].token) = c->slots[i];
+	free(c->slots);
+	c->slots = slots;
+	c->nslots = nslots;
+	return true;
+}
+
+/* Fill @id's cgroups for process @pid, whose cgroups are those of @token (0: unknown). */
+static void census_cgroups_of(struct census *c, uint64_t token, uint32_t pid, struct kepler_proc_identity *id)
+{
+	struct census_cgroups *slot;
+
+	if (!token || ((c->used + 1) * 2 > c->nslots && !census_grow(c))) {
+		c->cgroup_reads++;
+		read_cgroups(c->inf, pid, id);
+		return;
+	}
+	slot = census_slot(c->slots, c->nslots, token);
+	if (slot->token) {
+		id->cgroup = strdup(slot->cgroup);
+		id->cpu_cgroup = strdup(slot->cpu_cgroup);
+		id->container = slot->container;
+		id->type = slot->type;
+		return;
+	}
+	c->cgroup_reads++;
+	if (!read_cgroups(c->inf, pid, id) || !id->cgroup || !id->cpu_cgroup)
+		return; /* gone, or out of memory: the next process of this token reads it */
+	slot->cgroup = strdup(id->cgroup);
+	slot->cpu_cgroup = strdup(id->cpu_cgroup);
+	if (!slot->cgroup || !slot->cpu_cgroup) {
+		free(slot->cgroup);
+		free(slot->cpu_cgroup);
+		*slot = (struct census_cgroups){ 0 };
+		return;
+	}
+	slot->container = id->container;
+	slot->type = id->type;
+	slot->token = token;
+	c->used++;
+}
+
 /* The identity of a process running at open (the census, exe_prefetch.c); NULL when out of memory. */
 static struct kepler_proc_identity *census_identity(void *arg, const struct kepler_pid_stat *st,
-						    const char *exe)
+						    const char *exe, uint64_t cgroups)
 {
+	struct census *c = arg;
 	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
 
 	if (!id)
@@ -231,9 +340,51 @@ static struct kepler_proc_identity *census_identity(void *arg, const struct kepl
 		id->type = KEPLER_PROC_KERNEL;
 	} else {
 		id->exe = strdup(exe);
-		resolve_cgroup_vm(arg, st, id);
+		census_cgroups_of(c, cgroups, st->pid, id);
+		resolve_vm(c->inf, st, id);
 	}
 	return complete_identity(id) ? id : NULL;
+}
+
+static int census_add(void *arg, const struct kepler_census_proc *p)
+{
+	struct census *c = arg;
+
+	return kepler_exe_prefetch_add(c->x, p, census_identity, c);
+}
+
+/*
+ * Every process's identity now, in one walk (see identify_from_census):
+ * from the source when it can take a census whole (ebpf: a BPF task
+ * iterator), else from /proc (three files per process). NULL: out of memory.
+ */
+static struct kepler_exe_prefetch *take_census(struct kepler_informer *inf)
+{
+	struct census c = { .inf = inf };
+	struct kepler_error e = { 0 };
+	uint64_t t0 = monotonic_ns();
+	size_t n = 0;
+
+	if (inf->ops->census) {
+		c.x = kepler_exe_prefetch_new(free_identity);
+		if (c.x && inf->ops->census(inf, census_add, &c, &n, &e) == 0) {
+			kepler_exe_prefetch_done(c.x);
+			kepler_debug(
+				"census: %zu processes from a BPF task iterator, %zu cgroup files read, in %.1f ms",
+				n, c.cgroup_reads, (double)(monotonic_ns() - t0) / 1e6);
+			census_cgroups_free(&c);
+			return c.x;
+		}
+		kepler_exe_prefetch_free(c.x);
+		census_cgroups_free(&c);
+		c.cgroup_reads = 0;
+		kepler_info("census by BPF task iterator unavailable (%s): reading /proc instead",
+			    c.x ? e.msg : "out of memory");
+	}
+	c.x = kepler_exe_prefetch_read(inf->procfd, census_identity, free_identity, &c);
+	kepler_debug("census: %zu processes from /proc in %.1f ms", kepler_exe_prefetch_count(c.x),
+		     (double)(monotonic_ns() - t0) / 1e6);
+	return c.x;
 }
 
 /*
@@ -254,18 +405,18 @@ static struct kepler_proc_identity *census_identity(void *arg, const struct kepl
 static bool identify_from_census(struct kepler_informer *inf, const struct kepler_proc_sample *s,
 				 struct kepler_proc_entry *e, uint64_t *ret_lifetime)
 {
-	uint64_t tick = kepler_ns_per_tick(), lifetime_ticks;
+	uint64_t tick = kepler_ns_per_tick(), lifetime_ns;
 	struct kepler_proc_identity *id;
 	struct kepler_pid_stat st;
 
 	if (!inf->census_until_ns || s->execs || !s->start_time_ns)
 		return false;
-	id = kepler_exe_prefetch_take(inf->exes, s->pid, s->start_time_ns / tick, s->comm, &lifetime_ticks);
+	id = kepler_exe_prefetch_take(inf->exes, s->pid, s->start_time_ns / tick, s->comm, &lifetime_ns);
 	if (!id)
 		return false;
 	if (s->kthread)
 		id->type = KEPLER_PROC_KERNEL;
-	*ret_lifetime = lifetime_ticks * tick;
+	*ret_lifetime = lifetime_ns;
 	if (s->cpu_ns >= tick)
 		*ret_lifetime = stat_of(inf, s, &st) ? (st.utime_ticks + st.stime_ticks) * tick : 0;
 	memcpy(e->pub.comm, s->comm, sizeof(e->pub.comm));
@@ -644,8 +795,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
 	if (r == 0 && kind == KEPLER_INFORMER_EBPF) {
-		/* the census: every process's identity now, in one walk (see identify_from_census) */
-		inf->exes = kepler_exe_prefetch_read(inf->procfd, census_identity, free_identity, inf);
+		inf->exes = take_census(inf);
 		inf->census_until_ns = monotonic_ns() + CENSUS_WINDOW_NS;
 	} else if (r == 0 && p->exe_prefetch) {
 		inf->exes = kepler_exe_prefetch_read(inf->procfd, NULL, NULL, NULL);

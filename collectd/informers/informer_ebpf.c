@@ -422,7 +422,15 @@ static int ebpf_map_fd(const struct kepler_informer *inf)
 	return st->map_fd;
 }
 
+static int ebpf_census(struct kepler_informer *inf, kepler_census_fn each, void *arg, size_t *ret_count,
+		       struct kepler_error *err)
+{
+	(void)inf;
+	return kepler_census_ebpf(each, arg, ret_count, err);
+}
+
 static const struct kepler_informer_ops ebpf_ops = {
+	.census = ebpf_census,
 	.collect = ebpf_collect,
 	.map_fd = ebpf_map_fd,
 	.exe_of = ebpf_exe_of,

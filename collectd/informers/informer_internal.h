@@ -56,6 +56,18 @@ struct kepler_proc_table {
 	size_t nslots;   /* power of two */
 };
 
+/* A process of the census, as a source that can take one whole (ops->census) sees it. */
+struct kepler_census_proc {
+	uint32_t pid;
+	uint64_t start_time_ns; /* the source's, not rounded */
+	uint64_t lifetime_ns;   /* CPU time of all its threads, the exited ones included */
+	uint64_t cgroups;       /* equal for processes in the same cgroups of every hierarchy; 0 unknown */
+	bool kthread;
+	char comm[KEPLER_COMM_MAX];
+	const char *exe; /* "" if none */
+};
+typedef int (*kepler_census_fn)(void *arg, const struct kepler_census_proc *p);
+
 struct kepler_informer_ops {
 	/* Fill inf->samples for this refresh. */
 	int (*collect)(struct kepler_informer *inf, struct kepler_error *err);
@@ -70,6 +82,13 @@ struct kepler_informer_ops {
 	bool (*exe_of)(struct kepler_informer *inf, uint32_t pid, uint64_t start_time_ns, char *buf,
 		       size_t size);
 	int (*map_fd)(const struct kepler_informer *inf); /* ebpf: the processes map */
+	/*
+	 * ebpf: every process running now, each handed to @each, in one pass
+	 * (a BPF task iterator), @ret_count of them; an error if the source
+	 * cannot (the engine then walks /proc).
+	 */
+	int (*census)(struct kepler_informer *inf, kepler_census_fn each, void *arg, size_t *ret_count,
+		      struct kepler_error *err);
 	bool reports_all_live; /* a live process missing from the samples is gone */
 	bool resets_on_exit;   /* the source's counter restarts after an exit */
 };
@@ -122,21 +141,30 @@ struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *in
  * kepler_exe_prefetch_take.
  */
 struct kepler_exe_prefetch;
+/* @cgroups: a token equal for processes in the same cgroups of every hierarchy; 0 if unknown. */
 typedef struct kepler_proc_identity *(*kepler_identity_build_fn)(void *arg, const struct kepler_pid_stat *st,
-								 const char *exe);
+								 const char *exe, uint64_t cgroups);
 typedef void (*kepler_identity_free_fn)(struct kepler_proc_identity *id);
 struct kepler_exe_prefetch *kepler_exe_prefetch_read(int procfd, kepler_identity_build_fn build,
 						     kepler_identity_free_fn free_id, void *arg);
+/*
+ * A census taken by other means (census_ebpf.c): an empty one, then each
+ * process added, then done (NULL from new: out of memory).
+ */
+struct kepler_exe_prefetch *kepler_exe_prefetch_new(kepler_identity_free_fn free_id);
+int kepler_exe_prefetch_add(struct kepler_exe_prefetch *x, const struct kepler_census_proc *p,
+			    kepler_identity_build_fn build, void *arg);
+void kepler_exe_prefetch_done(struct kepler_exe_prefetch *x);
 /* The exe of @pid if it is still the process seen at open (same start, same comm). */
 const char *kepler_exe_prefetch_find(const struct kepler_exe_prefetch *x, uint32_t pid, uint64_t start_ticks,
 				     const char *comm);
 /*
  * The identity built at open of @pid if it is still that process, handed
- * over (once), and its lifetime CPU time then (ticks); NULL if none.
+ * over (once), and its lifetime CPU time then (ns); NULL if none.
  */
 struct kepler_proc_identity *kepler_exe_prefetch_take(struct kepler_exe_prefetch *x, uint32_t pid,
 						      uint64_t start_ticks, const char *comm,
-						      uint64_t *ret_lifetime_ticks);
+						      uint64_t *ret_lifetime_ns);
 /* Free the identities not taken (the exes stay). */
 void kepler_exe_prefetch_drop_identities(struct kepler_exe_prefetch *x);
 size_t kepler_exe_prefetch_count(const struct kepler_exe_prefetch *x);
@@ -156,5 +184,7 @@ int kepler_informer_procfs_open(struct kepler_informer *inf, const struct kepler
 				struct kepler_error *err);
 int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
 			      struct kepler_error *err);
+/* The census by BPF task iterator (census_ebpf.c), for ops->census. */
+int kepler_census_ebpf(kepler_census_fn each, void *arg, size_t *ret_count, struct kepler_error *err);
 
 #endif /* KEPLER_COLLECTD_INFORMER_INTERNAL_H */
