@@ -41,38 +41,41 @@ static __always_inline __u32 exe_of(struct task_struct *task, struct kepler_cens
 	return n > 0 && n <= KEPLER_CENSUS_PATH_MAX ? (__u32)n : 0;
 }
 
+/*
+ * Scalars are read with BPF_CORE_READ (bpf_probe_read_kernel) rather than
+ * by direct loads through BTF pointers: the verifier looks up, for each
+ * pointer loaded through another, whether the kernel trusts it, by a
+ * linear search of the kernel's BTF (~2 ms each on Linux 6.18). Only the
+ * exe's path must be a BTF pointer (bpf_d_path takes no other).
+ */
 SEC("iter/task")
 int kepler_census(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
-	struct task_struct *task = ctx->task, *leader;
+	struct task_struct *task = ctx->task;
 	struct kepler_census_task rec = {};
 	struct kepler_census_path *path;
-	struct signal_struct *signal;
 	__u32 zero = 0, len = 0;
 
 	if (!task)
 		return 0;
-	leader = task->group_leader;
-	rec.tgid = task->tgid;
-	rec.pid = task->pid;
-	if (bpf_core_field_exists(leader->start_boottime))
-		rec.start_time_ns = leader->start_boottime;
+	rec.tgid = BPF_CORE_READ(task, tgid);
+	rec.pid = BPF_CORE_READ(task, pid);
+	if (bpf_core_field_exists(task->start_boottime))
+		rec.start_time_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	else
-		rec.start_time_ns = leader->start_time;
-	rec.cpu_ns = task->se.sum_exec_runtime;
-	if (task->pid != task->tgid) {
+		rec.start_time_ns = BPF_CORE_READ(task, group_leader, start_time);
+	rec.cpu_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+	if (rec.pid != rec.tgid) {
 		bpf_seq_write(seq, &rec, sizeof(rec));
 		return 0;
 	}
 	rec.flags = KEPLER_CENSUS_LEADER;
-	if (task->flags & KEPLER_PF_KTHREAD)
+	if (BPF_CORE_READ(task, flags) & KEPLER_PF_KTHREAD)
 		rec.flags |= KEPLER_CENSUS_KTHREAD;
-	signal = task->signal;
-	if (signal)
-		rec.cpu_ns += signal->sum_sched_runtime;
-	rec.cgroups = (__u64)task->cgroups;
-	bpf_probe_read_kernel_str(rec.comm, sizeof(rec.comm), task->comm);
+	rec.cpu_ns += BPF_CORE_READ(task, signal, sum_sched_runtime);
+	rec.cgroups = (__u64)BPF_CORE_READ(task, cgroups);
+	BPF_CORE_READ_STR_INTO(&rec.comm, task, comm);
 	path = bpf_map_lookup_elem(&path_scratch, &zero);
 	if (path && !(rec.flags & KEPLER_CENSUS_KTHREAD))
 		len = exe_of(task, path);
