@@ -126,6 +126,20 @@ static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 	return inf;
 }
 
+static struct kepler_informer *open_ebpf_census(bool from_proc)
+{
+	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF,
+					    .procfs = "/proc",
+					    .census_procfs = from_proc };
+	struct kepler_informer *inf = NULL;
+	struct kepler_error err = { 0 };
+
+	if (kepler_informer_open(&p, NULL, &inf, &err) < 0)
+		fail_msg("open ebpf: %s", err.msg);
+	opened = inf;
+	return inf;
+}
+
 static struct kepler_informer *open_ebpf(uint32_t max)
 {
 	return open_ebpf_opts(max, false);
@@ -761,7 +775,7 @@ static void test_census_iterator_matches_proc(void **state)
  * within a tick or two), and one that ran another program since is read
  * again: its exe is the new program's.
  */
-static void test_census_at_open(void **state)
+static void census_at_open(bool from_proc)
 {
 	struct kepler_informer_params pp = { .kind = KEPLER_INFORMER_PROCFS, .procfs = "/proc" };
 	struct kepler_informer *inf, *procfs = NULL;
@@ -772,7 +786,6 @@ static void test_census_at_open(void **state)
 	pid_t a, b;
 	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK), kernel_ns;
 
-	(void)state;
 	require_bpf();
 	assert_int_equal(pipe(to_a), 0);
 	assert_int_equal(pipe(to_b), 0);
@@ -797,7 +810,7 @@ static void test_census_at_open(void **state)
 		_exit(3);
 	}
 	assert_int_equal(read(from_a[0], &go, 1), 1);
-	inf = open_ebpf(0);
+	inf = open_ebpf_census(from_proc);
 	refresh(inf);
 	assert_int_equal(write(to_a[1], &go, 1), 1);
 	assert_int_equal(write(to_b[1], &go, 1), 1);
@@ -811,10 +824,12 @@ static void test_census_at_open(void **state)
 	assert_non_null(p);
 	assert_non_null(q);
 	print_message(
-		"census: %lu processes identified from it; A: exe %s, cgroup %s, %.1f ms (kernel %.1f ms)\n",
+		"census (%s): %lu processes identified from it; A: exe %s, cgroup %s, %.1f ms (kernel %.1f ms)\n",
+		from_proc ? "walk of /proc" : "task iterator",
 		(unsigned long)kepler_informer_stats(inf)->census_hits, p->id->exe, p->id->cgroup,
 		p->cpu_time_ns / 1e6, kernel_ns / 1e6);
 	assert_true(kepler_informer_stats(inf)->census_hits >= 1);
+	assert_true(kepler_informer_stats(inf)->census_by_iterator == !from_proc);
 	assert_non_null(strstr(p->id->exe, "test_informer_ebpf"));
 	assert_string_equal(p->id->exe, q->id->exe);
 	assert_string_equal(p->id->cgroup, q->id->cgroup);
@@ -832,6 +847,19 @@ static void test_census_at_open(void **state)
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
 	teardown(NULL);
+}
+
+static void test_census_at_open(void **state)
+{
+	(void)state;
+	census_at_open(false);
+}
+
+/* The same where the BPF task iterator cannot load: the census walks /proc. */
+static void test_census_at_open_from_proc(void **state)
+{
+	(void)state;
+	census_at_open(true);
 }
 
 /* The cgroup2 hierarchy's mount point ("" if none): /sys/fs/cgroup/unified on hybrid hosts. */
@@ -1209,6 +1237,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
 		cmocka_unit_test_teardown(test_census_at_open, teardown),
+		cmocka_unit_test_teardown(test_census_at_open_from_proc, teardown),
 		cmocka_unit_test_teardown(test_census_iterator_matches_proc, teardown),
 		cmocka_unit_test_teardown(test_cgroup_move_changes_container, teardown),
 		cmocka_unit_test_teardown(test_short_processes_in_container, teardown),

@@ -358,17 +358,18 @@ static int census_add(void *arg, const struct kepler_census_proc *p)
  * from the source when it can take a census whole (ebpf: a BPF task
  * iterator), else from /proc (three files per process). NULL: out of memory.
  */
-static struct kepler_exe_prefetch *take_census(struct kepler_informer *inf)
+static struct kepler_exe_prefetch *take_census(struct kepler_informer *inf, bool iterator)
 {
 	struct census c = { .inf = inf };
 	struct kepler_error e = { 0 };
 	uint64_t t0 = monotonic_ns();
 	size_t n = 0;
 
-	if (inf->ops->census) {
+	if (iterator && inf->ops->census) {
 		c.x = kepler_exe_prefetch_new(free_identity);
 		if (c.x && inf->ops->census(inf, census_add, &c, &n, &e) == 0) {
 			kepler_exe_prefetch_done(c.x);
+			inf->stats.census_by_iterator = true;
 			kepler_debug(
 				"census: %zu processes from a BPF task iterator, %zu cgroup files read, in %.1f ms",
 				n, c.cgroup_reads, (double)(monotonic_ns() - t0) / 1e6);
@@ -795,7 +796,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
 	if (r == 0 && kind == KEPLER_INFORMER_EBPF) {
-		inf->exes = take_census(inf);
+		inf->exes = take_census(inf, !p->census_procfs);
 		inf->census_until_ns = monotonic_ns() + CENSUS_WINDOW_NS;
 	} else if (r == 0 && p->exe_prefetch) {
 		inf->exes = kepler_exe_prefetch_read(inf->procfd, NULL, NULL, NULL);

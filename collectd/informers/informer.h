@@ -73,7 +73,8 @@ struct kepler_informer_stats {
 	 */
 	uint64_t uncounted_ns;
 	uint64_t skipped_total, lost_total, uncounted_total_ns;
-	uint64_t census_hits; /* ebpf: processes identified from the census read at open, in all */
+	uint64_t census_hits;    /* ebpf: processes identified from the census read at open, in all */
+	bool census_by_iterator; /* ebpf: that census came from a BPF task iterator (else from /proc) */
 };
 
 struct kepler_informer_params {
@@ -90,6 +91,8 @@ struct kepler_informer_params {
 	 * lose the right to read other users' /proc/PID/exe.
 	 */
 	bool exe_prefetch;
+	/* Tests only: the eBPF informer's census from /proc even where the BPF task iterator loads. */
+	bool census_procfs;
 };
 
 struct kepler_informer_attempts {
