@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * bench_collectd: the collector's own cost (not a test).
- *   build/tests/bench_collectd [-r RUNS] [N ...]     (default: 1 run of 1000 and of 10000)
+ *   build/tests/bench_collectd [-r RUNS] [-a ARG]... [N ...]   (default: 1 run of 1000 and of 10000)
  * With N extra live processes (sleeping in 2 s loops, so that each runs
  * now and then), runs build/collectd/kepler-collectd with a 1 s interval
  * on the fake meter, and prints its CPU time per interval (its thread's
  * on-CPU ns from /proc/PID/schedstat over 20 intervals, after 10 s of start-up,
  * whose cost is printed apart: in all, and beyond what those 10 s would
  * have cost at the steady rate) and its peak RSS (VmHWM). With -r, each
- * count is run RUNS times and the medians printed after. Needs root for
- * the eBPF informer (procfs otherwise).
+ * count is run RUNS times and the medians printed after. Each -a adds an
+ * argument to the collector's command line (-a --store.sync -a none). Needs
+ * root for the eBPF informer (procfs otherwise).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -87,6 +88,9 @@ struct run {
 	double startup_ms, interval_ms, extra_ms, rss_mib;
 };
 
+static const char *extra_args[16];
+static int nextra;
+
 static void bench(const char *bin, int n, struct run *ret)
 {
 	pid_t *pids = spawn_sleepers(n), c;
@@ -99,8 +103,15 @@ static void bench(const char *bin, int n, struct run *ret)
 	sleep(1);
 	c = fork();
 	if (c == 0) {
-		execl(bin, bin, "--store.path", store, "--monitor.interval", "1s", "--meter.source", "fake",
-		      "--log.level", "warn", (char *)NULL);
+		const char *argv[32] = { bin,   "--store.path",   store,  "--monitor.interval",
+					 "1s",  "--meter.source", "fake", "--log.level",
+					 "warn" };
+		int k = 9;
+
+		for (int i = 0; i < nextra; i++)
+			argv[k++] = extra_args[i];
+		argv[k] = NULL;
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	sleep(WARMUP);
@@ -148,13 +159,23 @@ int main(int argc, char **argv)
 	struct run r[64];
 
 	snprintf(bin, sizeof(bin), "%s/collectd/kepler-collectd", KEPLER_BINARY_DIR);
-	if (argc > 2 && strcmp(argv[1], "-r") == 0) {
-		runs = atoi(argv[2]);
-		if (runs < 1 || runs > 64) {
-			fprintf(stderr, "bench_collectd: -r takes 1 to 64 runs\n");
+	while (first < argc && argv[first][0] == '-') {
+		if (first + 1 >= argc) {
+			fprintf(stderr, "usage: bench_collectd [-r RUNS] [-a ARG]... [N ...]\n");
+			return 2;
+		} else if (strcmp(argv[first], "-r") == 0) {
+			runs = atoi(argv[first + 1]);
+			if (runs < 1 || runs > 64) {
+				fprintf(stderr, "bench_collectd: -r takes 1 to 64 runs\n");
+				return 2;
+			}
+		} else if (strcmp(argv[first], "-a") == 0 && nextra < 16) {
+			extra_args[nextra++] = argv[first + 1];
+		} else {
+			fprintf(stderr, "usage: bench_collectd [-r RUNS] [-a ARG]... [N ...]\n");
 			return 2;
 		}
-		first = 3;
+		first += 2;
 	}
 	if (argc > first) {
 		n = 0;
