@@ -7,6 +7,7 @@
  * interval anyway.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ struct kepler_collector {
 	/* platform-other: intervals whose CPU and GPU zones drew more than the platform, and the excess */
 	uint64_t clipped, clipped_said, clipped_warn_ns;
 	uint64_t rest_debt;
+	int statm_fd; /* /proc/self/statm, kept open (-1 until read) */
 	char describe[512];
 };
 
@@ -612,6 +614,7 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 	if (!c)
 		return -ENOMEM;
 	c->first = true;
+	c->statm_fd = -1;
 	r = open_meter(cfg, &c->meter);
 	if (r == 0)
 		r = kepler_gpu_zones_open(cfg, &c->gpu);
@@ -881,20 +884,18 @@ static int store_or_hold(struct kepler_collector *c, struct kepler_snapshot *sna
 }
 
 /* The collector's own cost, recorded in each snapshot: CPU time since start, resident memory. */
-static void record_own_cost(struct kepler_snapshot *snap)
+static void record_own_cost(struct kepler_collector *c, struct kepler_snapshot *snap)
 {
 	struct timespec ts;
+	char buf[256];
+	size_t len;
 	long pages = 0;
-	FILE *f;
 
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
 		snap->collector_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%*u %ld", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
+	if (kepler_read_file_kept(AT_FDCWD, "/proc/self/statm", &c->statm_fd, buf, sizeof(buf), &len) == 0 &&
+	    sscanf(buf, "%*u %ld", &pages) != 1)
+		pages = 0;
 	snap->collector_rss_bytes = pages > 0 ? (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
@@ -951,7 +952,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	r = kepler_ledger_build(c->ledger, &in, &snap, err);
 	if (r < 0)
 		return r;
-	record_own_cost(snap);
+	record_own_cost(c, snap);
 	snap = merge_backlog(c, snap);
 	check_monotonic(c, snap);
 	r = store_or_hold(c, snap, err);
@@ -1006,6 +1007,8 @@ void kepler_collector_close(struct kepler_collector *c)
 	kepler_informer_close(c->informer);
 	kepler_meter_close(c->meter);
 	kepler_gpu_zones_close(c->gpu);
+	if (c->statm_fd >= 0)
+		close(c->statm_fd);
 	free(c);
 }
 

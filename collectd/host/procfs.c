@@ -165,12 +165,18 @@ uint64_t kepler_ns_per_tick(void)
 	return ns;
 }
 
-static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
+/* From @base (pread) or from where @fd is (read, when @base < 0). */
+static ssize_t read_some(int fd, char *buf, size_t len, off_t base, size_t off)
+{
+	return base < 0 ? read(fd, buf, len) : pread(fd, buf, len, base + (off_t)off);
+}
+
+static int read_fd_from(int fd, off_t base, char *buf, size_t size, size_t *ret_len)
 {
 	size_t off = 0;
 
 	while (off < size - 1) {
-		ssize_t n = read(fd, buf + off, size - 1 - off);
+		ssize_t n = read_some(fd, buf + off, size - 1 - off, base, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -185,10 +191,15 @@ static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
 	if (off == size - 1) {
 		char c;
 
-		if (read(fd, &c, 1) == 1)
+		if (read_some(fd, &c, 1, base, off) == 1)
 			return -EFBIG;
 	}
 	return 0;
+}
+
+static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
+{
+	return read_fd_from(fd, -1, buf, size, ret_len);
 }
 
 int kepler_read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len)
@@ -200,6 +211,23 @@ int kepler_read_file_at(int dirfd, const char *name, char *buf, size_t size, siz
 		return -errno;
 	r = read_fd(fd, buf, size, ret_len);
 	close(fd);
+	return r;
+}
+
+int kepler_read_file_kept(int dirfd, const char *name, int *fd, char *buf, size_t size, size_t *ret_len)
+{
+	int r;
+
+	if (*fd < 0) {
+		*fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return -errno;
+	}
+	r = read_fd_from(*fd, 0, buf, size, ret_len);
+	if (r < 0 && r != -EFBIG) { /* opened again next time */
+		close(*fd);
+		*fd = -1;
+	}
 	return r;
 }
 

@@ -56,4 +56,13 @@ int kepler_read_file(const char *path, char *buf, size_t size, size_t *ret_len);
 /* Same, relative to the directory fd @dirfd. */
 int kepler_read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len);
 
+/*
+ * Same, through *@fd, kept open for the next read (opened relative to
+ * @dirfd when it is -1; closed and set to -1 again after an error): a file
+ * read every interval (/proc/stat, /proc/self/statm) costs a pread instead
+ * of a path lookup, an open and a close. procfs regenerates such a file at
+ * each read from offset 0.
+ */
+int kepler_read_file_kept(int dirfd, const char *name, int *fd, char *buf, size_t size, size_t *ret_len);
+
 #endif /* KEPLER_COLLECTD_PROCFS_H */

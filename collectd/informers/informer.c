@@ -57,7 +57,7 @@ static int read_node(struct kepler_informer *inf, struct kepler_error *err)
 	size_t len;
 	int r;
 
-	r = kepler_read_file_at(inf->procfd, "stat", buf, sizeof(buf), &len);
+	r = kepler_read_file_kept(inf->procfd, "stat", &inf->statfd, buf, sizeof(buf), &len);
 	if (r < 0 && r != -EFBIG)
 		return kepler_error_set(err, r, "cannot read %s/stat: %s", inf->procfs, strerror(-r));
 	if (kepler_procfs_parse_cpu_stat(buf, len, &cs) < 0)
@@ -769,9 +769,11 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_cgroup_ids_free(&inf->cgroups);
 	if (inf->procfd >= 0)
 		close(inf->procfd);
+	if (inf->statfd >= 0)
+		close(inf->statfd);
 	kepler_exe_prefetch_free(inf->exes);
 	memset(inf, 0, sizeof(*inf));
-	inf->procfd = -1;
+	inf->procfd = inf->statfd = -1;
 }
 
 static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind,
@@ -782,6 +784,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 
 	memset(inf, 0, sizeof(*inf));
 	inf->kind = kind;
+	inf->statfd = -1;
 	inf->procfd = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (inf->procfd < 0) {
 		r = -errno;
@@ -821,7 +824,7 @@ int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_i
 	inf = calloc(1, sizeof(*inf));
 	if (!inf)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	inf->procfd = -1;
+	inf->procfd = inf->statfd = -1;
 	if (p->kind != KEPLER_INFORMER_AUTO) {
 		r = open_kind(inf, p->kind, p, err);
 	} else {

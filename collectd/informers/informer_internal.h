@@ -114,6 +114,7 @@ struct kepler_informer {
 	const struct kepler_informer_ops *ops;
 	char *procfs;
 	int procfd; /* open directory of procfs */
+	int statfd; /* its stat, kept open (-1 until read) */
 	struct kepler_proc_sample *samples;
 	size_t nsamples, samples_cap;
 	struct kepler_proc_table table, next;
