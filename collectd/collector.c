@@ -669,6 +669,20 @@ static int size_unit(struct kepler_collector *c, struct kepler_ledger_proc *p, c
 	return kepler_cpu_sizes_unit(c->sizes, p->container_id, cgroup, request, &p->unit);
 }
 
+/*
+ * Processes ahead of the one being read: their identities are scattered in
+ * the heap and cold after a second of other work (a cache miss each, most
+ * of this loop's time at 1,000 processes), so their loads are started early.
+ */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_identity(const struct kepler_proc_identity *id)
+{
+	__builtin_prefetch(&id->type);
+	__builtin_prefetch(&id->container.runtime);
+	__builtin_prefetch(&id->vm.hypervisor);
+}
+
 /* The informer's processes as the ledger takes them (strings stay the informer's). */
 static int copy_processes(struct kepler_collector *c)
 {
@@ -689,6 +703,8 @@ static int copy_processes(struct kepler_collector *c)
 		const struct kepler_proc *kp = kepler_informer_proc(c->informer, i);
 		const struct kepler_proc_identity *id = kp->id;
 
+		if (i + PREFETCH_AHEAD < n)
+			prefetch_identity(kepler_informer_proc(c->informer, i + PREFETCH_AHEAD)->id);
 		c->procs[i] = (struct kepler_ledger_proc){
 			.pid = kp->pid,
 			.start_time_ns = kp->start_time_ns,

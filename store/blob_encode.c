@@ -226,11 +226,27 @@ static int put_zones(struct encoder *e)
 	return 0;
 }
 
+/*
+ * How many processes ahead put_processes() starts loading strings: the
+ * collector's are scattered in its heap and cold, a cache miss each
+ * (strlen() was 6 % of the collector at 1,000 processes).
+ */
+#define PREFETCH_AHEAD 8
+
 static int put_processes(struct encoder *e)
 {
 	for (size_t i = 0; i < e->snap->nprocesses; i++) {
 		const struct kepler_process *p = &e->snap->processes[i];
 		struct blob_process *b = record(e, SEC_PROCESSES, i);
+
+		if (i + PREFETCH_AHEAD < e->snap->nprocesses) {
+			const struct kepler_process *ahead = p + PREFETCH_AHEAD;
+
+			__builtin_prefetch(ahead->comm);
+			__builtin_prefetch(ahead->exe);
+			__builtin_prefetch(ahead->container_id);
+			__builtin_prefetch(ahead->vm_id);
+		}
 
 		b->pid = p->pid;
 		b->type = p->type;
