@@ -4,6 +4,7 @@
  * and hypervisor command lines, and the procfs parsers (stat, pid stat).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -280,6 +282,73 @@ static void put(const char *dir, const char *name, const char *text)
 	fclose(f);
 }
 
+/* Spin until this thread has run @ms of CPU time (as the kernel counts it). */
+static void spin_cpu_ms(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+}
+
+/*
+ * A file read every interval through a descriptor kept open: the real
+ * /proc/self/stat read twice through one fd shows the CPU time spent in
+ * between (procfs regenerates it at each read from offset 0); a file
+ * rewritten in place reads anew; one too big says -EFBIG and keeps its fd;
+ * a missing one fails with no fd left open, and is opened once it exists.
+ */
+static void test_read_file_kept(void **state)
+{
+	char buf[4096], path[64], dir[] = "/tmp/kepler-kept-XXXXXX";
+	struct kepler_pid_stat a, b;
+	size_t len;
+	int fd = -1, procfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	FILE *f;
+
+	(void)state;
+	assert_true(procfd >= 0);
+	snprintf(path, sizeof(path), "%d/stat", (int)getpid());
+	assert_int_equal(kepler_read_file_kept(procfd, path, &fd, buf, sizeof(buf), &len), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(kepler_procfs_parse_pid_stat(buf, len, &a), 0);
+	spin_cpu_ms(50);
+	assert_int_equal(kepler_read_file_kept(procfd, path, &fd, buf, sizeof(buf), &len), 0);
+	assert_int_equal(kepler_procfs_parse_pid_stat(buf, len, &b), 0);
+	print_message("one fd, two reads 50 ms of CPU apart: utime + stime %llu -> %llu ticks\n",
+		      (unsigned long long)(a.utime_ticks + a.stime_ticks),
+		      (unsigned long long)(b.utime_ticks + b.stime_ticks));
+	assert_true(b.utime_ticks + b.stime_ticks > a.utime_ticks + a.stime_ticks);
+	close(fd);
+	close(procfd);
+
+	assert_non_null(mkdtemp(dir));
+	fd = -1;
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, "/nonexistent/kepler", &fd, buf, sizeof(buf), &len),
+			 -ENOENT);
+	assert_int_equal(fd, -1);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, path, &fd, buf, sizeof(buf), &len), -ENOENT);
+	put(dir, "stat", "cpu  1 2 3 4 5 6 7 8 0 0\n");
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, path, &fd, buf, sizeof(buf), &len), 0);
+	assert_string_equal(buf, "cpu  1 2 3 4 5 6 7 8 0 0\n");
+	f = fopen(path, "w"); /* in place, as a test's fake tree does */
+	assert_non_null(f);
+	fputs("cpu  9 9\n", f);
+	fclose(f);
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, path, &fd, buf, sizeof(buf), &len), 0);
+	assert_string_equal(buf, "cpu  9 9\n");
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, path, &fd, buf, 5, &len), -EFBIG);
+	assert_true(fd >= 0);
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, path, &fd, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, 9);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 /*
  * Sizes for attribution.idle size, through fake trees: cgroup v2
  * (cpu.weight x 1024 / 100) and v1 (cpu.shares); a container's CPU request
@@ -382,7 +451,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_table),    cmocka_unit_test(test_cgroup_path),
 		cmocka_unit_test(test_vm_cmdlines),     cmocka_unit_test(test_pid_stat),
 		cmocka_unit_test(test_cpu_stat),        cmocka_unit_test(test_cpu_sizes),
-		cmocka_unit_test(test_cgroup_cpu_path),
+		cmocka_unit_test(test_cgroup_cpu_path), cmocka_unit_test(test_read_file_kept),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
