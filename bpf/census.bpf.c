@@ -6,7 +6,9 @@
  * files of /proc per process (stat, exe, cgroup): its start, comm, kind,
  * lifetime CPU time, program, and a token of its cgroups, so that the
  * collector reads /proc/PID/cgroup once per set of cgroups instead of once
- * per process. See collectd/informers/census_ebpf.c.
+ * per process. See collectd/informers/census_ebpf.c. Linked into the
+ * informer's object (cputime.skel.h): one parse of the kernel's BTF loads
+ * both; the informer loads it without this program where it fails.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -16,7 +18,7 @@
 #include "kepler_core.h"
 #include "census.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* Linked into the informer's object (bpf/CMakeLists.txt): its LICENSE is cputime.bpf.c's. */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

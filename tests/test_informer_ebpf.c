@@ -126,11 +126,15 @@ static struct kepler_informer *open_ebpf_opts(uint32_t max, bool sw_counters)
 	return inf;
 }
 
-static struct kepler_informer *open_ebpf_census(bool from_proc)
+/* How the census at open is taken: by the iterator, by a walk of /proc, or the iterator fails to load. */
+enum census_how { CENSUS_ITERATOR, CENSUS_PROCFS, CENSUS_UNLOADABLE };
+
+static struct kepler_informer *open_ebpf_census(enum census_how how)
 {
 	struct kepler_informer_params p = { .kind = KEPLER_INFORMER_EBPF,
 					    .procfs = "/proc",
-					    .census_procfs = from_proc };
+					    .census_procfs = how == CENSUS_PROCFS,
+					    .census_unloadable = how == CENSUS_UNLOADABLE };
 	struct kepler_informer *inf = NULL;
 	struct kepler_error err = { 0 };
 
@@ -636,8 +640,8 @@ static void test_census_iterator_matches_proc(void **state)
 	struct census_seen c = { 0 };
 	struct kepler_error err = { 0 };
 	const struct kepler_census_proc *t, *w0, *w1, *self;
-	size_t nbefore, n = 0, matched = 0, exes = 0, tokens = 0;
-	char(*texts)[1024], top[256] = "", cg[512] = "";
+	size_t nbefore, n = 0, matched = 0, exes = 0, tokens = 0, moved = 0;
+	char(*texts)[1024], (*before_texts)[1024], top[256] = "", cg[512] = "";
 	struct kepler_informer *inf;
 	int wake[2];
 
@@ -665,7 +669,23 @@ static void test_census_iterator_matches_proc(void **state)
 		move_to_cgroup(cg, more_pids[1]);
 	}
 	nbefore = list_pids(before, before_starts, 8192);
-	assert_int_equal(kepler_census_ebpf(census_collect, &c, &n, &err), 0);
+	/* cgroups before the census: a process moved meanwhile (a runtime placing what it forked) is left out */
+	before_texts = calloc(nbefore ? nbefore : 1, sizeof(*before_texts));
+	assert_non_null(before_texts);
+	for (size_t i = 0; i < nbefore; i++) {
+		char path[64];
+		size_t len;
+
+		snprintf(path, sizeof(path), "/proc/%u/cgroup", before[i]);
+		if (kepler_read_file_at(AT_FDCWD, path, before_texts[i], sizeof(before_texts[i]), &len) < 0)
+			before_texts[i][0] = '\0';
+	}
+	/* an informer whose own census walked /proc: its iterator is still loaded, for this census */
+	inf = open_ebpf_census(CENSUS_PROCFS);
+	assert_int_equal(inf->ops->census(inf, census_collect, &c, &n, &err), 0);
+	assert_int_equal(inf->ops->census(inf, census_collect, &c, &n, &err), -ENOENT); /* unloaded after */
+	kepler_informer_close(inf);
+	opened = NULL;
 	assert_int_equal(n, c.n);
 	t = census_find(&c, (uint32_t)child_pid);
 	w0 = census_find(&c, (uint32_t)more_pids[0]);
@@ -726,6 +746,12 @@ static void test_census_iterator_matches_proc(void **state)
 		snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
 		if (!p->kthread && kepler_read_file_at(AT_FDCWD, path, texts[i], sizeof(texts[i]), &len) < 0)
 			texts[i][0] = '\0';
+		for (size_t b = 0; b < nbefore && texts[i][0]; b++)
+			if (before[b] == p->pid && before_starts[b] == st.start_ticks &&
+			    strcmp(before_texts[b], texts[i]) != 0) {
+				texts[i][0] = '\0'; /* moved across the census: its token may be either */
+				moved++;
+			}
 	}
 	for (size_t i = 0; i < c.n; i++) {
 		bool first = true;
@@ -738,10 +764,12 @@ static void test_census_iterator_matches_proc(void **state)
 			}
 		tokens += first && !c.v[i].kthread;
 	}
-	print_message("census: %zu still running checked against /proc, %zu programs, %zu cgroup tokens\n",
-		      matched, exes, tokens);
+	print_message("census: %zu still running checked against /proc, %zu programs, %zu cgroup tokens "
+		      "(%zu moved to other cgroups meanwhile, left out)\n",
+		      matched, exes, tokens, moved);
 	assert_true(matched > 0 && exes > 0);
 	free(texts);
+	free(before_texts);
 	census_seen_free(&c);
 
 	/* the informer's census: both waiters named from it, each container from one read */
@@ -775,7 +803,7 @@ static void test_census_iterator_matches_proc(void **state)
  * within a tick or two), and one that ran another program since is read
  * again: its exe is the new program's.
  */
-static void census_at_open(bool from_proc)
+static void census_at_open(enum census_how how)
 {
 	struct kepler_informer_params pp = { .kind = KEPLER_INFORMER_PROCFS, .procfs = "/proc" };
 	struct kepler_informer *inf, *procfs = NULL;
@@ -793,6 +821,7 @@ static void census_at_open(bool from_proc)
 	a = fork();
 	assert_true(a >= 0);
 	if (a == 0) {
+		alarm(60);           /* gone even if the case fails before it kills it */
 		burn_cpu_us(300000); /* a lifetime before the informer opens */
 		if (write(from_a[1], &go, 1) != 1 || read(to_a[0], &go, 1) != 1)
 			_exit(2);
@@ -810,7 +839,7 @@ static void census_at_open(bool from_proc)
 		_exit(3);
 	}
 	assert_int_equal(read(from_a[0], &go, 1), 1);
-	inf = open_ebpf_census(from_proc);
+	inf = open_ebpf_census(how);
 	refresh(inf);
 	assert_int_equal(write(to_a[1], &go, 1), 1);
 	assert_int_equal(write(to_b[1], &go, 1), 1);
@@ -825,11 +854,13 @@ static void census_at_open(bool from_proc)
 	assert_non_null(q);
 	print_message(
 		"census (%s): %lu processes identified from it; A: exe %s, cgroup %s, %.1f ms (kernel %.1f ms)\n",
-		from_proc ? "walk of /proc" : "task iterator",
+		how == CENSUS_ITERATOR ? "task iterator"
+		: how == CENSUS_PROCFS ? "walk of /proc"
+				       : "walk of /proc: the iterator did not load",
 		(unsigned long)kepler_informer_stats(inf)->census_hits, p->id->exe, p->id->cgroup,
 		p->cpu_time_ns / 1e6, kernel_ns / 1e6);
 	assert_true(kepler_informer_stats(inf)->census_hits >= 1);
-	assert_true(kepler_informer_stats(inf)->census_by_iterator == !from_proc);
+	assert_true(kepler_informer_stats(inf)->census_by_iterator == (how == CENSUS_ITERATOR));
 	assert_non_null(strstr(p->id->exe, "test_informer_ebpf"));
 	assert_string_equal(p->id->exe, q->id->exe);
 	assert_string_equal(p->id->cgroup, q->id->cgroup);
@@ -852,14 +883,19 @@ static void census_at_open(bool from_proc)
 static void test_census_at_open(void **state)
 {
 	(void)state;
-	census_at_open(false);
+	census_at_open(CENSUS_ITERATOR);
 }
 
-/* The same where the BPF task iterator cannot load: the census walks /proc. */
+/*
+ * The same where the BPF task iterator cannot load (it is linked into the
+ * informer's object: the informer loads again without it) and where the
+ * census is told to walk /proc: the census walks /proc, the rest is the same.
+ */
 static void test_census_at_open_from_proc(void **state)
 {
 	(void)state;
-	census_at_open(true);
+	census_at_open(CENSUS_UNLOADABLE);
+	census_at_open(CENSUS_PROCFS);
 }
 
 /* The cgroup2 hierarchy's mount point ("" if none): /sys/fs/cgroup/unified on hybrid hosts. */

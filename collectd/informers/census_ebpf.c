@@ -11,6 +11,7 @@
  * the leader's record), as /proc/PID/stat's utime + stime sums it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,7 +20,6 @@
 #include <bpf/libbpf.h>
 
 #include "census.h"
-#include "census.skel.h"
 #include "informer_internal.h"
 
 /* A process's record in the buffer read, and its threads' time summed. */
@@ -67,23 +67,31 @@ static int read_all(int fd, char **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-/* Run the iterator once: every task's record in *@ret_buf. */
-static int run_iterator(char **ret_buf, size_t *ret_len, struct kepler_error *err)
+/*
+ * Unload @prog once its census is taken, though libbpf keeps its number:
+ * the number is pointed at /dev/null (closed with the object), so the
+ * program's last reference goes now.
+ */
+static void release_program(struct bpf_program *prog)
 {
-	struct census *skel = census__open_and_load();
-	struct bpf_link *link = NULL;
+	int fd = bpf_program__fd(prog), null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && null >= 0)
+		dup3(null, fd, O_CLOEXEC);
+	if (null >= 0)
+		close(null);
+}
+
+/* Run the iterator @prog once: every task's record in *@ret_buf. */
+static int run_iterator(struct bpf_program *prog, char **ret_buf, size_t *ret_len, struct kepler_error *err)
+{
+	struct bpf_link *link;
 	int fd = -1, r;
 
-	if (!skel) {
-		r = -errno ? -errno : -EINVAL;
-		return kepler_error_set(err, r, "cannot load the census iterator: %s", strerror(-r));
-	}
-	link = bpf_program__attach_iter(skel->progs.kepler_census, NULL);
-	if (!link) {
-		r = kepler_error_set(err, -errno ? -errno : -EINVAL, "cannot attach the census iterator: %s",
-				     strerror(errno));
-		goto out;
-	}
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return kepler_error_set(err, -errno ? -errno : -EINVAL,
+					"cannot attach the census iterator: %s", strerror(errno));
 	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0) {
 		r = kepler_error_set(err, -errno, "cannot start the census iterator: %s", strerror(errno));
@@ -96,7 +104,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(link);
-	census__destroy(skel);
 	return r;
 }
 
@@ -173,14 +180,18 @@ static void sum_threads(const char *buf, size_t len, struct leader *v, size_t n)
 	}
 }
 
-int kepler_census_ebpf(kepler_census_fn each, void *arg, size_t *ret_count, struct kepler_error *err)
+int kepler_census_ebpf(struct bpf_program *prog, kepler_census_fn each, void *arg, size_t *ret_count,
+		       struct kepler_error *err)
 {
 	struct leader *v = NULL;
 	char *buf = NULL;
 	size_t len = 0, n = 0;
 	int r;
 
-	r = run_iterator(&buf, &len, err);
+	if (!prog || bpf_program__fd(prog) < 0)
+		return kepler_error_set(err, -ENOENT, "the census iterator is not loaded");
+	r = run_iterator(prog, &buf, &len, err);
+	release_program(prog);
 	if (r == 0)
 		r = find_leaders(buf, len, &v, &n, err);
 	if (r < 0)

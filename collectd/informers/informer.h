@@ -93,6 +93,8 @@ struct kepler_informer_params {
 	bool exe_prefetch;
 	/* Tests only: the eBPF informer's census from /proc even where the BPF task iterator loads. */
 	bool census_procfs;
+	/* Tests only: the BPF task iterator fails to load (the kernel refuses it). */
+	bool census_unloadable;
 };
 
 struct kepler_informer_attempts {

@@ -69,7 +69,9 @@ struct ebpf_state {
 		uint64_t ns;
 	} * pending; /* uncharged time of the tasks on a CPU now, [ncpus] */
 	uint32_t npending;
-	int *perf_fds; /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
+	int *perf_fds;        /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
+	bool census_loaded;   /* the census iterator loaded with the programs (until it runs) */
+	char census_why[256]; /* why it did not */
 };
 
 static void close_perf(struct ebpf_state *st);
@@ -425,8 +427,13 @@ static int ebpf_map_fd(const struct kepler_informer *inf)
 static int ebpf_census(struct kepler_informer *inf, kepler_census_fn each, void *arg, size_t *ret_count,
 		       struct kepler_error *err)
 {
-	(void)inf;
-	return kepler_census_ebpf(each, arg, ret_count, err);
+	struct ebpf_state *st = inf->priv;
+
+	if (!st->census_loaded)
+		return kepler_error_set(err, -ENOENT, "the census iterator %s", st->census_why);
+	st->census_loaded = false; /* unloaded after this census */
+	snprintf(st->census_why, sizeof(st->census_why), "ran already (it is unloaded after its census)");
+	return kepler_census_ebpf(st->skel->progs.kepler_census, each, arg, ret_count, err);
 }
 
 static const struct kepler_informer_ops ebpf_ops = {
@@ -521,8 +528,8 @@ static int attach_perf(struct ebpf_state *st, struct kepler_error *err)
 	return 0;
 }
 
-static int load(struct ebpf_state *st, const struct kepler_informer_params *p, char *why, size_t why_size,
-		struct kepler_error *err)
+static int load_once(struct ebpf_state *st, const struct kepler_informer_params *p, bool census, char *why,
+		     size_t why_size, struct kepler_error *err)
 {
 	bool counters;
 	int r;
@@ -544,6 +551,11 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 		close_perf(st);
 	st->skel->rodata->hw_counters = counters;
 	bpf_program__set_autoattach(st->skel->progs.kepler_on_cpu, false); /* run on demand, never attached */
+	bpf_program__set_autoattach(st->skel->progs.kepler_census, false); /* read once, at open */
+	bpf_program__set_autoload(st->skel->progs.kepler_census, census);
+	if (census &&
+	    p->census_unloadable) /* a type that may not call bpf_d_path(): the verifier refuses it */
+		bpf_program__set_type(st->skel->progs.kepler_census, BPF_PROG_TYPE_SOCKET_FILTER);
 	r = cputime__load(st->skel);
 	if (r == -EPERM || r == -EACCES)
 		return kepler_error_set(err, r,
@@ -563,6 +575,31 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 		return kepler_error_set(err, r, "cannot attach the eBPF program: %s (%s)", strerror(-r),
 					libbpf_msg);
 	return 0;
+}
+
+/*
+ * Load the informer's programs with the census iterator (bpf/census.bpf.c,
+ * linked into the same object: the kernel's BTF is parsed once for both),
+ * and where that fails for another reason than privileges, once more
+ * without it: the census then walks /proc (informer.c), and says why.
+ */
+static int load(struct ebpf_state *st, const struct kepler_informer_params *p, char *why, size_t why_size,
+		struct kepler_error *err)
+{
+	struct kepler_error first = { 0 };
+	int r = load_once(st, p, true, why, why_size, &first);
+
+	if (r == 0 || r == -EPERM || r == -EACCES) {
+		st->census_loaded = r == 0;
+		if (r < 0)
+			*err = first;
+		return r;
+	}
+	snprintf(st->census_why, sizeof(st->census_why), "did not load: %s", first.msg);
+	cputime__destroy(st->skel);
+	st->skel = NULL;
+	close_perf(st);
+	return load_once(st, p, false, why, why_size, err);
 }
 
 /* The inode of the host's (the initial) PID namespace: PROC_PID_INIT_INO, fixed by the kernel. */

@@ -185,7 +185,12 @@ int kepler_informer_procfs_open(struct kepler_informer *inf, const struct kepler
 				struct kepler_error *err);
 int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
 			      struct kepler_error *err);
-/* The census by BPF task iterator (census_ebpf.c), for ops->census. */
-int kepler_census_ebpf(kepler_census_fn each, void *arg, size_t *ret_count, struct kepler_error *err);
+/*
+ * The census by the BPF task iterator @prog (census_ebpf.c, loaded with the
+ * informer's programs), for ops->census; the program is unloaded after it.
+ */
+struct bpf_program;
+int kepler_census_ebpf(struct bpf_program *prog, kepler_census_fn each, void *arg, size_t *ret_count,
+		       struct kepler_error *err);
 
 #endif /* KEPLER_COLLECTD_INFORMER_INTERNAL_H */
