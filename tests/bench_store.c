@@ -4,6 +4,9 @@
  *   build/tests/bench_store [DIR]
  *   build/tests/bench_store --store STORE_DIR   the newest snapshot of a real
  *        store: its size plain (1.5) and as stored (3.0), decode times
+ *   build/tests/bench_store --decode N [REPS]   decode only, of the N-process
+ *        fixture as stored, REPS times (for perf): median time and the page
+ *        faults each decode takes
  * Commit time and blob size for 100 / 1k / 10k / 100k processes, decode
  * and open+decode of the newest snapshot, reader attach + newest header,
  * and a 24 h series range read (17,280 records at 5 s). Medians of repeats.
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,9 +199,9 @@ static int bench_real(const char *path)
 	struct kepler_store *r;
 	struct kepler_snapshot *s, *d;
 	struct kepler_error err;
-	double plain_us[15], packed_us[15], t;
-	void *plain, *packed;
-	size_t plain_len, packed_len;
+	double plain_us[15], packed_us[15], encode_us[15], t;
+	void *plain, *packed, *again;
+	size_t plain_len, packed_len, again_len;
 
 	if (kepler_store_open_reader(path, &r, &err) < 0 || kepler_store_read(r, 0, &s, &err) < 0)
 		die("read", &err);
@@ -215,16 +219,55 @@ static int bench_real(const char *path)
 			die("decode", &err);
 		packed_us[i] = now_us() - t;
 		kepler_snapshot_free(d);
+		t = now_us();
+		if (kepler_snapshot_encode_packed(s, 1, &again, &again_len, &err) < 0)
+			die("encode", &err);
+		encode_us[i] = now_us() - t;
+		free(again);
 	}
 	printf("snapshot %llu of %s: %zu processes, %zu containers, %zu zones\n"
-	       "plain (1.5) %.1f KiB, decode %.3f ms; stored (3.0) %.1f KiB, decode %.3f ms (medians of 15)\n",
+	       "plain (1.5) %.1f KiB, decode %.3f ms; stored (3.0) %.1f KiB, decode %.3f ms, encode %.3f ms (medians of 15)\n",
 	       (unsigned long long)s->seq, path, s->nprocesses, s->ncontainers, s->nzones,
 	       (double)plain_len / 1024, median(plain_us, 15) / 1000, (double)packed_len / 1024,
-	       median(packed_us, 15) / 1000);
+	       median(packed_us, 15) / 1000, median(encode_us, 15) / 1000);
 	free(plain);
 	free(packed);
 	kepler_snapshot_free(s);
 	kepler_store_close(r);
+	return 0;
+}
+
+/* Decode only, @reps times: the loop to profile. */
+static int bench_decode(size_t nprocs, int reps, int level)
+{
+	struct kepler_snapshot *s;
+	struct kepler_error err;
+	struct rusage ru0, ru1;
+	struct fixture f;
+	double *t = calloc((size_t)reps, sizeof(*t));
+	void *blob;
+	size_t len;
+
+	if (!t || reps < 1)
+		return 1;
+	fixture_build(&f, nprocs, 1);
+	if (kepler_snapshot_encode_packed(&f.snap, level, &blob, &len, &err) < 0)
+		die("encode", &err);
+	getrusage(RUSAGE_SELF, &ru0);
+	for (int i = 0; i < reps; i++) {
+		double t0 = now_us();
+
+		if (kepler_snapshot_decode(blob, len, &s, &err) < 0)
+			die("decode", &err);
+		t[i] = now_us() - t0;
+		kepler_snapshot_free(s);
+	}
+	getrusage(RUSAGE_SELF, &ru1);
+	printf("%zu processes, %.1f KiB stored: decode %.3f ms (median of %d), %.1f page faults a decode\n",
+	       nprocs, (double)len / 1024, median(t, reps) / 1000, reps,
+	       (double)(ru1.ru_minflt - ru0.ru_minflt) / reps);
+	free(blob);
+	free(t);
 	return 0;
 }
 
@@ -235,6 +278,9 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[1], "--store") == 0)
 		return bench_real(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "--decode") == 0)
+		return bench_decode(strtoul(argv[2], NULL, 10), argc > 3 ? atoi(argv[3]) : 201,
+				    argc > 4 ? atoi(argv[4]) : 1);
 	snprintf(dir, sizeof(dir), "%s/kepler-bench-XXXXXX", argc > 1 ? argv[1] : "/tmp");
 	if (!mkdtemp(dir)) {
 		perror(dir);
