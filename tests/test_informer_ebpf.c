@@ -344,6 +344,57 @@ static void test_hog_charged_as_it_runs(void **state)
 	teardown(NULL);
 }
 
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The process that refreshes is always on a CPU when the CPUs are asked
+ * what they run: its uncharged time comes from its own clock, exact to the
+ * nanosecond (no /proc read, whose figure lags by up to a tick). Each
+ * delta lies within what the kernel's clock allows around the two
+ * refreshes, with no slack.
+ */
+static void test_own_time_exact(void **state)
+{
+	struct kepler_informer *inf;
+	const struct kepler_proc *p;
+	uint64_t before[2], after[2], lo, hi;
+	unsigned bad = 0;
+
+	(void)state;
+	require_bpf();
+	inf = open_ebpf(0);
+	usleep(10000); /* switched out once: in the map */
+	before[0] = own_cpu_ns();
+	refresh(inf);
+	after[0] = own_cpu_ns();
+	for (int i = 0; i < 10; i++) {
+		burn_cpu_us(i % 2 ? 30000 : 3000);
+		if (i % 3 == 0)
+			usleep(2000); /* a switch out and in between the refreshes */
+		before[1] = own_cpu_ns();
+		refresh(inf);
+		after[1] = own_cpu_ns();
+		p = find_pid(inf, getpid());
+		assert_non_null(p);
+		lo = before[1] - after[0];
+		hi = after[1] - before[0];
+		print_message("  refresh %d: %.6f ms charged, the kernel says %.6f to %.6f ms\n", i + 1,
+			      p->cpu_time_delta_ns / 1e6, lo / 1e6, hi / 1e6);
+		if (p->cpu_time_delta_ns < lo || p->cpu_time_delta_ns > hi)
+			bad++;
+		before[0] = before[1];
+		after[0] = after[1];
+	}
+	assert_int_equal(bad, 0);
+	teardown(NULL);
+}
+
 /* ~50 ms of CPU, started and ended between two refreshes: terminated, with its time. */
 static void test_short_process(void **state)
 {
@@ -1283,6 +1334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_running_process, teardown),
 		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
+		cmocka_unit_test_teardown(test_own_time_exact, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
 		cmocka_unit_test_teardown(test_census_at_open, teardown),

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -69,6 +70,8 @@ struct ebpf_state {
 		uint64_t ns;
 	} * pending; /* uncharged time of the tasks on a CPU now, [ncpus] */
 	uint32_t npending;
+	uint32_t self_tid;    /* the collecting thread's TID in the host's numbering, 0 if unknown */
+	pid_t self_gettid;    /* and as gettid() gives it (another namespace's, maybe) */
 	int *perf_fds;        /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
 	bool census_loaded;   /* the census iterator loaded with the programs (until it runs) */
 	char census_why[256]; /* why it did not */
@@ -128,6 +131,38 @@ static uint64_t sum_exec_runtime(struct kepler_informer *inf, uint32_t tgid, uin
 }
 
 /*
+ * The collecting thread's own on-CPU time now: the same sum_exec_runtime
+ * that /proc/.../schedstat shows, brought up to this instant, without a
+ * path lookup in /proc. One CPU runs this thread whenever the CPUs are
+ * asked (read_on_cpu() runs the program there too).
+ */
+static uint64_t own_runtime(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The calling thread's TID as @procfd numbers it (its "thread-self" link:
+ * TGID/task/TID), which is the host's numbering when the informer opens;
+ * 0 if it cannot be read.
+ */
+static uint32_t host_tid(int procfd)
+{
+	char link[64];
+	unsigned tgid, tid;
+	ssize_t n = readlinkat(procfd, "thread-self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return sscanf(link, "%u/task/%u", &tgid, &tid) == 2 ? tid : 0;
+}
+
+/*
  * Ask each CPU which task it runs now and since when that task's time is
  * uncharged (kepler_on_cpu, run there): into st->running. A CPU that is
  * offline, or where the run fails, reports nothing.
@@ -178,7 +213,10 @@ static void read_running(struct kepler_informer *inf)
 
 		if (!r->pid || !r->task)
 			continue;
-		now = sum_exec_runtime(inf, r->tgid, r->pid);
+		if (st->self_tid && r->pid == st->self_tid && gettid() == st->self_gettid)
+			now = own_runtime();
+		else
+			now = sum_exec_runtime(inf, r->tgid, r->pid);
 		if (now <= r->sum_exec_runtime || now - r->sum_exec_runtime > 3600ULL * 1000000000ULL)
 			continue; /* not read, or another task reusing the pid */
 		for (i = 0; i < st->npending && st->pending[i].tgid != r->tgid; i++)
@@ -676,6 +714,8 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending || !st->before ||
 	    !st->reread || !st->slot_of || !st->dead_slots || !st->quarantine)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
+	st->self_tid = host_tid(inf->procfd);
+	st->self_gettid = gettid();
 	st->free_fd = bpf_map__fd(st->skel->maps.free_slots);
 	st->slots_size = (size_t)st->max_entries * sizeof(*st->slots);
 	st->slots = mmap(NULL, st->slots_size, PROT_READ | PROT_WRITE, MAP_SHARED,
