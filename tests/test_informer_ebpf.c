@@ -395,6 +395,51 @@ static void test_own_time_exact(void **state)
 	teardown(NULL);
 }
 
+static void *burn_thread(void *arg);
+
+/*
+ * A process whose leader has ended (pthread_exit in main: a zombie, its
+ * final switch seen) while another of its threads still runs: it is one
+ * process in each refresh, never also a second sample from that thread's
+ * uncharged time (which made a new entry whose total went back to
+ * /proc's figure: a cumulative counter going down, a CI abort).
+ */
+static void test_leader_gone_thread_running(void **state)
+{
+	struct kepler_informer *inf;
+	unsigned twice = 0, seen = 0;
+	pid_t pid;
+
+	(void)state;
+	require_bpf();
+	inf = open_ebpf(0);
+	pid = child_pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		alarm(30);
+		if (pthread_create(&t, NULL, burn_thread, (void *)(uintptr_t)1500000))
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	usleep(50000);
+	for (int i = 0; i < 20; i++) {
+		unsigned n = 0;
+
+		refresh(inf);
+		for (size_t j = 0; j < kepler_informer_count(inf); j++)
+			n += kepler_informer_proc(inf, j)->pid == (uint32_t)pid;
+		seen += n > 0;
+		twice += n > 1;
+		usleep(50000);
+	}
+	print_message("leader gone, a thread running: seen in %u refreshes of 20, twice in one in %u\n", seen,
+		      twice);
+	assert_int_equal(twice, 0);
+	teardown(NULL);
+}
+
 /* ~50 ms of CPU, started and ended between two refreshes: terminated, with its time. */
 static void test_short_process(void **state)
 {
@@ -1335,6 +1380,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_running_process, teardown),
 		cmocka_unit_test_teardown(test_hog_charged_as_it_runs, teardown),
 		cmocka_unit_test_teardown(test_own_time_exact, teardown),
+		cmocka_unit_test_teardown(test_leader_gone_thread_running, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
 		cmocka_unit_test_teardown(test_census_at_open, teardown),

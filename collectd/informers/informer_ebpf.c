@@ -320,7 +320,15 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 		s->table_hint = e ? (uint32_t)(e - inf->table.items) + 1 : KEPLER_NOT_IN_TABLE;
-		s->pending_ns = s->exited ? 0 : pending_of(st, k->tgid);
+		/*
+		 * Looked up even when it ended: another of its threads may still be
+		 * on a CPU (in its teardown, or after the leader's pthread_exit),
+		 * and its time must not make the process a second, unmapped sample
+		 * (a new entry, its total from /proc: a counter going down).
+		 */
+		s->pending_ns = pending_of(st, k->tgid);
+		if (s->exited)
+			s->pending_ns = 0;
 		s->cpu_ns = v->cpu_ns + s->pending_ns;
 		/*
 		 * A slice reported as pending reaches the map later, maybe after
