@@ -12,7 +12,6 @@ collectd=$build/collectd/kepler-collectd
 command -v curl >/dev/null || skip "curl missing"
 command -v python3 >/dev/null || skip "python3 missing"
 store=$tmp/store
-port=$((20000 + RANDOM % 20000))
 run_collector() {
 	"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval "$1" \
 		--store.group "" --log.level warn >>"$tmp/c.log" 2>&1 &
@@ -24,9 +23,18 @@ run_collector() {
 	>"$tmp/follow.json" 2>"$tmp/follow.log" &
 fpid=$!
 pids+=($fpid)
-"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
+# port 0: the kernel picks a free one, the exporter says which (a random
+# port could be taken by another test's connection running in parallel)
+"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address 127.0.0.1:0 \
 	>"$tmp/e.log" 2>&1 &
 pids+=($!)
+port=
+for _ in $(seq 100); do
+	port=$(sed -n 's|.*started: http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$tmp/e.log")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || fail "the exporter did not start: $(cat "$tmp/e.log")"
 sleep 1.5
 run_collector 100ms # the first store gets ~30 snapshots, the second one a second each:
 sleep 3              # the exporter serves the new one when its seq is below the old one's last
