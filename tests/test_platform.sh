@@ -115,9 +115,11 @@ for s in snaps[1:]:
 if clipped < 2:
     bad.append(f"only {clipped} clipped intervals in a 3 s spell")
 tot = {n: sum(x["delta_uj"] for s in snaps for x in s["node"]["zones"] if x["name"] == n) for n in ("package", "dram", "platform", "platform-other")}
-if tot["package"] + tot["dram"] + tot["platform-other"] + debt != tot["platform"]:
+# per interval other - owed_now == platform - parts - owed_before, so over the run
+# package + dram + platform-other == platform + what is still owed at the end
+if tot["package"] + tot["dram"] + tot["platform-other"] != tot["platform"] + debt:
     bad.append(f"over the run: {tot} with {debt} owed does not add up")
-print("\n".join(bad) if bad else f"{exact} intervals: package + dram + platform-other == platform exactly; {clipped} clipped to 0 in the spell, the excess taken back after; over the run package + dram + platform-other + {debt} owed == platform to the uJ; per zone processes == active")
+print("\n".join(bad) if bad else f"{exact} intervals: package + dram + platform-other == platform exactly; {clipped} clipped to 0 in the spell, the excess taken back after; over the run package + dram + platform-other == platform + {debt} still owed, to the uJ; per zone processes == active")
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check.out")" || fail "$(head -8 "$tmp/check.out")"
@@ -161,7 +163,7 @@ for s in snaps[1:]:
             bad.append(f"seq {s['seq']} {zone['name']}: active {a} + idle {d} + unattributed {zone['unattributed_delta_uj']} vs {zone['delta_uj']}")
         n += 1
 tot = {k: sum(x["delta_uj"] for s in snaps for x in s["node"]["zones"] if x["name"] == k) for k in ("package", "dram", "platform", "platform-other")}
-if tot["package"] + tot["dram"] + tot["platform-other"] + debt != tot["platform"]:
+if tot["package"] + tot["dram"] + tot["platform-other"] != tot["platform"] + debt:  # as above
     bad.append(f"over the run: {tot} with {debt} owed does not add up")
 print("\n".join(bad[:5]) if bad or n < 8 else f"{n} zone-intervals, {clipped} clipped")
 sys.exit(1 if bad or n < 8 else 0)
