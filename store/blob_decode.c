@@ -42,7 +42,7 @@ static const uint32_t base_size[SEC_MAX] = {
 
 static int check_table(struct decoder *d, const struct blob_header *h);
 
-/* 0: a 1.x blob or a packed blob's image, whole; 1: a stored 2.x or 3.x blob (checksum checked unless peeking) */
+/* 0: a 1.x blob or a packed blob's image, whole; 1: a stored 2.x to 4.x blob (checksum checked unless peeking) */
 static int check_header(struct decoder *d, struct blob_header *h)
 {
 	if (d->len < sizeof(*h))
@@ -391,7 +391,7 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 	return r;
 }
 
-/* A stored 2.x or 3.x blob: unpack it into the buffer @s owns and decode that image. */
+/* A stored 2.x to 4.x blob: unpack it into the buffer @s owns and decode that image. */
 static int decode_packed(struct decoder *d, const struct blob_header *h, struct kepler_snapshot *s)
 {
 	uint8_t *image;

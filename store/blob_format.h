@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.5 and 3.0), private to store/
+ * The snapshot blob on disk (formats 1.5 and 4.0), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *   2.x: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
  *        one zstd frame holding the rest of the sections
  *   3.x: as 2.x, the sections of fixed-width records in the frame stored as
  *        columns of differences (store/blob_pack.c)
+ *   4.x: as 3.x, the columns' differences bit-packed in blocks of 64
+ *        records (store/blob_blocks.c)
  *
- * A 2.x or 3.x blob is a 1.x-shaped image (header_size 48) whose bytes from
+ * A 2.x, 3.x or 4.x blob is a 1.x-shaped image (header_size 48) whose bytes from
  * packed_at on are stored as one zstd frame: the header, the section table
  * and the INFO record stay plain, so a peek needs no decompression, and the
  * decoder unpacks the frame into the image and reads it as it reads 1.x.
  * total_size is the image's size; the checksum covers the stored blob.
- * Minor versions are shared: 2.2, 1.5 and 3.0 hold the same records.
+ * Minor versions are shared: 2.2, 1.5, 3.0 and 4.0 hold the same records.
  *
  * Every integer is little-endian; records are fixed-width with explicit
  * padding, each section 8-byte aligned. Strings live once each in the
@@ -28,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kepler/error.h"
 
@@ -66,13 +69,16 @@ struct blob_header {
 	uint64_t checksum;     /* XXH3-64 of the blob with this field zeroed */
 };
 
-/* formats 2.x and 3.x: follows the header (header_size 48) */
+/* formats 2.x to 4.x: follows the header (header_size 48) */
 struct blob_pack {
 	uint64_t packed_at; /* offset of the zstd frame in the stored blob, and of its content in the image */
 };
 
-#define BLOB_PACKED_MAJOR 2  /* from this major on, blobs are packed */
-#define BLOB_COLUMNS_MAJOR 3 /* from this major on, packed records are stored as columns */
+#define BLOB_PACKED_MAJOR 2     /* from this major on, blobs are packed */
+#define BLOB_COLUMNS_MAJOR 3    /* from this major on, packed records are stored as columns */
+#define BLOB_BLOCKS_MAJOR 4     /* from this major on, the columns are bit-packed blocks (blob_blocks.c) */
+#define BLOB_BLOCK_ROWS 64      /* records in a block of 4.x columns */
+#define BLOB_BLOCK_MAX_WORDS 64 /* 4.x: wider records (more than 512 bytes) are stored as they are */
 #define BLOB_PACKED_HEADER_SIZE (sizeof(struct blob_header) + sizeof(struct blob_pack))
 /*
  * The largest image a packed blob may claim: a bound for a hostile one
@@ -186,19 +192,48 @@ _Static_assert(sizeof(struct blob_container) == 64, "container record layout (fo
 _Static_assert(offsetof(struct blob_container, size_shares) == 56, "container record of format 1.0");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
 
+/* An 8-byte word at any alignment (blobs are little-endian, as the build requires). */
+static inline uint64_t blob_load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void blob_store64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
 /* XXH3-64 of @blob (at least a header long) as if its checksum were 0. */
 uint64_t kepler_blob_checksum(const void *blob, size_t len);
 
 /*
- * store/blob_pack.c. Pack a 2.x or 3.x image (header_size 48, packed_at
- * set; its header's major says whether records go as columns) of @len
+ * store/blob_pack.c. Pack a 2.x, 3.x or 4.x image (header_size 48, packed_at
+ * set; its header's major says whether records go as columns, and which) of @len
  * bytes: the stored blob in *ret (malloc), checksum set. 0, -ENOMEM, or
  * -EINVAL (a bad section table, zstd refused).
  */
 int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len);
 
 /*
- * Unpack a stored 2.x or 3.x blob whose header @h has been checked (magic, major
+ * store/blob_blocks.c. A section of @n (>= 2) records of @w (<= 64) words
+ * at @rows as 4.x blocks at @out, which has room for n * w * 9 bytes;
+ * returns the end.
+ */
+uint8_t *kepler_blob_rows_to_blocks(uint8_t *out, const uint8_t *rows, uint64_t n, size_t w);
+/*
+ * The inverse, from @in (@left bytes, readable 8 bytes past them) into
+ * @rows (n * w * 8 bytes): the end of the blocks read, or NULL if they
+ * claim more bytes than there are, or a width over 64 bits (or over 32 in
+ * a half), or @w is over 64.
+ */
+const uint8_t *kepler_blob_blocks_to_rows(uint8_t *rows, const uint8_t *in, uint64_t left, uint64_t n,
+					  size_t w);
+
+/*
+ * Unpack a stored 2.x, 3.x or 4.x blob whose header @h has been checked (magic, major
  * 2, checksum): the image in *ret (malloc, h->total_size bytes). 0, -EPROTO
  * with what is wrong, or -ENOMEM.
  */

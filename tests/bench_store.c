@@ -3,7 +3,7 @@
  * bench_store: prints the store's speed and size figures (not a test).
  *   build/tests/bench_store [DIR]
  *   build/tests/bench_store --store STORE_DIR   the newest snapshot of a real
- *        store: its size plain (1.5) and as stored (3.0), decode times
+ *        store: its size plain (1.5) and as stored (4.0), decode times
  *   build/tests/bench_store --decode N [REPS]   decode only, of the N-process
  *        fixture as stored, REPS times (for perf): median time and the page
  *        faults each decode takes
@@ -226,7 +226,7 @@ static int bench_real(const char *path)
 		free(again);
 	}
 	printf("snapshot %llu of %s: %zu processes, %zu containers, %zu zones\n"
-	       "plain (1.5) %.1f KiB, decode %.3f ms; stored (3.0) %.1f KiB, decode %.3f ms, encode %.3f ms (medians of 15)\n",
+	       "plain (1.5) %.1f KiB, decode %.3f ms; stored (4.0) %.1f KiB, decode %.3f ms, encode %.3f ms (medians of 15)\n",
 	       (unsigned long long)s->seq, path, s->nprocesses, s->ncontainers, s->nzones,
 	       (double)plain_len / 1024, median(plain_us, 15) / 1000, (double)packed_len / 1024,
 	       median(packed_us, 15) / 1000, median(encode_us, 15) / 1000);
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 		perror(dir);
 		return 1;
 	}
-	printf("| processes | plain (1.5) | stored (3.0) | commit | decode 1.5 | decode 3.0 | read + decode | "
+	printf("| processes | plain (1.5) | stored (4.0) | commit | decode 1.5 | decode 4.0 | read + decode | "
 	       "open + read + decode |\n"
 	       "|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < 4; i++) {

@@ -146,7 +146,8 @@ static void test_newer_major_is_named(void **state)
 	struct kepler_error err;
 	uint8_t *blob;
 	size_t len;
-	uint16_t major = 4, minor = 3;
+	uint16_t major = KEPLER_FORMAT_MAJOR + 1, minor = 3;
+	char want[64];
 
 	(void)state;
 	fixture_build(&f, 3, 1);
@@ -155,7 +156,9 @@ static void test_newer_major_is_named(void **state)
 	memcpy(blob + offsetof(struct blob_header, minor), &minor, 2);
 	reseal(blob, len);
 	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err.msg, "snapshot format 4.3 is newer than this reader's 3.0"));
+	snprintf(want, sizeof(want), "snapshot format %d.3 is newer than this reader's %d.%d",
+		 KEPLER_FORMAT_MAJOR + 1, KEPLER_FORMAT_MAJOR, KEPLER_FORMAT_MINOR);
+	assert_non_null(strstr(err.msg, want));
 	free(blob);
 	fixture_free(&f);
 }
@@ -401,7 +404,7 @@ static void test_idle_round_trip(void **state)
 	fixture_free(&f);
 }
 
-/* Format 3.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
+/* Format 4.0 (what the store writes): the same snapshot back, a peek from its plain part, smaller. */
 static void test_packed_round_trip(void **state)
 {
 	static const size_t sizes[] = { 0, 1, 1000, 10000 };
@@ -420,7 +423,7 @@ static void test_packed_round_trip(void **state)
 		assert_int_equal(kepler_snapshot_encode(&f.snap, &plain, &plain_len, &err), 0);
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
 		memcpy(&h, packed, sizeof(h));
-		assert_int_equal(h.major, 3);
+		assert_int_equal(h.major, KEPLER_FORMAT_MAJOR);
 		assert_int_equal(h.minor, KEPLER_FORMAT_MINOR);
 		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
 		diff = snapshot_diff(&f.snap, out);
@@ -442,20 +445,21 @@ static void test_packed_round_trip(void **state)
 }
 
 /*
- * Format 2.x (the image packed as it is, no columns: what collectors before
- * 3.0 wrote) is still read: repack a 3.0 blob's image as 2.2 and decode it.
- * 3.0 must be smaller on the fixture, whose counters grow from one record
- * to the next.
+ * The formats collectors before 4.0 wrote are still read: repack a 4.0
+ * blob's image as 2.2 (packed as it is, no columns) and as 3.0 (columns of
+ * whole bytes) and decode them. 4.0 must be smaller than 2.2 on the
+ * fixture, whose counters grow from one record to the next.
  */
-static void test_format_2_still_read(void **state)
+static void test_formats_2_and_3_still_read(void **state)
 {
 	static const size_t sizes[] = { 0, 1, 2, 1000 };
+	static const uint16_t majors[] = { 2, 3 };
 	struct kepler_snapshot *out = NULL;
 	struct kepler_error err;
 	struct fixture f;
 	uint8_t *image;
 	void *packed, *old;
-	size_t packed_len, old_len;
+	size_t packed_len, old_len[2];
 	struct blob_header h;
 	const char *diff;
 
@@ -466,23 +470,113 @@ static void test_format_2_still_read(void **state)
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
 		memcpy(&h, packed, sizeof(h));
 		assert_int_equal(kepler_blob_unpack(packed, packed_len, &h, &image, &err), 0);
-		h.major = 2;
-		h.minor = 2;
-		memcpy(image, &h, sizeof(h));
-		assert_int_equal(kepler_blob_pack(image, h.total_size, 1, &old, &old_len), 0);
-		assert_int_equal(kepler_snapshot_decode(old, old_len, &out, &err), 0);
-		diff = snapshot_diff(&f.snap, out);
-		if (diff)
-			fail_msg("%zu processes as 2.2: differs in %s", sizes[i], diff);
-		kepler_snapshot_free(out);
-		print_message("%zu processes: 2.2 %zu bytes, 3.0 %zu bytes\n", sizes[i], old_len, packed_len);
+		for (size_t m = 0; m < 2; m++) {
+			h.major = majors[m];
+			h.minor = majors[m] == 2 ? 2 : 0;
+			memcpy(image, &h, sizeof(h));
+			assert_int_equal(kepler_blob_pack(image, h.total_size, 1, &old, &old_len[m]), 0);
+			assert_int_equal(kepler_snapshot_decode(old, old_len[m], &out, &err), 0);
+			diff = snapshot_diff(&f.snap, out);
+			if (diff)
+				fail_msg("%zu processes as %u.%u: differs in %s", sizes[i], h.major, h.minor,
+					 diff);
+			kepler_snapshot_free(out);
+			free(old);
+		}
+		print_message("%zu processes: 2.2 %zu bytes, 3.0 %zu bytes, 4.0 %zu bytes\n", sizes[i],
+			      old_len[0], old_len[1], packed_len);
 		if (sizes[i] >= 1000)
-			assert_true(packed_len * 2 < old_len);
+			assert_true(packed_len * 2 < old_len[0]);
 		free(image);
-		free(old);
 		free(packed);
 		fixture_free(&f);
 	}
+}
+
+/* Rows of @w words whose word c follows @pattern; every value the blocks must carry exactly. */
+static uint64_t block_value(int pattern, uint64_t i, size_t c, uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	switch (pattern) {
+	case 0: /* counters that grow a little */ return 1000000 + i * 977 + c + (*seed >> 60);
+	case 1: /* anything at all: 64 significant bits */ return *seed ^ (*seed >> 29);
+	case 2: /* two 32-bit fields that step apart (a string's offset and length) */
+		return (uint64_t)(i % 7 + c) << 32 | (uint32_t)(i * 13);
+	case 3: /* wrapping in both halves, and the extremes */
+		return i % 3 == 0 ? UINT64_MAX : i % 3 == 1 ? 0 : (uint64_t) - (int64_t)(i << 31);
+	case 4: /* constant: no bits at all */ return 42;
+	case 5: /* a width of its own in each column, 2 to 58 bits: each width's own unpacking */
+		return *seed >> (63 - c % 57);
+	default: /* differences of 58 to 63 bits: the read that spans nine bytes */
+		return (i & 1) ? (1ULL << (57 + c % 6)) + (*seed >> 40) : *seed >> 50;
+	}
+}
+
+/*
+ * The 4.x blocks alone: every pattern, record width and count (a part
+ * block, exactly one, one more) comes back exactly, in at most 9/8 of the
+ * rows' bytes; cut short or given a width over 64 bits (or 32 in a half)
+ * they are refused, never read past.
+ */
+static void test_blocks_round_trip(void **state)
+{
+	static const uint64_t counts[] = { 2, 3, 64, 65, 66, 129, 1000 };
+	static const size_t widths[] = { 1, 2, 12, 64 };
+
+	(void)state;
+	for (int pattern = 0; pattern < 7; pattern++)
+		for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++)
+			for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+				uint64_t n = counts[ci], seed = (uint64_t)pattern * 31 + n, bytes;
+				size_t w = widths[wi], size = (size_t)n * w * 8;
+				uint64_t *rows = malloc(size), *back = malloc(size + 64 * w * 8);
+				uint8_t *packed = malloc(size + size / 8 + 16), *end;
+
+				for (uint64_t i = 0; i < n; i++)
+					for (size_t c = 0; c < w; c++)
+						rows[i * w + c] = block_value(pattern, i, c, &seed);
+				end = kepler_blob_rows_to_blocks(packed, (const uint8_t *)rows, n, w);
+				bytes = (uint64_t)(end - packed);
+				assert_true(bytes <= size + size / 8);
+				memset(end, 0xa5, 8); /* what lies past the end is not read into a row */
+				assert_ptr_equal(
+					kepler_blob_blocks_to_rows((uint8_t *)back, packed, bytes, n, w),
+					end);
+				if (memcmp(rows, back, size) != 0)
+					fail_msg("pattern %d, %zu words, %llu rows: rows differ", pattern, w,
+						 (unsigned long long)n);
+				assert_null(
+					kepler_blob_blocks_to_rows((uint8_t *)back, packed, bytes - 1, n, w));
+				/* more rows than were packed: refused or, by chance, read within the bytes */
+				end = (uint8_t *)kepler_blob_blocks_to_rows((uint8_t *)back, packed, bytes,
+									    n + 64, w);
+				assert_true(!end || (end > packed && end <= packed + bytes));
+				free(rows);
+				free(back);
+				free(packed);
+			}
+}
+
+/* Descriptors no writer makes: too wide, a half too wide, a record too wide. */
+static void test_blocks_damage_is_an_error(void **state)
+{
+	uint8_t in[64 + 16] = { 0 }, rows[3 * 8 * 2];
+
+	(void)state;
+	in[8] = 65; /* 65 bits */
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 64, 3, 1));
+	in[8] = 0x80 | 33; /* a low half of 33 bits */
+	in[9] = 1;
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 64, 3, 1));
+	in[8] = 0x80 | 1;
+	in[9] = 33; /* a high half of 33 bits */
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 64, 3, 1));
+	in[9] = 32; /* 33 bits, two of them: 9 bytes there, 10 claimed */
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 8 + 2 + 8, 3, 1));
+	assert_non_null(kepler_blob_blocks_to_rows(rows, in, 8 + 2 + 9, 3, 1));
+	in[8] = 0x80; /* a descriptor of halves cut before its second byte */
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 9, 3, 1));
+	assert_null(kepler_blob_blocks_to_rows(rows, in, 64, 3, BLOB_BLOCK_MAX_WORDS + 1));
 }
 
 /*
@@ -584,7 +678,9 @@ int main(void)
 		cmocka_unit_test(test_truncated_blobs_are_rejected),
 		cmocka_unit_test(test_bit_flips_never_crash),
 		cmocka_unit_test(test_newer_major_is_named),
-		cmocka_unit_test(test_format_2_still_read),
+		cmocka_unit_test(test_formats_2_and_3_still_read),
+		cmocka_unit_test(test_blocks_round_trip),
+		cmocka_unit_test(test_blocks_damage_is_an_error),
 		cmocka_unit_test(test_columns_damage_is_an_error),
 		cmocka_unit_test(test_newer_minor_is_read),
 		cmocka_unit_test(test_older_zone_records_are_read),

@@ -603,7 +603,7 @@ static void test_map_full_is_survived(void **state)
 	c->opts.max_map_size = 2ULL << 20;
 	w = writer(c);
 	for (uint64_t i = 0; i < 80; i++)
-		commit(w, 12000, i); /* ~45 KiB each, compressed (format 3.0) */
+		commit(w, 12000, i); /* ~45 KiB each, compressed (format 4.0) */
 	assert_non_null(kepler_store_warning(w));
 	print_message("%s\n", kepler_store_warning(w));
 	r = reader(c);

@@ -18,12 +18,12 @@
 #include "kepler/error.h"
 
 /*
- * The blob format the store writes (3.0: zstd-compressed sections, records
- * as columns of differences) and the plain one kepler_snapshot_encode()
- * makes (1.5); this code reads every 1.x, 2.x and 3.x (docs/store.md,
- * "Versioning").
+ * The blob format the store writes (4.0: zstd-compressed sections, records
+ * as bit-packed blocks of differences) and the plain one
+ * kepler_snapshot_encode() makes (1.5); this code reads every 1.x, 2.x, 3.x
+ * and 4.x (docs/store.md, "Versioning").
  */
-#define KEPLER_FORMAT_MAJOR 3
+#define KEPLER_FORMAT_MAJOR 4
 #define KEPLER_FORMAT_MINOR 0
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
 #define KEPLER_PLAIN_FORMAT_MINOR 5
@@ -318,7 +318,7 @@ int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, 
 			   struct kepler_error *err);
 
 /*
- * Encode @snap as the store keeps it: format 3.0, its sections compressed
+ * Encode @snap as the store keeps it: format 4.0, its sections compressed
  * with zstd at @level (1 is fast; see docs/performance.md). Same results
  * and errors as kepler_snapshot_encode(), and -EINVAL if zstd refuses.
  */
@@ -326,7 +326,7 @@ int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level,
 				  size_t *ret_len, struct kepler_error *err);
 
 /*
- * Decode and validate a blob (format 1.x, 2.x or 3.x). The result owns a copy of the blob: its
+ * Decode and validate a blob (format 1.x, 2.x, 3.x or 4.x). The result owns a copy of the blob: its
  * strings point into it; free it with kepler_snapshot_free(). Errors:
  * -EPROTO (corrupt or truncated, with what is wrong), -EPROTONOSUPPORT
  * (a newer major format, naming both versions), -ENOMEM.

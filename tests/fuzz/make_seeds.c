@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Writes the fuzzer's seed corpus: encoded fixture snapshots of a few
- * sizes, plain (1.5), packed as the store writes them (3.0, records as
- * columns) and packed as collectors before 3.0 wrote them (2.2).
+ * sizes, plain (1.5), packed as the store writes them (4.0, records as
+ * bit-packed blocks of columns) and packed as collectors before 4.0 wrote
+ * them (3.0, columns of whole bytes; 2.2, no columns).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +12,12 @@
 #include "../../store/blob_format.h"
 #include "../snapshot_fixture.h"
 
-enum seed_kind { PLAIN, PACKED, PACKED_2, KINDS };
+enum seed_kind { PLAIN, PACKED, PACKED_3, PACKED_2, KINDS };
 
-static const char *const suffix[KINDS] = { "", "-packed", "-packed-2.2" };
+static const char *const suffix[KINDS] = { "", "-packed", "-packed-3.0", "-packed-2.2" };
 
-/* A 3.0 blob repacked as 2.2: the same image, its major lowered, no columns. */
-static int repack_as_2(void **blob, size_t *len)
+/* A 4.0 blob repacked as @major.@minor: the same image, its major lowered. */
+static int repack_as(void **blob, size_t *len, uint16_t major, uint16_t minor)
 {
 	struct blob_header h;
 	uint8_t *image;
@@ -26,8 +27,8 @@ static int repack_as_2(void **blob, size_t *len)
 	memcpy(&h, *blob, sizeof(h));
 	if (kepler_blob_unpack(*blob, *len, &h, &image, NULL) < 0)
 		return -1;
-	h.major = 2;
-	h.minor = 2;
+	h.major = major;
+	h.minor = minor;
 	memcpy(image, &h, sizeof(h));
 	if (kepler_blob_pack(image, h.total_size, 1, &old, &old_len) < 0) {
 		free(image);
@@ -53,7 +54,8 @@ static int write_seed(const char *dir, size_t n, enum seed_kind kind, uint64_t s
 	r = kind == PLAIN ? kepler_snapshot_encode(&f.snap, &blob, &len, NULL)
 			  : kepler_snapshot_encode_packed(&f.snap, 1, &blob, &len, NULL);
 	fixture_free(&f);
-	if (r < 0 || (kind == PACKED_2 && repack_as_2(&blob, &len) < 0))
+	if (r < 0 || (kind == PACKED_2 && repack_as(&blob, &len, 2, 2) < 0) ||
+	    (kind == PACKED_3 && repack_as(&blob, &len, 3, 0) < 0))
 		return -1;
 	snprintf(path, sizeof(path), "%s/seed-%zu%s.blob", dir, n, suffix[kind]);
 	out = fopen(path, "wb");
@@ -68,7 +70,7 @@ static int write_seed(const char *dir, size_t n, enum seed_kind kind, uint64_t s
 
 int main(int argc, char **argv)
 {
-	static const size_t sizes[] = { 0, 1, 2, 5, 12 };
+	static const size_t sizes[] = { 0, 1, 2, 5, 12, 70 }; /* 70: more than one block of 64 */
 	uint64_t seed = 0;
 
 	if (argc != 2) {
