@@ -94,6 +94,12 @@ static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64
 		}
 }
 
+/*
+ * Each share and its remainder: a weight of 0 (an idle process) is 0, and
+ * a product that fits 64 bits (any interval's energy times its CPU time on
+ * a node of this decade) is divided in 64 bits, several times cheaper than
+ * the 128-bit division that the rest takes.
+ */
 uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64_t *ret, uint64_t *scratch)
 {
 	uint64_t total = 0, given = 0;
@@ -102,10 +108,17 @@ uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64
 	for (size_t i = 0; i < n; i++)
 		total += weights[i];
 	for (size_t i = 0; i < n; i++) {
-		u128 p = total ? (u128)amount * weights[i] : 0;
+		u128 p = (u128)amount * weights[i];
 
-		ret[i] = total ? (uint64_t)(p / total) : 0;
-		frac[i] = total ? (uint64_t)(p % total) : 0;
+		if (!total || !weights[i]) {
+			ret[i] = frac[i] = 0;
+		} else if (!(uint64_t)(p >> 64)) {
+			ret[i] = (uint64_t)p / total;
+			frac[i] = (uint64_t)p % total;
+		} else {
+			ret[i] = (uint64_t)(p / total);
+			frac[i] = (uint64_t)(p % total);
+		}
 		given += ret[i];
 	}
 	if (total && given != amount)
