@@ -150,8 +150,10 @@ if command -v curl >/dev/null; then
 	"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
 		>"$tmp/exporter.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 100); do
-		curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && break
+	# until the page holds a snapshot (the exporter's first read follows its start: a scrape
+	# before it is 200 with no workloads, which failed a parallel ASan CI run)
+	for _ in $(seq 300); do
+		curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && grep -q '^kepler_snapshot_seq{' "$tmp/metrics" && break
 		sleep 0.1
 	done
 	want=$(tail -1 "$tmp/all.jsonl" | jq -r --arg id "${ids[2]}" \
@@ -161,6 +163,6 @@ if command -v curl >/dev/null; then
 		grep -q '^# HELP kepler_container_cpu_idle_watts Idle power of cpu given to the container by attribution.idle size' "$tmp/metrics" &&
 		grep -q '^kepler_container_cpu_joules_total{' "$tmp/metrics" &&
 		ok "exporter: kepler_container_cpu_idle_joules_total ${got##* } J = the snapshot's $want uJ, beside Kepler's families" ||
-		fail "exporter: '$got' against $want uJ"
+		fail "exporter: '$got' against $want uJ ($(head -c 300 "$tmp/metrics" 2>/dev/null); log: $(head -5 "$tmp/exporter.log"))"
 fi
 finish idle
