@@ -679,8 +679,6 @@ static int size_unit(struct kepler_collector *c, struct kepler_ledger_proc *p, c
 static inline void prefetch_identity(const struct kepler_proc_identity *id)
 {
 	__builtin_prefetch(&id->type);
-	__builtin_prefetch(&id->container.runtime);
-	__builtin_prefetch(&id->vm.hypervisor);
 }
 
 /* The informer's processes as the ledger takes them (strings stay the informer's). */
@@ -711,12 +709,13 @@ static int copy_processes(struct kepler_collector *c)
 			.comm = kp->comm,
 			.exe = id->exe,
 			.type = id->type,
-			.container_id = id->container.id,
-			.container_runtime = id->container.runtime ? id->container.runtime : "",
-			.pod_uid = id->container.pod_uid,
-			.vm_id = id->vm.id,
-			.vm_name = id->vm.name,
-			.vm_hypervisor = id->vm.hypervisor ? id->vm.hypervisor : "",
+			.container_id = id->in_container ? id->container.id : "",
+			.container_runtime =
+				id->in_container && id->container.runtime ? id->container.runtime : "",
+			.pod_uid = id->in_container ? id->container.pod_uid : "",
+			.vm_id = id->in_vm ? id->vm.id : "",
+			.vm_name = id->in_vm ? id->vm.name : "",
+			.vm_hypervisor = id->in_vm && id->vm.hypervisor ? id->vm.hypervisor : "",
 			.state = kp->state,
 			.cpu_time_ns = kp->cpu_time_ns,
 			.cpu_time_delta_ns = kp->cpu_time_delta_ns,

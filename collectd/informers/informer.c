@@ -222,6 +222,8 @@ static void free_identity(struct kepler_proc_identity *id);
 /* Empty strings for what was not found; false (all freed) when out of memory. */
 static bool complete_identity(struct kepler_proc_identity *id)
 {
+	id->in_container = id->container.id[0] != '\0';
+	id->in_vm = id->vm.id[0] != '\0';
 	if (!id->exe)
 		id->exe = strdup("");
 	if (!id->cgroup)

@@ -38,8 +38,15 @@ struct kepler_proc_identity {
 	char *cgroup;     /* cgroup path (v2, else v1 cpu controller), "" if unknown */
 	char *cpu_cgroup; /* the path in the cpu controller's hierarchy (v1 cpu, else v2), "" if unknown */
 	enum kepler_process_type type;
-	struct kepler_container_ref container; /* id "" if none */
-	struct kepler_vm_ref vm;               /* id "" if none */
+	/*
+	 * Whether container.id and vm.id are set, beside type in the first
+	 * cache line: most processes are in neither, and the collector then
+	 * reads nothing further of the identity each interval (set once, by
+	 * complete_identity(); the identity does not change after).
+	 */
+	bool in_container, in_vm;
+	struct kepler_container_ref container; /* id "" if none (then pod_uid and runtime "" too) */
+	struct kepler_vm_ref vm;               /* id "" if none (then name and hypervisor "" too) */
 };
 
 struct kepler_proc {
