@@ -212,8 +212,9 @@ uint64_t kepler_blob_checksum(const void *blob, size_t len);
 /*
  * store/blob_pack.c. Pack a 2.x, 3.x or 4.x image (header_size 48, packed_at
  * set; its header's major says whether records go as columns, and which) of @len
- * bytes: the stored blob in *ret (malloc), checksum set. 0, -ENOMEM, or
- * -EINVAL (a bad section table, zstd refused).
+ * bytes at @level (zstd's, KEPLER_PACK_STORED or KEPLER_PACK_AUTO): the
+ * stored blob in *ret (malloc), checksum set. 0, -ENOMEM, or -EINVAL (a
+ * bad section table, zstd refused).
  */
 int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len);
 

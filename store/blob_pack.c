@@ -337,6 +337,50 @@ static uint64_t columns_bound(uint64_t len)
 	return len + len / 8 + 16;
 }
 
+/*
+ * Level KEPLER_PACK_STORED: a zstd frame that holds the bytes as they are
+ * (RFC 8878 section 3.1.1: the magic number; a header that gives a window
+ * of 128 KiB and the content size in 8 bytes; then raw blocks of at most
+ * the window, behind a 3-byte header each, the last one marked). Every
+ * zstd decoder reads it: a reader cannot tell it from a compressed frame
+ * but by its size. Returns the frame's length; @out has room for
+ * stored_frame_bound(@size).
+ */
+#define RAW_BLOCK_MAX (128u * 1024)
+#define FRAME_HEADER_SIZE (4 + 1 + 1 + 8)
+
+static size_t stored_frame_bound(size_t size)
+{
+	return FRAME_HEADER_SIZE + 3 * (size / RAW_BLOCK_MAX + 1) + size;
+}
+
+static uint8_t *put_le(uint8_t *o, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		*o++ = (uint8_t)(v >> (8 * i));
+	return o;
+}
+
+static size_t stored_frame(uint8_t *out, const uint8_t *in, size_t size)
+{
+	uint8_t *o = put_le(out, ZSTD_MAGICNUMBER, 4);
+
+	*o++ = 3 << 6; /* Frame_Header_Descriptor: Frame_Content_Size_Flag 3 (8 bytes), nothing else */
+	*o++ = 7 << 3; /* Window_Descriptor: Exponent 7 (1 << (10 + 7) bytes), Mantissa 0 */
+	o = put_le(o, size, 8);
+	do {
+		size_t n = size < RAW_BLOCK_MAX ? size : RAW_BLOCK_MAX;
+
+		/* Last_Block in bit 0, Block_Type 0 (Raw_Block) in bits 1-2, Block_Size above */
+		o = put_le(o, (uint64_t)n << 3 | (n == size), 3);
+		memcpy(o, in, n);
+		o += n;
+		in += n;
+		size -= n;
+	} while (size);
+	return (size_t)(o - out);
+}
+
 int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len)
 {
 	struct blob_section sec[BLOB_MAX_SECTIONS];
@@ -345,7 +389,7 @@ int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, si
 	struct blob_header *h;
 	struct blob_pack p;
 	size_t bound, n, size, nsec = 0;
-	ZSTD_CCtx *cctx = thread_cctx();
+	ZSTD_CCtx *cctx;
 
 	if (len < BLOB_PACKED_HEADER_SIZE)
 		return -EINVAL;
@@ -364,15 +408,21 @@ int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, si
 				  ((const struct blob_header *)image)->major >= BLOB_BLOCKS_MAJOR);
 		content = columns;
 	}
-	bound = ZSTD_compressBound(size);
+	if (level == KEPLER_PACK_AUTO)
+		level = size < KEPLER_PACK_STORED_BELOW ? KEPLER_PACK_STORED : 1;
+	cctx = level == KEPLER_PACK_STORED ? NULL : thread_cctx();
+	bound = level == KEPLER_PACK_STORED ? stored_frame_bound(size) : ZSTD_compressBound(size);
 	out = malloc(p.packed_at + bound);
-	if (!out || !cctx) {
+	if (!out || (!cctx && level != KEPLER_PACK_STORED)) {
 		free(out);
 		free(columns);
 		return -ENOMEM;
 	}
 	memcpy(out, image, p.packed_at);
-	n = ZSTD_compressCCtx(cctx, out + p.packed_at, bound, content, size, level);
+	if (level == KEPLER_PACK_STORED)
+		n = stored_frame(out + p.packed_at, content, size);
+	else
+		n = ZSTD_compressCCtx(cctx, out + p.packed_at, bound, content, size, level);
 	free(columns);
 	if (ZSTD_isError(n)) {
 		free(out);

@@ -14,10 +14,12 @@
 #include "store_internal.h"
 
 /*
- * zstd's level for snapshots: 1, its fastest but one. At 10,000 processes
- * level 3 made blobs no smaller and took twice as long (docs/performance.md).
+ * Snapshots as zstd's level 1 (its fastest but one: at 10,000 processes
+ * level 3 made blobs no smaller and took twice as long), except the small:
+ * below KEPLER_PACK_STORED_BELOW bytes of bit-packed blocks they are stored
+ * as they are (docs/performance.md).
  */
-#define STORE_ZSTD_LEVEL 1
+#define STORE_PACK_LEVEL KEPLER_PACK_AUTO
 
 #define STALE_READER_CHECK_EVERY 64
 #define MAX_COMMIT_ATTEMPTS 24
@@ -279,7 +281,7 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 	if (r < 0)
 		return r;
 	snap->seq = s->last_seq + 1;
-	r = kepler_snapshot_encode_packed(snap, STORE_ZSTD_LEVEL, &blob, &len, err);
+	r = kepler_snapshot_encode_packed(snap, STORE_PACK_LEVEL, &blob, &len, err);
 	if (r < 0)
 		return r;
 	r = STORE_GUARDED(s, err, commit_blob(s, snap, blob, len, err));

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "kepler_test.h"
 
@@ -445,6 +446,100 @@ static void test_packed_round_trip(void **state)
 }
 
 /*
+ * KEPLER_PACK_STORED (what the store writes for small snapshots): the same
+ * snapshot back from a zstd frame of raw blocks no smaller than its
+ * content, read by the same decoder as a compressed one; KEPLER_PACK_AUTO
+ * stores only what is small.
+ */
+static void test_stored_round_trip(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 1000, 10000 };
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	struct fixture f;
+	void *stored, *packed, *out_blob;
+	size_t stored_len, packed_len, out_len;
+	struct blob_pack p;
+	const char *diff;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned long long content;
+
+		fixture_build(&f, sizes[i], 3);
+		fixture_add_idle(&f, KEPLER_IDLE_CPU);
+		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_STORED, &stored,
+							       &stored_len, &err),
+				 0);
+		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
+		assert_int_equal(kepler_snapshot_decode(stored, stored_len, &out, &err), 0);
+		diff = snapshot_diff(&f.snap, out);
+		if (diff)
+			fail_msg("%zu processes stored: differs in %s", sizes[i], diff);
+		kepler_snapshot_free(out);
+		memcpy(&p, (uint8_t *)stored + sizeof(struct blob_header), sizeof(p));
+		content = ZSTD_getFrameContentSize((uint8_t *)stored + p.packed_at, stored_len - p.packed_at);
+		assert_true(content != ZSTD_CONTENTSIZE_ERROR && content != ZSTD_CONTENTSIZE_UNKNOWN);
+		assert_int_equal(ZSTD_findFrameCompressedSize((uint8_t *)stored + p.packed_at,
+							      stored_len - p.packed_at),
+				 stored_len - p.packed_at);
+		assert_true(stored_len - p.packed_at >
+			    content); /* not compressed: its bytes and the headers */
+		print_message("%zu processes: stored %zu bytes (content %llu), compressed %zu bytes\n",
+			      sizes[i], stored_len, content, packed_len);
+		if (sizes[i] >= 1000)
+			assert_true(packed_len < stored_len);
+		/* what the store writes: stored when the content is small, else level 1 */
+		assert_int_equal(
+			kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_AUTO, &out_blob, &out_len, &err),
+			0);
+		assert_int_equal(out_len, content < KEPLER_PACK_STORED_BELOW ? stored_len : packed_len);
+		free(out_blob);
+		free(stored);
+		free(packed);
+		fixture_free(&f);
+	}
+}
+
+/*
+ * The stored frame itself, against libzstd, at the sizes where its raw
+ * blocks (128 KiB at most) begin and end: a 2.x image (packed as it is) of
+ * each size, packed stored, decompresses to its content.
+ */
+static void test_stored_frame_sizes(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 131071, 131072, 131073, 262144, 300001 };
+	struct blob_header h = { .magic = BLOB_MAGIC, .major = 2, .header_size = BLOB_PACKED_HEADER_SIZE };
+	struct blob_pack p = { BLOB_PACKED_HEADER_SIZE };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t total = BLOB_PACKED_HEADER_SIZE + sizes[i], len, n;
+		uint8_t *image = malloc(total), *back = malloc(sizes[i] + 1);
+		void *blob;
+
+		assert_non_null(image);
+		assert_non_null(back);
+		h.total_size = total;
+		memcpy(image, &h, sizeof(h));
+		memcpy(image + sizeof(h), &p, sizeof(p));
+		for (size_t k = 0; k < sizes[i]; k++)
+			image[BLOB_PACKED_HEADER_SIZE + k] = (uint8_t)(k * 7 + k / 251);
+		assert_int_equal(kepler_blob_pack(image, total, KEPLER_PACK_STORED, &blob, &len), 0);
+		n = ZSTD_decompress(back, sizes[i] + 1, (uint8_t *)blob + p.packed_at, len - p.packed_at);
+		if (ZSTD_isError(n))
+			fail_msg("%zu bytes: %s", sizes[i], ZSTD_getErrorName(n));
+		assert_int_equal(n, sizes[i]);
+		assert_memory_equal(back, image + BLOB_PACKED_HEADER_SIZE, sizes[i]);
+		assert_int_equal(len - p.packed_at,
+				 14 + 3 * (sizes[i] / 131072 + (sizes[i] % 131072 || !sizes[i])) + sizes[i]);
+		free(blob);
+		free(image);
+		free(back);
+	}
+}
+
+/*
  * The formats collectors before 4.0 wrote are still read: repack a 4.0
  * blob's image as 2.2 (packed as it is, no columns) and as 3.0 (columns of
  * whole bytes) and decode them. 4.0 must be smaller than 2.2 on the
@@ -687,6 +782,8 @@ int main(void)
 		cmocka_unit_test(test_older_info_record_is_read),
 		cmocka_unit_test(test_encode_rejects_bad_input),
 		cmocka_unit_test(test_packed_round_trip),
+		cmocka_unit_test(test_stored_round_trip),
+		cmocka_unit_test(test_stored_frame_sizes),
 		cmocka_unit_test(test_idle_round_trip),
 		cmocka_unit_test(test_zone_records_before_devices_are_read),
 		cmocka_unit_test(test_packed_damage_is_an_error),

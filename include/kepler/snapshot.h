@@ -11,6 +11,7 @@
 #ifndef KEPLER_SNAPSHOT_H
 #define KEPLER_SNAPSHOT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -318,10 +319,16 @@ int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, 
 			   struct kepler_error *err);
 
 /*
- * Encode @snap as the store keeps it: format 4.0, its sections compressed
- * with zstd at @level (1 is fast; see docs/performance.md). Same results
- * and errors as kepler_snapshot_encode(), and -EINVAL if zstd refuses.
+ * Encode @snap as the store keeps it: format 4.0, its sections in one zstd
+ * frame, compressed at zstd's @level (1 is fast; see docs/performance.md),
+ * or at one of the levels below. Same results and errors as
+ * kepler_snapshot_encode(), and -EINVAL if zstd refuses.
  */
+/* not compressed: the frame's raw blocks (any zstd decoder reads them) */
+#define KEPLER_PACK_STORED 0
+/* what the store writes: stored below KEPLER_PACK_STORED_BELOW bytes of blocks, else level 1 */
+#define KEPLER_PACK_AUTO INT_MIN
+#define KEPLER_PACK_STORED_BELOW (32 * 1024)
 int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level, void **ret_blob,
 				  size_t *ret_len, struct kepler_error *err);
 

@@ -2,7 +2,8 @@
 /*
  * Writes the fuzzer's seed corpus: encoded fixture snapshots of a few
  * sizes, plain (1.5), packed as the store writes them (4.0, records as
- * bit-packed blocks of columns) and packed as collectors before 4.0 wrote
+ * bit-packed blocks of columns, compressed, and stored in raw blocks as the
+ * store keeps small snapshots) and packed as collectors before 4.0 wrote
  * them (3.0, columns of whole bytes; 2.2, no columns).
  */
 #include <stdio.h>
@@ -12,9 +13,9 @@
 #include "../../store/blob_format.h"
 #include "../snapshot_fixture.h"
 
-enum seed_kind { PLAIN, PACKED, PACKED_3, PACKED_2, KINDS };
+enum seed_kind { PLAIN, PACKED, STORED, PACKED_3, PACKED_2, KINDS };
 
-static const char *const suffix[KINDS] = { "", "-packed", "-packed-3.0", "-packed-2.2" };
+static const char *const suffix[KINDS] = { "", "-packed", "-stored", "-packed-3.0", "-packed-2.2" };
 
 /* A 4.0 blob repacked as @major.@minor: the same image, its major lowered. */
 static int repack_as(void **blob, size_t *len, uint16_t major, uint16_t minor)
@@ -52,7 +53,8 @@ static int write_seed(const char *dir, size_t n, enum seed_kind kind, uint64_t s
 
 	fixture_build(&f, n, seed);
 	r = kind == PLAIN ? kepler_snapshot_encode(&f.snap, &blob, &len, NULL)
-			  : kepler_snapshot_encode_packed(&f.snap, 1, &blob, &len, NULL);
+			  : kepler_snapshot_encode_packed(&f.snap, kind == STORED ? KEPLER_PACK_STORED : 1,
+							  &blob, &len, NULL);
 	fixture_free(&f);
 	if (r < 0 || (kind == PACKED_2 && repack_as(&blob, &len, 2, 2) < 0) ||
 	    (kind == PACKED_3 && repack_as(&blob, &len, 3, 0) < 0))
