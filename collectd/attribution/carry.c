@@ -35,8 +35,6 @@ static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input 
 	struct proc_gen *cur = &l->gen[l->cur];
 	struct proc_rec *r = ledger_gen_add(cur, l->nslots);
 	struct kepler_energy *slots = r->p.usage.zones;
-	char key[12];
-	size_t klen = kepler_proc_key(o->p.pid, o->p.start_time_ns, key);
 
 	r->p = o->p;
 	ledger_point_usage(l, &r->p.usage, slots);
@@ -50,7 +48,7 @@ static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input 
 	r->ended_mono_ns = o->ended_mono_ns;
 	r->owned = o->owned; /* moved */
 	o->owned = NULL;
-	kepler_keymap_put(&cur->map, key, klen, (uint32_t)(cur->n - 1)); /* room reserved */
+	ledger_gen_index_last(cur); /* room reserved */
 }
 
 void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)

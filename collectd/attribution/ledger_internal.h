@@ -26,12 +26,23 @@ struct proc_rec {
 	bool taken;             /* prev generation: carried into the new one */
 };
 
+/* A slot of a generation's index: a record's pid, and 1 + its index (0: empty). */
+struct proc_slot {
+	uint32_t pid, rec;
+};
+
 struct proc_gen {
 	struct proc_rec *recs;
 	size_t n, cap;
 	struct kepler_energy *pool; /* cap x nzones */
 	size_t pool_cap;
-	struct kepler_keymap map;
+	/*
+	 * The records by (pid, start time): open addressing on the pid,
+	 * probed linearly, at least twice as many slots as records; the
+	 * start time is checked in the record when a pid matches.
+	 */
+	struct proc_slot *slots;
+	size_t nslots;
 };
 
 /*
@@ -144,6 +155,10 @@ void ledger_gen_reset(struct proc_gen *g);
 void ledger_gen_free(struct proc_gen *g);
 /* A zeroed record; its usage.zones points at its slots, usage.idle is NULL. */
 struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots);
+/* Index the record added last (replacing a record of the same key; room reserved). */
+void ledger_gen_index_last(struct proc_gen *g);
+/* The record of (@pid, @start_time_ns) in @g (the last indexed of that key), or NULL. */
+struct proc_rec *ledger_gen_find(const struct proc_gen *g, uint32_t pid, uint64_t start_time_ns);
 char *ledger_own_strings(struct kepler_process *p);
 int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_release_processes(struct kepler_ledger *l, size_t n);

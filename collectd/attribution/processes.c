@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Process records, one generation per interval: records, their energy pool
- * and a key map from (pid, start time). Each build fills the other
+ * and an index on (pid, start time). Each build fills the other
  * generation, continuing totals from the current one (or from the records
  * resumed at start). Records of terminated processes own a copy of their
  * strings, since the informer forgets them.
@@ -13,6 +13,49 @@
 #include "ledger_internal.h"
 #include "split.h"
 
+/* Fibonacci hashing: PIDs are dense; spread them over the slots. */
+static size_t slot_of(uint32_t pid, size_t nslots)
+{
+	return (size_t)(((uint64_t)pid * 11400714819323198485ULL) >> 32) & (nslots - 1);
+}
+
+static void index_rec(struct proc_gen *g, size_t i)
+{
+	const struct kepler_process *p = &g->recs[i].p;
+	size_t s;
+
+	for (s = slot_of(p->pid, g->nslots); g->slots[s].rec; s = (s + 1) & (g->nslots - 1)) {
+		struct proc_slot *e = &g->slots[s];
+
+		if (e->pid == p->pid && g->recs[e->rec - 1].p.start_time_ns == p->start_time_ns) {
+			e->rec = (uint32_t)i + 1;
+			return;
+		}
+	}
+	g->slots[s] = (struct proc_slot){ .pid = p->pid, .rec = (uint32_t)i + 1 };
+}
+
+/* At least twice as many slots as @n records: lookups stay short. */
+static int reserve_index(struct proc_gen *g, size_t n)
+{
+	size_t want = 64;
+	struct proc_slot *slots;
+
+	while (want < 2 * n)
+		want *= 2;
+	if (want <= g->nslots)
+		return 0;
+	slots = calloc(want, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	free(g->slots);
+	g->slots = slots;
+	g->nslots = want;
+	for (size_t i = 0; i < g->n; i++)
+		index_rec(g, i);
+	return 0;
+}
+
 int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
 {
 	size_t pool_cap = g->pool_cap;
@@ -22,15 +65,16 @@ int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
 		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nslots ? nslots : 1), sizeof(*g->pool));
 	if (r == 0)
 		g->pool_cap = pool_cap;
-	return r;
+	return r == 0 ? reserve_index(g, n) : r;
 }
 
 void ledger_gen_reset(struct proc_gen *g)
 {
 	for (size_t i = 0; i < g->n; i++)
 		free(g->recs[i].owned);
+	if (g->n)
+		memset(g->slots, 0, g->nslots * sizeof(*g->slots));
 	g->n = 0;
-	kepler_keymap_clear(&g->map);
 }
 
 void ledger_gen_free(struct proc_gen *g)
@@ -38,8 +82,26 @@ void ledger_gen_free(struct proc_gen *g)
 	ledger_gen_reset(g);
 	free(g->recs);
 	free(g->pool);
-	kepler_keymap_free(&g->map);
+	free(g->slots);
 	memset(g, 0, sizeof(*g));
+}
+
+void ledger_gen_index_last(struct proc_gen *g)
+{
+	index_rec(g, g->n - 1);
+}
+
+struct proc_rec *ledger_gen_find(const struct proc_gen *g, uint32_t pid, uint64_t start_time_ns)
+{
+	if (!g->nslots)
+		return NULL;
+	for (size_t s = slot_of(pid, g->nslots); g->slots[s].rec; s = (s + 1) & (g->nslots - 1)) {
+		struct proc_rec *r = &g->recs[g->slots[s].rec - 1];
+
+		if (g->slots[s].pid == pid && r->p.start_time_ns == start_time_ns)
+			return r;
+	}
+	return NULL;
 }
 
 /* A zeroed record at the end of @g (room reserved by ledger_gen_reserve). */
@@ -128,7 +190,7 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 	if (l->resumed.n && in->mono_ns > l->resumed_until_ns)
 		ledger_gen_reset(&l->resumed);
 	ledger_gen_reset(next); /* two intervals old: nothing points into it */
-	if (ledger_gen_reserve(next, most, l->nslots) < 0 || kepler_keymap_reserve(&next->map, most) < 0 ||
+	if (ledger_gen_reserve(next, most, l->nslots) < 0 ||
 	    ledger_grow((void **)&l->weights, &l->weights_cap, n, sizeof(*l->weights)) < 0 ||
 	    ledger_grow((void **)&l->shares, &l->shares_cap, nz * n, sizeof(*l->shares)) < 0 ||
 	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
@@ -158,12 +220,10 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
  * resumed one. Measured processes' records lie in the order of the input,
  * so the input's hint finds most without a lookup.
  */
-static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler_ledger_proc *kp,
-				    const char *key, size_t klen)
+static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler_ledger_proc *kp)
 {
 	struct proc_gen *prev = &l->gen[!l->cur];
 	struct proc_rec *old;
-	int64_t idx;
 
 	if (kp->prev_index && kp->prev_index <= prev->n) {
 		old = &prev->recs[kp->prev_index - 1];
@@ -172,15 +232,13 @@ static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler
 			return old;
 		}
 	}
-	idx = kepler_keymap_get(&prev->map, key, klen);
-
-	if (idx >= 0) {
-		prev->recs[idx].taken = true;
-		return &prev->recs[idx];
+	old = ledger_gen_find(prev, kp->pid, kp->start_time_ns);
+	if (old) {
+		old->taken = true;
+		return old;
 	}
-	if (!l->resumed.n || (idx = kepler_keymap_get(&l->resumed.map, key, klen)) < 0)
+	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)))
 		return NULL;
-	old = &l->resumed.recs[idx];
 	return old->p.usage.state == KEPLER_STATE_RUNNING ? old : NULL;
 }
 
@@ -190,10 +248,8 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 	struct proc_gen *cur = &l->gen[l->cur];
 	struct proc_rec *r = ledger_gen_add(cur, l->nslots), *old;
 	struct kepler_energy *slots = r->p.usage.zones;
-	char key[12];
-	size_t klen = kepler_proc_key(kp->pid, kp->start_time_ns, key);
 
-	old = previous_of(l, kp, key, klen);
+	old = previous_of(l, kp);
 	fill_process(&r->p, kp);
 	ledger_point_usage(l, &r->p.usage, slots);
 	r->p.usage.cpu_time_delta_ns = in->first ? 0 : kp->cpu_time_delta_ns;
@@ -217,7 +273,7 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 		l->owned[i] = NULL;
 		point_into(&r->p, r->owned);
 	}
-	kepler_keymap_put(&cur->map, key, klen, (uint32_t)(cur->n - 1)); /* room reserved */
+	ledger_gen_index_last(cur); /* room reserved */
 }
 
 /*

@@ -71,15 +71,12 @@ static int resume_processes(struct kepler_ledger *l, const struct kepler_snapsho
 	unsigned nz = l->nresume;
 
 	/* two slots a zone, active then idle (0 from a snapshot without): remapped at the first build */
-	if (ledger_gen_reserve(g, s->nprocesses, 2 * nz) < 0 ||
-	    kepler_keymap_reserve(&g->map, s->nprocesses) < 0)
+	if (ledger_gen_reserve(g, s->nprocesses, 2 * nz) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		const struct kepler_process *sp = &s->processes[i];
 		struct proc_rec *r = ledger_gen_add(g, 2 * nz);
 		struct kepler_energy *slots = r->p.usage.zones;
-		char key[12];
-		size_t klen = kepler_proc_key(sp->pid, sp->start_time_ns, key);
 
 		r->p = *sp;
 		ledger_point_usage_n(&r->p.usage, slots, nz, true);
@@ -91,7 +88,7 @@ static int resume_processes(struct kepler_ledger *l, const struct kepler_snapsho
 			g->n--;
 			return -ENOMEM;
 		}
-		kepler_keymap_put(&g->map, key, klen, (uint32_t)(g->n - 1)); /* room reserved */
+		ledger_gen_index_last(g); /* room reserved */
 	}
 	return 0;
 }
