@@ -908,9 +908,15 @@ static void record_own_cost(struct kepler_collector *c, struct kepler_snapshot *
 
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
 		snap->collector_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	if (kepler_read_file_kept(AT_FDCWD, "/proc/self/statm", &c->statm_fd, buf, sizeof(buf), &len) == 0 &&
-	    sscanf(buf, "%*u %ld", &pages) != 1)
-		pages = 0;
+	/* "size resident ...": the second field (strtol, not sscanf: 1 % of the collector at 1,000 processes) */
+	if (kepler_read_file_kept(AT_FDCWD, "/proc/self/statm", &c->statm_fd, buf, sizeof(buf), &len) == 0) {
+		char *at, *end;
+
+		(void)strtoul(buf, &at, 10);
+		pages = strtol(at, &end, 10);
+		if (end == at)
+			pages = 0;
+	}
 	snap->collector_rss_bytes = pages > 0 ? (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 

@@ -86,6 +86,9 @@ def largest_remainder_ok(amount, weights, got):
 
 bad, checked, steps, totals = [], 0, 0, {i: 0 for i in ids}
 for s in snaps:
+    # the collector's own cost, read each interval (/proc/self/statm, its CPU clock)
+    if not (1 << 20 < s["collector_rss_bytes"] < 1 << 32) or s["collector_cpu_ns"] <= 0:
+        bad.append(f"seq {s['seq']}: collector_rss_bytes {s['collector_rss_bytes']}, collector_cpu_ns {s['collector_cpu_ns']}")
     if s["idle_policy"] != "size":
         bad.append(f"seq {s['seq']}: idle_policy {s['idle_policy']}")
         continue

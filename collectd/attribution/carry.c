@@ -46,7 +46,7 @@ static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input 
 	r->p.cycles = r->p.instructions = r->p.cache_misses =
 		in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
 	r->ended_mono_ns = o->ended_mono_ns;
-	r->owned = o->owned; /* moved */
+	ledger_gen_own(cur, r, o->owned); /* moved */
 	o->owned = NULL;
 	ledger_gen_index_last(cur); /* room reserved */
 }
@@ -56,10 +56,11 @@ void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_
 	struct proc_gen *prev = &l->gen[!l->cur];
 	size_t n = 0, keep, z = l->primary;
 
-	for (size_t i = 0; i < prev->n; i++) {
-		struct proc_rec *o = &prev->recs[i];
+	/* the terminated are among the records that own their strings: only those are read */
+	for (size_t i = 0; i < prev->nowners; i++) {
+		struct proc_rec *o = &prev->recs[prev->owners[i]];
 
-		if (o->taken || o->p.usage.state != KEPLER_STATE_TERMINATED)
+		if (o->taken || !o->owned || o->p.usage.state != KEPLER_STATE_TERMINATED)
 			continue;
 		if (ledger_keep_terminated(l, in->mono_ns, o->ended_mono_ns,
 					   l->nzones ? o->p.usage.zones[z].total_uj : 0))

@@ -43,6 +43,9 @@ struct proc_gen {
 	 */
 	struct proc_slot *slots;
 	size_t nslots;
+	/* the records that were given a block of strings (a moved block is NULL in its record) */
+	uint32_t *owners;
+	size_t nowners, owners_cap;
 };
 
 /*
@@ -155,6 +158,8 @@ void ledger_gen_reset(struct proc_gen *g);
 void ledger_gen_free(struct proc_gen *g);
 /* A zeroed record; its usage.zones points at its slots, usage.idle is NULL. */
 struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots);
+/* Give @r (a record of @g) the block of strings @block, freed when @g is reset (room reserved). */
+void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block);
 /* Index the record added last (replacing a record of the same key; room reserved). */
 void ledger_gen_index_last(struct proc_gen *g);
 /* The record of (@pid, @start_time_ns) in @g (the last indexed of that key), or NULL. */

@@ -65,13 +65,17 @@ int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
 		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nslots ? nslots : 1), sizeof(*g->pool));
 	if (r == 0)
 		g->pool_cap = pool_cap;
+	if (r == 0)
+		r = ledger_grow((void **)&g->owners, &g->owners_cap, n, sizeof(*g->owners));
 	return r == 0 ? reserve_index(g, n) : r;
 }
 
+/* Only the records that own strings are visited: the others are not read again. */
 void ledger_gen_reset(struct proc_gen *g)
 {
-	for (size_t i = 0; i < g->n; i++)
-		free(g->recs[i].owned);
+	for (size_t i = 0; i < g->nowners; i++)
+		free(g->recs[g->owners[i]].owned);
+	g->nowners = 0;
 	if (g->n)
 		memset(g->slots, 0, g->nslots * sizeof(*g->slots));
 	g->n = 0;
@@ -83,7 +87,14 @@ void ledger_gen_free(struct proc_gen *g)
 	free(g->recs);
 	free(g->pool);
 	free(g->slots);
+	free(g->owners);
 	memset(g, 0, sizeof(*g));
+}
+
+void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block)
+{
+	r->owned = block;
+	g->owners[g->nowners++] = (uint32_t)(r - g->recs);
 }
 
 void ledger_gen_index_last(struct proc_gen *g)
@@ -269,7 +280,7 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 	if (kp->state == KEPLER_STATE_TERMINATED) {
 		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED ? old->ended_mono_ns
 											: in->mono_ns;
-		r->owned = l->owned[i]; /* moved */
+		ledger_gen_own(cur, r, l->owned[i]); /* moved */
 		l->owned[i] = NULL;
 		point_into(&r->p, r->owned);
 	}
@@ -301,12 +312,10 @@ uint64_t ledger_split_device(struct kepler_ledger *l, const struct kepler_ledger
 
 void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
 {
-	struct proc_gen *prev;
 	uint64_t sum = 0, active[KEPLER_MAX_ZONES];
 	size_t n = in->nprocs;
 
 	l->cur = !l->cur;
-	prev = &l->gen[!l->cur];
 	for (size_t i = 0; i < n; i++) {
 		l->weights[i] = in->first ? 0 : in->procs[i].cpu_time_delta_ns;
 		sum += l->weights[i];
@@ -323,8 +332,10 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 		if (l->idle)
 			ledger_split_idle(l, in, z, l->node[z][NODE_IDLE].delta_uj);
 	}
-	for (size_t i = 0; i < prev->n; i++)
-		prev->recs[i].taken = false;
+	/*
+	 * No record of @prev is taken yet: each is a build's previous once,
+	 * in the build after the one that added it unmarked (ledger_gen_add).
+	 */
 	for (size_t i = 0; i < n; i++)
 		add_measured(l, in, i);
 	ledger_carry_processes(l, in);

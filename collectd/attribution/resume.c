@@ -77,17 +77,19 @@ static int resume_processes(struct kepler_ledger *l, const struct kepler_snapsho
 		const struct kepler_process *sp = &s->processes[i];
 		struct proc_rec *r = ledger_gen_add(g, 2 * nz);
 		struct kepler_energy *slots = r->p.usage.zones;
+		char *block;
 
 		r->p = *sp;
 		ledger_point_usage_n(&r->p.usage, slots, nz, true);
 		memcpy(slots, sp->usage.zones, nz * sizeof(*slots));
 		if (sp->usage.idle)
 			memcpy(slots + nz, sp->usage.idle, nz * sizeof(*slots));
-		r->owned = ledger_own_strings(&r->p);
-		if (!r->owned) {
+		block = ledger_own_strings(&r->p);
+		if (!block) {
 			g->n--;
 			return -ENOMEM;
 		}
+		ledger_gen_own(g, r, block);
 		ledger_gen_index_last(g); /* room reserved */
 	}
 	return 0;
