@@ -191,10 +191,12 @@ static int ensure_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 	for (size_t i = 0; i < in->nprocs; i++)
 		if (ensure_of_process(l, &in->procs[i]) < 0)
 			return -ENOMEM;
-	for (size_t i = 0; i < prev->n; i++)
-		if (prev->recs[i].p.usage.state == KEPLER_STATE_TERMINATED &&
-		    ensure_of_record(l, &prev->recs[i].p) < 0)
+	for (size_t i = 0; i < prev->nowners; i++) { /* the terminated are among these */
+		const struct proc_rec *r = &prev->recs[prev->owners[i]];
+
+		if (r->p.usage.state == KEPLER_STATE_TERMINATED && ensure_of_record(l, &r->p) < 0)
 			return -ENOMEM;
+	}
 	if (in->namer && name_containers(l, in->namer) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < ct->n; i++) /* pods: of every container there may be */
