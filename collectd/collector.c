@@ -700,31 +700,35 @@ static int copy_processes(struct kepler_collector *c)
 	for (size_t i = 0; i < n; i++) {
 		const struct kepler_proc *kp = kepler_informer_proc(c->informer, i);
 		const struct kepler_proc_identity *id = kp->id;
+		struct kepler_ledger_proc *p = &c->procs[i];
 
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_identity(kepler_informer_proc(c->informer, i + PREFETCH_AHEAD)->id);
-		c->procs[i] = (struct kepler_ledger_proc){
-			.pid = kp->pid,
-			.start_time_ns = kp->start_time_ns,
-			.comm = kp->comm,
-			.exe = id->exe,
-			.type = id->type,
-			.container_id = id->in_container ? id->container.id : "",
-			.container_runtime =
-				id->in_container && id->container.runtime ? id->container.runtime : "",
-			.pod_uid = id->in_container ? id->container.pod_uid : "",
-			.vm_id = id->in_vm ? id->vm.id : "",
-			.vm_name = id->in_vm ? id->vm.name : "",
-			.vm_hypervisor = id->in_vm && id->vm.hypervisor ? id->vm.hypervisor : "",
-			.state = kp->state,
-			.cpu_time_ns = kp->cpu_time_ns,
-			.cpu_time_delta_ns = kp->cpu_time_delta_ns,
-			.cycles = kp->cycles,
-			.instructions = kp->instructions,
-			.cache_misses = kp->cache_misses,
-			.prev_index = kp->prev_index,
-		};
-		if (c->sizes && size_unit(c, &c->procs[i], id->cpu_cgroup) < 0)
+		/*
+		 * Every field set one by one: a compound literal is cleared first,
+		 * and GCC clears 144 bytes with a rep stos whose start-up cost made
+		 * it 2 % of the collector at 1,000 processes.
+		 */
+		p->pid = kp->pid;
+		p->start_time_ns = kp->start_time_ns;
+		p->comm = kp->comm;
+		p->exe = id->exe;
+		p->type = id->type;
+		p->container_id = id->in_container ? id->container.id : "";
+		p->container_runtime = id->in_container && id->container.runtime ? id->container.runtime : "";
+		p->pod_uid = id->in_container ? id->container.pod_uid : "";
+		p->vm_id = id->in_vm ? id->vm.id : "";
+		p->vm_name = id->in_vm ? id->vm.name : "";
+		p->vm_hypervisor = id->in_vm && id->vm.hypervisor ? id->vm.hypervisor : "";
+		p->state = kp->state;
+		p->cpu_time_ns = kp->cpu_time_ns;
+		p->cpu_time_delta_ns = kp->cpu_time_delta_ns;
+		p->cycles = kp->cycles;
+		p->instructions = kp->instructions;
+		p->cache_misses = kp->cache_misses;
+		p->unit = 0;
+		p->prev_index = kp->prev_index;
+		if (c->sizes && size_unit(c, p, id->cpu_cgroup) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -6,6 +6,7 @@
  * (exe, type, container, pod, VM), resolved once and cached.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *in
 		inf->samples = s;
 		inf->samples_cap = cap;
 	}
-	memset(&inf->samples[inf->nsamples], 0, sizeof(inf->samples[0]));
+	memset(&inf->samples[inf->nsamples], 0, inf->sample_clear);
 	return &inf->samples[inf->nsamples++];
 }
 
@@ -787,6 +788,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	memset(inf, 0, sizeof(*inf));
 	inf->kind = kind;
 	inf->statfd = -1;
+	inf->sample_clear = offsetof(struct kepler_proc_sample, stat);
 	inf->procfd = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (inf->procfd < 0) {
 		r = -errno;

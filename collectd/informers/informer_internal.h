@@ -117,6 +117,14 @@ struct kepler_informer {
 	int statfd; /* its stat, kept open (-1 until read) */
 	struct kepler_proc_sample *samples;
 	size_t nsamples, samples_cap;
+	/*
+	 * How much of a new sample is cleared: all but stat (read only where
+	 * has_stat is set). A size GCC cannot see at compile time, so that
+	 * libc's memset clears it (a few vector stores) rather than an inline
+	 * rep stos, whose start-up cost made clearing 2 % of the collector at
+	 * 1,000 processes.
+	 */
+	size_t sample_clear;
 	struct kepler_proc_table table, next;
 	struct kepler_node_cpu node;
 	struct kepler_cpu_stat last_cpu;
