@@ -156,7 +156,11 @@ void ledger_point_usage_n(struct kepler_usage *u, struct kepler_energy *slots, u
 int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots);
 void ledger_gen_reset(struct proc_gen *g);
 void ledger_gen_free(struct proc_gen *g);
-/* A zeroed record; its usage.zones points at its slots, usage.idle is NULL. */
+/*
+ * A new record: not ended, owning nothing, not taken; its usage.zones
+ * points at its slots (zeroed), usage.idle is NULL, and the rest of its
+ * process is the caller's to fill.
+ */
 struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots);
 /* Give @r (a record of @g) the block of strings @block, freed when @g is reset (room reserved). */
 void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block);

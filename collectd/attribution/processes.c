@@ -115,12 +115,19 @@ struct proc_rec *ledger_gen_find(const struct proc_gen *g, uint32_t pid, uint64_
 	return NULL;
 }
 
-/* A zeroed record at the end of @g (room reserved by ledger_gen_reserve). */
+/*
+ * A record at the end of @g (room reserved by ledger_gen_reserve). Its
+ * process is left for the caller to fill whole (every caller assigns each
+ * field): clearing it too was an inline rep stos per process.
+ */
 struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots)
 {
 	struct proc_rec *r = &g->recs[g->n];
 
-	memset(r, 0, sizeof(*r));
+	r->ended_mono_ns = 0;
+	r->owned = NULL;
+	r->taken = false;
+	r->p.usage.idle = NULL;
 	r->p.usage.zones = &g->pool[g->n * nslots];
 	memset(r->p.usage.zones, 0, nslots * sizeof(struct kepler_energy));
 	g->n++;

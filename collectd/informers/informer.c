@@ -551,7 +551,7 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 
 static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
 {
-	struct kepler_proc_entry *old, e = { 0 };
+	struct kepler_proc_entry *old, *e;
 	bool fresh = true;
 	int r;
 
@@ -563,67 +563,72 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		old = &inf->table.items[s->table_hint - 1]; /* looked up by the source */
 	else
 		old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+	/* built in place at the end of the new table: one copy of the old entry, no clearing */
+	e = kepler_proc_table_push(&inf->next);
+	if (!e)
+		return -ENOMEM;
 	if (old && old->pub.id) {
-		e = *old;
-		e.pub.prev_index = (uint32_t)(old - inf->table.items) + 1;
-		old->pub.id = NULL;             /* moved */
-		if (s->cpu_ns < e.source_cpu) { /* the source's counter restarted */
-			e.offset += e.source_cpu;
-			e.source_cpu = 0;
-			memset(e.source_counters, 0, sizeof(e.source_counters));
+		*e = *old;
+		e->pub.prev_index = (uint32_t)(old - inf->table.items) + 1;
+		old->pub.id = NULL;              /* moved */
+		if (s->cpu_ns < e->source_cpu) { /* the source's counter restarted */
+			e->offset += e->source_cpu;
+			e->source_cpu = 0;
+			memset(e->source_counters, 0, sizeof(e->source_counters));
 		}
 		fresh = false;
-		e.pub.cpu_time_delta_ns = s->cpu_ns - e.source_cpu;
+		e->pub.cpu_time_delta_ns = s->cpu_ns - e->source_cpu;
 		if (s->has_stat)
-			memcpy(e.pub.comm, s->stat.comm, sizeof(e.pub.comm));
+			memcpy(e->pub.comm, s->stat.comm, sizeof(e->pub.comm));
 		/*
 		 * Another program now, or moved to another cgroup (a container's):
 		 * identify it again. eBPF tells both (exec count, cgroup id); procfs
 		 * tells a new name (an exec of another program) and, for a process
 		 * that ran, is checked again every RECHECK_REFRESHES refreshes.
 		 */
-		if (s->execs != e.execs || (s->cgroup_id && s->cgroup_id != e.cgroup_id) ||
-		    strncmp(s->comm, e.identified_comm, sizeof(e.identified_comm)) != 0 ||
-		    (inf->kind == KEPLER_INFORMER_PROCFS && e.pub.cpu_time_delta_ns &&
+		if (s->execs != e->execs || (s->cgroup_id && s->cgroup_id != e->cgroup_id) ||
+		    strncmp(s->comm, e->identified_comm, sizeof(e->identified_comm)) != 0 ||
+		    (inf->kind == KEPLER_INFORMER_PROCFS && e->pub.cpu_time_delta_ns &&
 		     (inf->stats.refreshes + s->pid) % RECHECK_REFRESHES == 0)) {
-			struct kepler_proc_identity *was = e.pub.id;
+			struct kepler_proc_identity *was = e->pub.id;
 			uint64_t lifetime;
 
-			r = identify(inf, s, &e, &lifetime, false);
+			r = identify(inf, s, e, &lifetime, false);
 			if (r < 0) {
 				free_identity(was);
+				kepler_proc_table_pop(&inf->next);
 				return r;
 			}
 			free_identity(was);
 		}
 	} else {
-		e.pub.pid = s->pid;
-		e.pub.start_time_ns = s->start_time_ns;
-		r = resolve_new(inf, s, &e);
-		if (r < 0)
+		memset(e, 0, sizeof(*e));
+		e->pub.pid = s->pid;
+		e->pub.start_time_ns = s->start_time_ns;
+		r = resolve_new(inf, s, e);
+		if (r < 0) {
+			kepler_proc_table_pop(&inf->next);
 			return r;
-		e.pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns;
+		}
+		e->pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns;
 	}
-	set_counters(inf, &e, s, fresh && !first);
+	set_counters(inf, e, s, fresh && !first);
 	if (fresh && first)
-		e.pub.cycles = e.pub.instructions = e.pub.cache_misses =
+		e->pub.cycles = e->pub.instructions = e->pub.cache_misses =
 			inf->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
-	e.idle_refreshes = e.pub.cpu_time_delta_ns ? 0 : e.idle_refreshes + 1;
-	e.source_cpu = s->cpu_ns;
-	e.source_pending = s->pending_ns;
-	e.pub.cpu_time_ns = e.offset + s->cpu_ns;
-	e.pub.state = s->exited ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
-	e.drop = s->exited;
+	e->idle_refreshes = e->pub.cpu_time_delta_ns ? 0 : e->idle_refreshes + 1;
+	e->source_cpu = s->cpu_ns;
+	e->source_pending = s->pending_ns;
+	e->pub.cpu_time_ns = e->offset + s->cpu_ns;
+	e->pub.state = s->exited ? KEPLER_STATE_TERMINATED : KEPLER_STATE_RUNNING;
+	e->drop = s->exited;
 	if (s->exited && inf->ops->resets_on_exit) {
 		/* the source forgets it now; if it shows up again it counts from 0 */
-		e.offset += e.source_cpu;
-		e.source_cpu = 0;
-		memset(e.source_counters, 0, sizeof(e.source_counters));
+		e->offset += e->source_cpu;
+		e->source_cpu = 0;
+		memset(e->source_counters, 0, sizeof(e->source_counters));
 	}
-	if (!kepler_proc_table_add(&inf->next, &e)) {
-		free_identity(e.pub.id);
-		return -ENOMEM;
-	}
+	kepler_proc_table_index_last(&inf->next);
 	return 0;
 }
 

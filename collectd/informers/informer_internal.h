@@ -186,6 +186,15 @@ struct kepler_proc_entry *kepler_proc_table_find(const struct kepler_proc_table 
 /* Append (the key must not be present); NULL if out of memory. */
 struct kepler_proc_entry *kepler_proc_table_add(struct kepler_proc_table *t,
 						const struct kepler_proc_entry *e);
+/*
+ * Room for an entry at the end, to be filled in place (NULL if out of
+ * memory); it is found once kepler_proc_table_index_last() indexes it, or
+ * given back with kepler_proc_table_pop(). Nothing else may touch the
+ * table in between.
+ */
+struct kepler_proc_entry *kepler_proc_table_push(struct kepler_proc_table *t);
+void kepler_proc_table_pop(struct kepler_proc_table *t);
+void kepler_proc_table_index_last(struct kepler_proc_table *t);
 void kepler_proc_table_clear(struct kepler_proc_table *t);
 void kepler_proc_table_free(struct kepler_proc_table *t);
 

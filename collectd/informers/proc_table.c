@@ -90,6 +90,28 @@ struct kepler_proc_entry *kepler_proc_table_add(struct kepler_proc_table *t,
 	return &t->items[t->count - 1];
 }
 
+struct kepler_proc_entry *kepler_proc_table_push(struct kepler_proc_table *t)
+{
+	if (kepler_proc_table_reserve(t, t->count + 1) < 0)
+		return NULL;
+	return &t->items[t->count++];
+}
+
+void kepler_proc_table_pop(struct kepler_proc_table *t)
+{
+	t->count--;
+}
+
+void kepler_proc_table_index_last(struct kepler_proc_table *t)
+{
+	size_t s;
+
+	for (s = slot_of(t->items[t->count - 1].pub.pid, t->nslots); t->slots[s];
+	     s = (s + 1) & (t->nslots - 1))
+		;
+	t->slots[s] = (uint32_t)t->count;
+}
+
 void kepler_proc_table_clear(struct kepler_proc_table *t)
 {
 	t->count = 0;
