@@ -122,9 +122,16 @@ static int strtab_add(struct strtab *t, const char *s, struct blob_str *ret)
 	return strtab_append(t, s, n);
 }
 
+/* A process's string field as the record before it had it: runs of equal strings skip the table. */
+struct str_memo {
+	const char *s;
+	struct blob_str ref;
+};
+
 struct encoder {
 	const struct kepler_snapshot *snap;
-	uint32_t header_size; /* 40 (1.x), 48 (a packed image) */
+	struct str_memo memo[4]; /* comm, exe, container id, VM id of the last process */
+	uint32_t header_size;    /* 40 (1.x), 48 (a packed image) */
 	uint16_t major, minor;
 	uint8_t *buf;
 	struct blob_section sec[SEC_MAX];
@@ -227,6 +234,33 @@ static int put_zones(struct encoder *e)
 }
 
 /*
+ * @s for a process's field @f: the last process's string when equal (a
+ * worker pool, a container's processes side by side: one strcmp instead of
+ * a hash and a probe), else interned.
+ */
+static int put_field(struct encoder *e, unsigned f, const char *s, struct blob_str *ret)
+{
+	struct str_memo *m = &e->memo[f];
+	int r;
+
+	if (s && m->s && (s == m->s || strcmp(s, m->s) == 0)) {
+		*ret = m->ref;
+		return 0;
+	}
+	r = strtab_add(&e->strings, s, ret);
+	if (r == 0)
+		*m = (struct str_memo){ s, *ret };
+	return r;
+}
+
+#define FIELD(f, str, field)                                 \
+	do {                                                 \
+		int r_ = put_field(e, (f), (str), &(field)); \
+		if (r_ < 0)                                  \
+			return r_;                           \
+	} while (0)
+
+/*
  * How many processes ahead put_processes() starts loading strings: the
  * collector's are scattered in its heap and cold, a cache miss each
  * (strlen() was 6 % of the collector at 1,000 processes).
@@ -251,10 +285,10 @@ static int put_processes(struct encoder *e)
 		b->pid = p->pid;
 		b->type = p->type;
 		b->start_time_ns = p->start_time_ns;
-		ADD(p->comm, b->comm);
-		ADD(p->exe, b->exe);
-		ADD(p->container_id, b->container_id);
-		ADD(p->vm_id, b->vm_id);
+		FIELD(0, p->comm, b->comm);
+		FIELD(1, p->exe, b->exe);
+		FIELD(2, p->container_id, b->container_id);
+		FIELD(3, p->vm_id, b->vm_id);
 		b->cycles = p->cycles;
 		b->instructions = p->instructions;
 		b->cache_misses = p->cache_misses;

@@ -93,6 +93,59 @@ static void test_strings_are_interned(void **state)
 	fixture_free(&f);
 }
 
+/*
+ * Runs of equal strings in separate buffers (the encoder reuses the last
+ * process's reference when the text is equal), broken by other strings,
+ * empty ones and a return to an earlier one: every field decodes to its
+ * own text, and a string repeated anywhere is stored once.
+ */
+static void test_runs_of_equal_strings(void **state)
+{
+	static char comm[8][16], exe[8][32];
+	static const char *const comms[8] = { "worker", "worker", "worker", "nginx",
+					      "",       "worker", "nginx",  "nginx" };
+	static const char *const exes[8] = { "/usr/bin/w", "/usr/bin/w", "/usr/sbin/nginx", "/usr/sbin/nginx",
+					     "",           "/usr/bin/w", "/usr/bin/w",      "" };
+	struct kepler_snapshot *out = NULL;
+	struct kepler_error err;
+	struct fixture f;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	fixture_build(&f, 8, 9);
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(comm[i], sizeof(comm[i]), "%s", comms[i]);
+		snprintf(exe[i], sizeof(exe[i]), "%s", exes[i]);
+		f.snap.processes[i].comm = comm[i];
+		f.snap.processes[i].exe = exe[i];
+		f.snap.processes[i].container_id = i % 3 ? "c1" : "";
+		f.snap.processes[i].vm_id = "";
+	}
+	for (int packed = 0; packed < 2; packed++) {
+		assert_int_equal(
+			packed ? kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_STORED, &blob, &len, &err)
+			       : kepler_snapshot_encode(&f.snap, &blob, &len, &err),
+			0);
+		if (!packed) {
+			const char *at = memmem(blob, len, "/usr/sbin/nginx", 16);
+
+			assert_non_null(at);
+			assert_null(memmem(at + 16, len - (size_t)(at + 16 - (const char *)blob),
+					   "/usr/sbin/nginx", 16));
+		}
+		assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+		for (size_t i = 0; i < 8; i++) {
+			assert_string_equal(out->processes[i].comm, comms[i]);
+			assert_string_equal(out->processes[i].exe, exes[i]);
+			assert_string_equal(out->processes[i].container_id, i % 3 ? "c1" : "");
+		}
+		kepler_snapshot_free(out);
+		free(blob);
+	}
+	fixture_free(&f);
+}
+
 static void test_truncated_blobs_are_rejected(void **state)
 {
 	struct fixture f;
@@ -770,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_sizes),
 		cmocka_unit_test(test_hostile_strings_survive),
 		cmocka_unit_test(test_strings_are_interned),
+		cmocka_unit_test(test_runs_of_equal_strings),
 		cmocka_unit_test(test_truncated_blobs_are_rejected),
 		cmocka_unit_test(test_bit_flips_never_crash),
 		cmocka_unit_test(test_newer_major_is_named),
