@@ -233,6 +233,16 @@ static int put_zones(struct encoder *e)
 	return 0;
 }
 
+/* Inline before strcmp: the same pointer, two empty strings, a first byte that differs. */
+static inline bool same_string(const char *a, const char *b)
+{
+	if (a == b)
+		return true;
+	if (a[0] != b[0])
+		return false;
+	return a[0] == '\0' || strcmp(a + 1, b + 1) == 0;
+}
+
 /*
  * @s for a process's field @f: the last process's string when equal (a
  * worker pool, a container's processes side by side: one strcmp instead of
@@ -243,7 +253,7 @@ static int put_field(struct encoder *e, unsigned f, const char *s, struct blob_s
 	struct str_memo *m = &e->memo[f];
 	int r;
 
-	if (s && m->s && (s == m->s || strcmp(s, m->s) == 0)) {
+	if (s && m->s && same_string(s, m->s)) {
 		*ret = m->ref;
 		return 0;
 	}

@@ -131,8 +131,11 @@ static void test_split(void **state)
 /* The largest-remainder rule the slow way: sort by fraction, then index. */
 static void split_reference(uint64_t amount, const uint64_t *w, size_t n, uint64_t *ret)
 {
-	uint64_t total = 0, given = 0, frac[64];
-	bool got[64] = { false };
+	static uint64_t frac[4096];
+	static bool got[4096];
+	uint64_t total = 0, given = 0;
+
+	memset(got, 0, n * sizeof(*got));
 
 	for (size_t i = 0; i < n; i++)
 		total += w[i];
@@ -152,9 +155,22 @@ static void split_reference(uint64_t amount, const uint64_t *w, size_t n, uint64
 	}
 }
 
+/* kepler_split() of @amount over @w against the reference. */
+static void check_split(int round, uint64_t amount, const uint64_t *w, size_t n)
+{
+	static uint64_t out[4096], ref[4096], scratch[2 * 4096];
+
+	kepler_split(amount, w, n, out, scratch);
+	split_reference(amount, w, n, ref);
+	for (size_t i = 0; i < n; i++)
+		if (out[i] != ref[i])
+			fail_msg("round %d: share %zu of %zu is %llu, want %llu", round, i, n,
+				 (unsigned long long)out[i], (unsigned long long)ref[i]);
+}
+
 static void test_split_matches_largest_remainder(void **state)
 {
-	uint64_t w[64], out[64], ref[64], scratch[128];
+	uint64_t w[64];
 	unsigned seed = 7;
 
 	(void)state;
@@ -169,13 +185,29 @@ static void test_split_matches_largest_remainder(void **state)
 		for (size_t i = 0; i < n; i++)
 			total += w[i] = (uint64_t)(rand_r(&seed) % range);
 		if (!total)
-			w[0] = total = 1;
-		kepler_split(amount, w, n, out, scratch);
-		split_reference(amount, w, n, ref);
+			w[0] = 1;
+		check_split(round, amount, w, n);
+	}
+}
+
+/* Thousands of shares (the fractions spread over every bucket of the cut's count, or crowd one). */
+static void test_split_many_matches_largest_remainder(void **state)
+{
+	enum { MAXN = 3000 };
+	static uint64_t w[MAXN];
+	unsigned seed = 11;
+
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		size_t n = MAXN / 2 + (size_t)(rand_r(&seed) % (MAXN / 2));
+		uint64_t amount = (uint64_t)rand_r(&seed) << 20 ^ (uint64_t)rand_r(&seed), total = 0;
+		int range = round % 3 == 0 ? 3 : round % 3 == 1 ? 1000 : 1 << 30;
+
 		for (size_t i = 0; i < n; i++)
-			if (out[i] != ref[i])
-				fail_msg("round %d: share %zu of %zu is %llu, want %llu", round, i, n,
-					 (unsigned long long)out[i], (unsigned long long)ref[i]);
+			total += w[i] = rand_r(&seed) % 3 ? (uint64_t)(rand_r(&seed) % range) : 0;
+		if (!total)
+			w[0] = 1;
+		check_split(round, amount, w, n);
 	}
 }
 
@@ -992,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_keymap),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_matches_largest_remainder),
+		cmocka_unit_test(test_split_many_matches_largest_remainder),
 		cmocka_unit_test(test_random_intervals_sum_exactly),
 		cmocka_unit_test(test_hints_change_nothing),
 		cmocka_unit_test(test_backlog_covers_the_gap),

@@ -65,6 +65,44 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
 	return v[lo];
 }
 
+/* Bits to shift a fraction right for its bucket: the largest lands in the top one. */
+#define CUT_BUCKETS 256
+
+static unsigned bucket_shift(const uint64_t *frac, size_t n)
+{
+	uint64_t any = 0;
+	unsigned bits;
+
+	for (size_t i = 0; i < n; i++)
+		any |= frac[i];
+	bits = any ? 64 - (unsigned)__builtin_clzll(any) : 0;
+	return bits > 8 ? bits - 8 : 0;
+}
+
+/*
+ * The @left-th largest nonzero fraction (there are more than @left). The
+ * fractions are counted by their top bits first; only those in the bucket
+ * where the cut falls are selected among (a quickselect over all of them,
+ * a mispredicted branch per swap, was most of a split's time).
+ */
+static uint64_t cut_of(uint64_t left, const uint64_t *frac, size_t n, uint64_t *tmp)
+{
+	size_t count[CUT_BUCKETS] = { 0 }, m = 0, above = 0;
+	unsigned shift = bucket_shift(frac, n);
+	int b;
+
+	for (size_t i = 0; i < n; i++)
+		count[frac[i] >> shift]++;
+	for (b = CUT_BUCKETS - 1; b > 0 && above + count[b] < left; b--)
+		above += count[b];
+	for (size_t i = 0; i < n; i++)
+		if (frac[i] && (frac[i] >> shift) == (uint64_t)b)
+			tmp[m++] = frac[i];
+	if (m == 0) /* cannot happen when the shares' sum is short: defensive */
+		return UINT64_MAX;
+	return kth_largest(tmp, m, left - above < m ? (size_t)(left - above) : m);
+}
+
 /*
  * Give @left extra units, one each, to the largest fractions (ties: lower
  * index first), without sorting: find the left-th largest fraction, give
@@ -72,20 +110,17 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
  */
 static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64_t *ret, uint64_t *tmp)
 {
-	size_t m = 0, above = 0;
-	uint64_t cut;
+	uint64_t cut = cut_of(left, frac, n, tmp);
+	size_t above = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (frac[i])
-			tmp[m++] = frac[i];
-	if (m == 0) /* cannot happen when the shares' sum is short: defensive */
+	if (cut == UINT64_MAX)
 		return;
-	cut = kth_largest(tmp, m, left < m ? (size_t)left : m);
-	for (size_t i = 0; i < n; i++)
-		if (frac[i] > cut) {
-			ret[i]++;
-			above++;
-		}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t more = frac[i] > cut;
+
+		ret[i] += more;
+		above += more;
+	}
 	left -= above;
 	for (size_t i = 0; i < n && left; i++)
 		if (frac[i] == cut) {

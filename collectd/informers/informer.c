@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "informer_internal.h"
+#include "strpool.h"
 #include "kepler/log.h"
 
 static uint64_t monotonic_ns(void)
@@ -88,6 +89,13 @@ static bool maybe_hypervisor(const char *comm)
 	return !strncmp(comm, "qemu", 4) || !strcmp(comm, "kvm");
 }
 
+/* Point *@field at the pool's copy of @s (NULL when out of memory), giving back the old one. */
+static void set_string(struct kepler_informer *inf, const char **field, const char *s)
+{
+	kepler_strpool_put(*field);
+	*field = kepler_strpool_get(inf->strings, s);
+}
+
 /*
  * The exe of a live process: its /proc/PID/exe, else (closed to us after
  * the privilege drop) what the source recorded at its exec, else what was
@@ -115,10 +123,8 @@ static void resolve_exe(struct kepler_informer *inf, const struct kepler_proc_sa
 		if (!found && !inf->exes)
 			inf->stats.skipped++; /* EACCES even for root on some hardened hosts */
 	}
-	if (found) {
-		free(id->exe);
-		id->exe = strdup(found);
-	}
+	if (found)
+		set_string(inf, &id->exe, found);
 }
 
 /* The cgroups and container of process @pid, from /proc/PID/cgroup; false if unreadable. */
@@ -131,11 +137,9 @@ static bool read_cgroups(struct kepler_informer *inf, uint32_t pid, struct keple
 	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0)
 		return false;
 	kepler_cgroup_path(buf, len, cg, sizeof(cg));
-	free(id->cgroup);
-	id->cgroup = strdup(cg);
+	set_string(inf, &id->cgroup, cg);
 	kepler_cgroup_cpu_path(buf, len, cg, sizeof(cg));
-	free(id->cpu_cgroup);
-	id->cpu_cgroup = strdup(cg);
+	set_string(inf, &id->cpu_cgroup, cg);
 	if (kepler_cgroup_container(buf, len, &id->container))
 		id->type = KEPLER_PROC_CONTAINER;
 	return true;
@@ -210,10 +214,8 @@ static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_s
 	n = snprintf(text, sizeof(text), "0::%s\n", path);
 	if (n <= 0 || (size_t)n >= sizeof(text))
 		return;
-	free(id->cgroup);
-	id->cgroup = strdup(path);
-	free(id->cpu_cgroup);
-	id->cpu_cgroup = strdup(path);
+	set_string(inf, &id->cgroup, path);
+	set_string(inf, &id->cpu_cgroup, path);
 	if (kepler_cgroup_container(text, (size_t)n, &id->container) && id->type == KEPLER_PROC_REGULAR)
 		id->type = KEPLER_PROC_CONTAINER;
 }
@@ -221,16 +223,16 @@ static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_s
 static void free_identity(struct kepler_proc_identity *id);
 
 /* Empty strings for what was not found; false (all freed) when out of memory. */
-static bool complete_identity(struct kepler_proc_identity *id)
+static bool complete_identity(struct kepler_informer *inf, struct kepler_proc_identity *id)
 {
 	id->in_container = id->container.id[0] != '\0';
 	id->in_vm = id->vm.id[0] != '\0';
 	if (!id->exe)
-		id->exe = strdup("");
+		id->exe = kepler_strpool_get(inf->strings, "");
 	if (!id->cgroup)
-		id->cgroup = strdup("");
+		id->cgroup = kepler_strpool_get(inf->strings, "");
 	if (!id->cpu_cgroup)
-		id->cpu_cgroup = strdup("");
+		id->cpu_cgroup = kepler_strpool_get(inf->strings, "");
 	if (id->exe && id->cgroup && id->cpu_cgroup)
 		return true;
 	free_identity(id);
@@ -244,8 +246,8 @@ static bool complete_identity(struct kepler_proc_identity *id)
  * processes sit in tens or hundreds of cgroups), parsed, and copied.
  */
 struct census_cgroups {
-	uint64_t token; /* 0: an empty slot */
-	char *cgroup, *cpu_cgroup;
+	uint64_t token;                  /* 0: an empty slot */
+	const char *cgroup, *cpu_cgroup; /* pooled */
 	struct kepler_container_ref container;
 	enum kepler_process_type type;
 };
@@ -261,8 +263,8 @@ struct census {
 static void census_cgroups_free(struct census *c)
 {
 	for (size_t i = 0; i < c->nslots; i++) {
-		free(c->slots[i].cgroup);
-		free(c->slots[i].cpu_cgroup);
+		kepler_strpool_put(c->slots[i].cgroup);
+		kepler_strpool_put(c->slots[i].cpu_cgroup);
 	}
 	free(c->slots);
 	c->slots = NULL;
@@ -306,8 +308,8 @@ static void census_cgroups_of(struct census *c, uint64_t token, uint32_t pid, st
 	}
 	slot = census_slot(c->slots, c->nslots, token);
 	if (slot->token) {
-		id->cgroup = strdup(slot->cgroup);
-		id->cpu_cgroup = strdup(slot->cpu_cgroup);
+		id->cgroup = kepler_strpool_ref(slot->cgroup);
+		id->cpu_cgroup = kepler_strpool_ref(slot->cpu_cgroup);
 		id->container = slot->container;
 		id->type = slot->type;
 		return;
@@ -315,14 +317,8 @@ static void census_cgroups_of(struct census *c, uint64_t token, uint32_t pid, st
 	c->cgroup_reads++;
 	if (!read_cgroups(c->inf, pid, id) || !id->cgroup || !id->cpu_cgroup)
 		return; /* gone, or out of memory: the next process of this token reads it */
-	slot->cgroup = strdup(id->cgroup);
-	slot->cpu_cgroup = strdup(id->cpu_cgroup);
-	if (!slot->cgroup || !slot->cpu_cgroup) {
-		free(slot->cgroup);
-		free(slot->cpu_cgroup);
-		*slot = (struct census_cgroups){ 0 };
-		return;
-	}
+	slot->cgroup = kepler_strpool_ref(id->cgroup);
+	slot->cpu_cgroup = kepler_strpool_ref(id->cpu_cgroup);
 	slot->container = id->container;
 	slot->type = id->type;
 	slot->token = token;
@@ -342,11 +338,11 @@ static struct kepler_proc_identity *census_identity(void *arg, const struct kepl
 	if (st->flags & KEPLER_PF_KTHREAD) {
 		id->type = KEPLER_PROC_KERNEL;
 	} else {
-		id->exe = strdup(exe);
+		id->exe = kepler_strpool_get(c->inf->strings, exe);
 		census_cgroups_of(c, cgroups, st->pid, id);
 		resolve_vm(c->inf, st, id);
 	}
-	return complete_identity(id) ? id : NULL;
+	return complete_identity(c->inf, id) ? id : NULL;
 }
 
 static int census_add(void *arg, const struct kepler_census_proc *p)
@@ -462,7 +458,7 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 			inf->stats.vanished++;
 		resolve_gone(inf, s, id);
 	}
-	if (!complete_identity(id))
+	if (!complete_identity(inf, id))
 		return -ENOMEM;
 	e->pub.id = id;
 	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
@@ -486,9 +482,9 @@ static int resolve_new(struct kepler_informer *inf, const struct kepler_proc_sam
 static void free_identity(struct kepler_proc_identity *id)
 {
 	if (id) {
-		free(id->exe);
-		free(id->cgroup);
-		free(id->cpu_cgroup);
+		kepler_strpool_put(id->exe);
+		kepler_strpool_put(id->cgroup);
+		kepler_strpool_put(id->cpu_cgroup);
 		free(id);
 	}
 }
@@ -780,6 +776,7 @@ static void informer_reset(struct kepler_informer *inf)
 	if (inf->statfd >= 0)
 		close(inf->statfd);
 	kepler_exe_prefetch_free(inf->exes);
+	kepler_strpool_free(inf->strings); /* after every identity */
 	memset(inf, 0, sizeof(*inf));
 	inf->procfd = inf->statfd = -1;
 }
@@ -794,6 +791,11 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	inf->kind = kind;
 	inf->statfd = -1;
 	inf->sample_clear = offsetof(struct kepler_proc_sample, stat);
+	inf->strings = kepler_strpool_new();
+	if (!inf->strings) {
+		r = kepler_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	inf->procfd = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (inf->procfd < 0) {
 		r = -errno;

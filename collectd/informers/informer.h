@@ -34,9 +34,11 @@
 
 /* What a process is, resolved once per (pid, start time) and cached. */
 struct kepler_proc_identity {
-	char *exe;        /* "" for kernel threads, or when unreadable (counted as skipped) */
-	char *cgroup;     /* cgroup path (v2, else v1 cpu controller), "" if unknown */
-	char *cpu_cgroup; /* the path in the cpu controller's hierarchy (v1 cpu, else v2), "" if unknown */
+	/* shared with every identity of equal value (strpool.h): equal strings are one pointer */
+	const char *exe;    /* "" for kernel threads, or when unreadable (counted as skipped) */
+	const char *cgroup; /* cgroup path (v2, else v1 cpu controller), "" if unknown */
+	const char
+		*cpu_cgroup; /* the path in the cpu controller's hierarchy (v1 cpu, else v2), "" if unknown */
 	enum kepler_process_type type;
 	/*
 	 * Whether container.id and vm.id are set, beside type in the first

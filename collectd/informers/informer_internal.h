@@ -132,6 +132,7 @@ struct kepler_informer {
 	bool hw_counters;
 	struct kepler_cgroup_ids cgroups;
 	struct kepler_exe_prefetch *exes; /* read at open, while privileged (exe_prefetch.c) */
+	struct kepler_strpool *strings;   /* the identities' exe and cgroup paths (strpool.h) */
 	uint64_t census_until_ns;         /* CLOCK_MONOTONIC: identities read at open serve until then */
 	void *priv;
 	char describe[512];
