@@ -166,6 +166,8 @@ struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots);
 void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block);
 /* Index the record added last (replacing a record of the same key; room reserved). */
 void ledger_gen_index_last(struct proc_gen *g);
+/* Start loading the index slot where @pid's record would go (a hint, before ledger_gen_index_last). */
+void ledger_gen_prefetch_slot(const struct proc_gen *g, uint32_t pid);
 /* The record of (@pid, @start_time_ns) in @g (the last indexed of that key), or NULL. */
 struct proc_rec *ledger_gen_find(const struct proc_gen *g, uint32_t pid, uint64_t start_time_ns);
 char *ledger_own_strings(struct kepler_process *p);

@@ -542,6 +542,9 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 	return 0;
 }
 
+/* How many samples ahead the new table's index slot is prefetched. */
+#define SLOT_PREFETCH_AHEAD 8
+
 /* procfs: a process that ran has its identity read again this often (spread by pid). */
 #define RECHECK_REFRESHES 16
 
@@ -681,6 +684,9 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < inf->nsamples; i++) {
+		/* its index slot is spread by pid and cold: loaded some entries ahead */
+		if (i + SLOT_PREFETCH_AHEAD < inf->nsamples)
+			kepler_proc_table_prefetch(&inf->next, inf->samples[i + SLOT_PREFETCH_AHEAD].pid);
 		r = update_one(inf, &inf->samples[i], first);
 		if (r < 0)
 			return kepler_error_set(err, r, "out of memory");

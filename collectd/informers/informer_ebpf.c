@@ -278,6 +278,9 @@ static int add_unmapped_running(struct kepler_informer *inf)
 	return 0;
 }
 
+/* How many samples ahead the old table's index slot is prefetched. */
+#define SLOT_PREFETCH_AHEAD 8
+
 static int add_samples(struct kepler_informer *inf, uint32_t n)
 {
 	struct ebpf_state *st = inf->priv;
@@ -291,6 +294,8 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 
 		if (!s)
 			return -ENOMEM;
+		if (i + SLOT_PREFETCH_AHEAD < n) /* the old table's slot, spread by pid and cold */
+			kepler_proc_table_prefetch(&inf->table, st->keys[i + SLOT_PREFETCH_AHEAD].tgid);
 		for (uint32_t j = 0; j < st->nreread; j++)
 			if (st->reread[j] == k->tgid) {
 				const struct kepler_cputime_slot *slot = &st->slots[st->slot_of[i]];

@@ -196,6 +196,19 @@ struct kepler_proc_entry *kepler_proc_table_add(struct kepler_proc_table *t,
 struct kepler_proc_entry *kepler_proc_table_push(struct kepler_proc_table *t);
 void kepler_proc_table_pop(struct kepler_proc_table *t);
 void kepler_proc_table_index_last(struct kepler_proc_table *t);
+
+/* The index slot where @pid's probe starts (Fibonacci hashing: pids are dense, spread them). */
+static inline size_t kepler_proc_table_slot_of(uint32_t pid, size_t nslots)
+{
+	return (size_t)(((uint64_t)pid * 11400714819323198485ULL) >> 20) & (nslots - 1);
+}
+
+/* Start loading the index slot where @pid is looked up or indexed first (a hint; inline, it is per process). */
+static inline void kepler_proc_table_prefetch(const struct kepler_proc_table *t, uint32_t pid)
+{
+	if (t->nslots)
+		__builtin_prefetch(&t->slots[kepler_proc_table_slot_of(pid, t->nslots)]);
+}
 void kepler_proc_table_clear(struct kepler_proc_table *t);
 void kepler_proc_table_free(struct kepler_proc_table *t);
 

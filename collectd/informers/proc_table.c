@@ -13,8 +13,7 @@
 
 static size_t slot_of(uint32_t pid, size_t nslots)
 {
-	/* Fibonacci hashing: pids are dense, spread them */
-	return (size_t)(((uint64_t)pid * 11400714819323198485ULL) >> 20) & (nslots - 1);
+	return kepler_proc_table_slot_of(pid, nslots);
 }
 
 static void reindex(struct kepler_proc_table *t)
