@@ -993,6 +993,7 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->npods = snap->npods;
 	ret->skipped = snap->skipped_entries;
 	ret->lost = snap->lost_entries;
+	ret->cpus_not_asked = kepler_informer_stats(c->informer)->cpus_not_asked;
 	ret->took_ns = clock_ns(CLOCK_MONOTONIC) - start;
 	return 0;
 }

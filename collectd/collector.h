@@ -23,7 +23,8 @@ struct kepler_tick_report {
 	uint64_t took_ns; /* CPU-side duration of the tick (monotonic) */
 	size_t nprocesses, ncontainers, nvms, npods;
 	uint32_t skipped, lost;
-	int meter_error; /* 0, or the negative errno of a failed zone read */
+	uint64_t cpus_not_asked; /* eBPF: CPUs taken as idle without an IPI, since start */
+	int meter_error;         /* 0, or the negative errno of a failed zone read */
 	char meter_msg[512];
 };
 

@@ -52,9 +52,9 @@ static void report(const struct kepler_tick_report *t, uint64_t tick_no, uint64_
 			    "(raise dev.bpf.max-processes)",
 			    t->lost);
 	kepler_debug("snapshot %llu: %zu processes, %zu containers, %zu VMs, %zu pods, "
-		     "%u entries skipped, %.2f ms",
+		     "%u entries skipped, %.2f ms; idle CPUs not asked so far: %llu",
 		     (unsigned long long)t->seq, t->nprocesses, t->ncontainers, t->nvms, t->npods, t->skipped,
-		     (double)t->took_ns / 1e6);
+		     (double)t->took_ns / 1e6, (unsigned long long)t->cpus_not_asked);
 }
 
 static int run(struct kepler_collector *c, uint64_t interval)

@@ -337,8 +337,9 @@ static void test_hog_charged_as_it_runs(void **state)
 		after[0] = after[1];
 	}
 	print_message("hog: %.1f ms over 8 refreshes; worst %.1f ms more, %.1f ms less than the kernel's "
-		      "window allows\n",
-		      sum / 1e6, worst_over / 1e6, worst_under / 1e6);
+		      "window allows; CPUs taken as idle without asking: %llu\n",
+		      sum / 1e6, worst_over / 1e6, worst_under / 1e6,
+		      (unsigned long long)kepler_informer_stats(inf)->cpus_not_asked);
 	assert_int_equal(bad, 0);
 	assert_true(p->cpu_time_ns - start_cpu == sum);
 	teardown(NULL);

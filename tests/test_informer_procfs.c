@@ -21,6 +21,7 @@
 #include "kepler_test.h"
 
 #include "informer.h"
+#include "informer_internal.h"
 
 #define TICK 10000000ULL /* ns per tick at USER_HZ 100 */
 #define CID "2a7d6c3b9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819aab"
@@ -354,10 +355,49 @@ static void test_real_proc(void **state)
 		      kepler_informer_count(c->inf), kepler_informer_stats(c->inf)->skipped);
 }
 
+/*
+ * Each CPU's busy ticks between the last two samples (what lets the eBPF
+ * informer skip asking an idle CPU): idle only with none, and only known.
+ */
+static void test_cpu_was_idle(void **state)
+{
+	static const char *const stats[] = {
+		"cpu  30 0 0 200 0 0 0 0 0 0\ncpu0 10 0 0 100 0 0 0 0 0 0\ncpu1 20 0 0 100 0 0 0 0 0 0\n",
+		/* cpu0: only idle and iowait grew; cpu1: a tick of user */
+		"cpu  31 0 0 300 3 0 0 0 0 0\ncpu0 10 0 0 150 3 0 0 0 0 0\ncpu1 21 0 0 150 0 0 0 0 0 0\n",
+		/* cpu0: a tick of system; cpu1: garbage */
+		"cpu  32 0 0 300 3 0 0 0 0 0\ncpu0 10 0 1 150 3 0 0 0 0 0\ncpu1 x\n",
+		/* cpu0: no busy tick (but known only since the line before); cpu1: back, from unknown */
+		"cpu  32 0 0 400 3 0 0 0 0 0\ncpu0 10 0 1 200 3 0 0 0 0 0\ncpu1 21 0 0 200 0 0 0 0 0 0\n",
+		/* cpu0: went backwards (a hotplugged CPU starts again); cpu1: none again */
+		"cpu  32 0 0 500 3 0 0 0 0 0\ncpu0 1 0 0 250 3 0 0 0 0 0\ncpu1 21 0 0 250 0 0 0 0 0 0\n",
+	};
+	static const bool want[][2] = {
+		{ false, false }, { true, false }, { false, false }, { true, false }, { false, true }
+	};
+	struct ctx *c = *state;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/stat", c->dir);
+	write_file(path, stats[0], strlen(stats[0]));
+	open_procfs(c);
+	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
+		write_file(path, stats[i], strlen(stats[i]));
+		refresh(c);
+		for (unsigned cpu = 0; cpu < 2; cpu++)
+			if (c->inf->ncpu_busy > cpu &&
+			    kepler_informer_cpu_was_idle(c->inf, cpu) != want[i][cpu])
+				fail_msg("sample %zu, cpu%u: idle %d, want %d", i, cpu, !want[i][cpu],
+					 want[i][cpu]);
+	}
+	assert_false(kepler_informer_cpu_was_idle(c->inf, 1u << 20)); /* no such CPU */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_baseline_and_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_was_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_vanished_and_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_and_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_identity_follows, setup, teardown),

@@ -267,6 +267,33 @@ static void test_cpu_stat(void **state)
 	assert_int_equal(kepler_procfs_parse_cpu_stat("cpu  1 2\n", 9, &cs), -EINVAL);
 }
 
+/* Each CPU's busy ticks; what is missing, malformed, repeated or out of range stays unknown. */
+static void test_cpu_busy(void **state)
+{
+	static const char text[] = "cpu  100 5 50 800 20 3 2 10 0 0\n"
+				   "cpu0 50 2 25 400 10 1 1 5 0 0\n"
+				   "cpu2 7 0 0 400 10 0 0 0 0 0\n"
+				   "cpu2 99 0 0 1 1 0 0 0 0 0\n"
+				   "cpu3 1 x\n"
+				   "cpu4 1 2 3 4\n"
+				   "cpu99999999999999999999 1 2 3 4 5 6 7 8\n"
+				   "cpu7 1 2 3 4 5 6 7 8 0 0\n"
+				   "cpux 1 2 3 4\ncpu\ncpu5\nintr 12345 0 0\n";
+	uint64_t busy[6];
+
+	(void)state;
+	assert_int_equal(kepler_procfs_parse_cpu_busy(text, strlen(text), busy, 6), 3);
+	assert_int_equal(busy[0], 84); /* 50 + 2 + 25 + 1 + 1 + 5: all but idle and iowait */
+	assert_true(busy[1] == KEPLER_CPU_BUSY_UNKNOWN);
+	assert_int_equal(busy[2], 7); /* the first line of a number counts */
+	assert_true(busy[3] == KEPLER_CPU_BUSY_UNKNOWN);
+	assert_int_equal(busy[4], 6); /* an old kernel's four columns */
+	assert_true(busy[5] == KEPLER_CPU_BUSY_UNKNOWN);
+	assert_int_equal(kepler_procfs_parse_cpu_busy(text, strlen(text), busy, 0), 0);
+	assert_int_equal(kepler_procfs_parse_cpu_busy("", 0, busy, 6), 0);
+	assert_true(busy[0] == KEPLER_CPU_BUSY_UNKNOWN);
+}
+
 /* Write @text to @dir/@name, making @dir first. */
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -448,10 +475,11 @@ static void test_cgroup_cpu_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cgroup_table),    cmocka_unit_test(test_cgroup_path),
-		cmocka_unit_test(test_vm_cmdlines),     cmocka_unit_test(test_pid_stat),
-		cmocka_unit_test(test_cpu_stat),        cmocka_unit_test(test_cpu_sizes),
-		cmocka_unit_test(test_cgroup_cpu_path), cmocka_unit_test(test_read_file_kept),
+		cmocka_unit_test(test_cgroup_table),   cmocka_unit_test(test_cgroup_path),
+		cmocka_unit_test(test_vm_cmdlines),    cmocka_unit_test(test_pid_stat),
+		cmocka_unit_test(test_cpu_stat),       cmocka_unit_test(test_cpu_busy),
+		cmocka_unit_test(test_cpu_sizes),      cmocka_unit_test(test_cgroup_cpu_path),
+		cmocka_unit_test(test_read_file_kept),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

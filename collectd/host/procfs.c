@@ -141,6 +141,48 @@ int kepler_procfs_parse_cpu_stat(const char *buf, size_t len, struct kepler_cpu_
 	return found ? 0 : -EINVAL;
 }
 
+/* The N of a "cpuN " line at @p (before @end); -1 if it is not one. */
+static long cpu_number(const char *p, const char *end)
+{
+	long n = 0;
+
+	if (end - p < 5 || memcmp(p, "cpu", 3) != 0 || p[3] < '0' || p[3] > '9')
+		return -1;
+	for (p += 3; p < end && *p >= '0' && *p <= '9'; p++) {
+		n = n * 10 + (*p - '0');
+		if (n > KEPLER_CPU_NUMBER_MAX)
+			return -1;
+	}
+	return p < end && *p == ' ' ? n : -1;
+}
+
+int kepler_procfs_parse_cpu_busy(const char *buf, size_t len, uint64_t *busy, size_t max)
+{
+	const char *p = buf, *end = buf + len;
+	int found = 0;
+
+	for (size_t i = 0; i < max; i++)
+		busy[i] = KEPLER_CPU_BUSY_UNKNOWN;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		struct kepler_cpu_stat cs = { 0 };
+		long n;
+
+		if (!eol)
+			eol = end;
+		n = cpu_number(p, eol);
+		if (n >= 0 && (size_t)n < max && busy[n] == KEPLER_CPU_BUSY_UNKNOWN &&
+		    parse_cpu_fields(memchr(p, ' ', (size_t)(eol - p)), eol, &cs) == 0 &&
+		    kepler_cpu_stat_busy(&cs) !=
+			    KEPLER_CPU_BUSY_UNKNOWN) { /* a line summing to it stays unknown */
+			busy[n] = kepler_cpu_stat_busy(&cs);
+			found++;
+		}
+		p = eol + 1;
+	}
+	return found;
+}
+
 uint64_t kepler_cpu_stat_total(const struct kepler_cpu_stat *s)
 {
 	return s->user + s->nice + s->system + s->idle + s->iowait + s->irq + s->softirq + s->steal;

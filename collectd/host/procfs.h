@@ -39,6 +39,18 @@ int kepler_procfs_parse_pid_stat(const char *buf, size_t len, struct kepler_pid_
 /* Parse /proc/stat. -EINVAL if it has no well-formed "cpu" line. */
 int kepler_procfs_parse_cpu_stat(const char *buf, size_t len, struct kepler_cpu_stat *ret);
 
+/* The largest CPU number a "cpuN" line may have (beyond: not a CPU line). */
+#define KEPLER_CPU_NUMBER_MAX 65535
+/* A CPU whose busy ticks are not known (no line, or a malformed one). */
+#define KEPLER_CPU_BUSY_UNKNOWN UINT64_MAX
+
+/*
+ * Each CPU's busy ticks from /proc/stat's "cpuN" lines into @busy[N] for N
+ * < @max (the first line of a number counts; others, and malformed lines,
+ * leave KEPLER_CPU_BUSY_UNKNOWN). Returns the CPUs found.
+ */
+int kepler_procfs_parse_cpu_busy(const char *buf, size_t len, uint64_t *busy, size_t max);
+
 /* busy = total - idle - iowait (Kepler's definition), total = sum of the 8 fields. */
 uint64_t kepler_cpu_stat_total(const struct kepler_cpu_stat *s);
 uint64_t kepler_cpu_stat_busy(const struct kepler_cpu_stat *s);

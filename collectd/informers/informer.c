@@ -51,6 +51,44 @@ struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *in
 	return &inf->samples[inf->nsamples++];
 }
 
+/* Each CPU's busy ticks from /proc/stat's text @buf, and their growth since the last sample. */
+static void read_cpu_busy(struct kepler_informer *inf, const char *buf, size_t len)
+{
+	uint64_t *now = inf->cpu_busy_now;
+
+	if (!inf->ncpu_busy)
+		return;
+	kepler_procfs_parse_cpu_busy(buf, len, now, inf->ncpu_busy);
+	for (size_t c = 0; c < inf->ncpu_busy; c++) {
+		uint64_t was = inf->cpu_busy[c];
+
+		inf->cpu_busy_delta[c] =
+			was == KEPLER_CPU_BUSY_UNKNOWN || now[c] == KEPLER_CPU_BUSY_UNKNOWN || now[c] < was
+				? KEPLER_CPU_BUSY_UNKNOWN
+				: now[c] - was;
+		inf->cpu_busy[c] = now[c];
+	}
+}
+
+bool kepler_informer_cpu_was_idle(const struct kepler_informer *inf, unsigned cpu)
+{
+	return cpu < inf->ncpu_busy && inf->cpu_busy_delta[cpu] == 0;
+}
+
+/* Room for the CPUs' busy ticks (@n CPUs), none known yet; false when out of memory. */
+static bool alloc_cpu_busy(struct kepler_informer *inf, size_t n)
+{
+	inf->cpu_busy = malloc(3 * n * sizeof(uint64_t));
+	if (!inf->cpu_busy)
+		return false;
+	inf->cpu_busy_delta = inf->cpu_busy + n;
+	inf->cpu_busy_now = inf->cpu_busy + 2 * n;
+	for (size_t i = 0; i < 3 * n; i++)
+		inf->cpu_busy[i] = KEPLER_CPU_BUSY_UNKNOWN;
+	inf->ncpu_busy = n;
+	return true;
+}
+
 static int read_node(struct kepler_informer *inf, struct kepler_error *err)
 {
 	char buf[65536];
@@ -81,6 +119,7 @@ static int read_node(struct kepler_informer *inf, struct kepler_error *err)
 	inf->node.busy_ns = busy;
 	inf->node.total_ns = total;
 	inf->last_cpu = cs;
+	read_cpu_busy(inf, buf, len);
 	return 0;
 }
 
@@ -783,8 +822,17 @@ static void informer_reset(struct kepler_informer *inf)
 		close(inf->statfd);
 	kepler_exe_prefetch_free(inf->exes);
 	kepler_strpool_free(inf->strings); /* after every identity */
+	free(inf->cpu_busy);
 	memset(inf, 0, sizeof(*inf));
 	inf->procfd = inf->statfd = -1;
+}
+
+/* How many CPU numbers /proc/stat may show: the configured CPUs (at least 1, at most a bound). */
+static size_t cpu_slots(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n < 1 ? 1 : n > KEPLER_CPU_NUMBER_MAX ? KEPLER_CPU_NUMBER_MAX + 1 : (size_t)n;
 }
 
 static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind,
@@ -798,7 +846,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	inf->statfd = -1;
 	inf->sample_clear = offsetof(struct kepler_proc_sample, stat);
 	inf->strings = kepler_strpool_new();
-	if (!inf->strings) {
+	if (!inf->strings || !alloc_cpu_busy(inf, cpu_slots())) {
 		r = kepler_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}

@@ -82,7 +82,9 @@ struct kepler_informer_stats {
 	 */
 	uint64_t uncounted_ns;
 	uint64_t skipped_total, lost_total, uncounted_total_ns;
-	uint64_t census_hits;    /* ebpf: processes identified from the census read at open, in all */
+	uint64_t census_hits; /* ebpf: processes identified from the census read at open, in all */
+	/* ebpf: CPUs taken as idle without an IPI (no busy tick, last switch to idle), in all */
+	uint64_t cpus_not_asked;
 	bool census_by_iterator; /* ebpf: that census came from a BPF task iterator (else from /proc) */
 };
 

@@ -133,12 +133,25 @@ struct kepler_informer {
 	struct kepler_cgroup_ids cgroups;
 	struct kepler_exe_prefetch *exes; /* read at open, while privileged (exe_prefetch.c) */
 	struct kepler_strpool *strings;   /* the identities' exe and cgroup paths (strpool.h) */
-	uint64_t census_until_ns;         /* CLOCK_MONOTONIC: identities read at open serve until then */
+	/*
+	 * Each CPU's busy ticks (/proc/stat) at the last sample, and their
+	 * growth since the sample before (KEPLER_CPU_BUSY_UNKNOWN: not known);
+	 * ncpu_busy entries each, the third array the parse's scratch.
+	 */
+	uint64_t *cpu_busy, *cpu_busy_delta, *cpu_busy_now;
+	size_t ncpu_busy;
+	uint64_t census_until_ns; /* CLOCK_MONOTONIC: identities read at open serve until then */
 	void *priv;
 	char describe[512];
 };
 
 #define KEPLER_NOT_IN_TABLE UINT32_MAX
+
+/*
+ * Whether CPU @cpu had no busy tick between the last two samples (the last
+ * one just taken, before this refresh's resolve): false when not known.
+ */
+bool kepler_informer_cpu_was_idle(const struct kepler_informer *inf, unsigned cpu);
 
 /* Room for one more sample; NULL if out of memory. */
 struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);

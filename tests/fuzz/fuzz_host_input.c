@@ -21,6 +21,21 @@
 #include "procfs.h"
 #include "workload.h"
 
+/* /proc/stat, whole and per CPU: a CPU found is within the bound, with a count. */
+static void cpu_stat(const char *text, size_t len)
+{
+	struct kepler_cpu_stat cs;
+	uint64_t busy[8];
+	int found, known = 0;
+
+	kepler_procfs_parse_cpu_stat(text, len, &cs);
+	found = kepler_procfs_parse_cpu_busy(text, len, busy, 8);
+	for (int i = 0; i < 8; i++)
+		known += busy[i] != KEPLER_CPU_BUSY_UNKNOWN;
+	if (known != found)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void model(const char *text, size_t len)
@@ -99,7 +114,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data + 1;
 	size_t len = size ? size - 1 : 0;
 	struct kepler_pid_stat ps;
-	struct kepler_cpu_stat cs;
 	struct kepler_vm_ref vm;
 	struct kepler_error err;
 	char *copy;
@@ -119,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (kepler_procfs_parse_pid_stat(copy, len, &ps) == 0 && strlen(ps.comm) >= KEPLER_COMM_MAX)
 			abort();
 		break;
-	case 3: kepler_procfs_parse_cpu_stat(copy, len, &cs); break;
+	case 3: cpu_stat(copy, len); break;
 	case 4: cgroup(copy, len); break;
 	case 5:
 		if (kepler_cmdline_vm(copy, len, &vm) && (!vm.id[0] || !vm.name[0]))
