@@ -122,11 +122,18 @@ static __always_inline void count(__u32 stat)
  * tp_btf arguments are BTF-typed pointers: fields are read by direct loads
  * (the verifier makes them fault-safe), far cheaper than bpf_probe_read
  * helper calls on this hot path; CO-RE still relocates every offset.
+ *
+ * A pointer loaded through another (task->group_leader) costs the verifier
+ * a linear search of the kernel's BTF each time it walks that load (~2 ms
+ * on Linux 6.18, see census.bpf.c), as many times as its paths reach it:
+ * the switch program loads both leaders first thing and hands them on
+ * (charge(), flags_of(), the comm), the exit and exec programs need none
+ * (their task is the leader). Loading the programs took 70-74 ms of CPU
+ * with nine such walks, 51-55 ms with two.
  */
-static __always_inline void key_of(struct task_struct *task, struct kepler_cputime_key *key)
+static __always_inline void key_of(struct task_struct *task, struct task_struct *leader,
+				   struct kepler_cputime_key *key)
 {
-	struct task_struct *leader = task->group_leader;
-
 	key->tgid = task->tgid;
 	key->pad = 0;
 	/* the clock of /proc/PID/stat's starttime, so that both informers agree */
@@ -136,9 +143,9 @@ static __always_inline void key_of(struct task_struct *task, struct kepler_cputi
 		key->start_time_ns = leader->start_time;
 }
 
-static __always_inline __u32 flags_of(struct task_struct *task)
+static __always_inline __u32 flags_of(struct task_struct *leader)
 {
-	__u32 pf = task->group_leader->flags, flags = 0;
+	__u32 pf = leader->flags, flags = 0;
 
 	if (pf & KEPLER_PF_KTHREAD)
 		flags |= KEPLER_CPUTIME_KTHREAD;
@@ -194,15 +201,15 @@ static __always_inline struct kepler_cputime_slot *take_slot(__u32 *ret_idx)
  * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
  * entry records @cgroup_id (the cgroup v2 id @task has now).
  */
-static __always_inline void charge(struct task_struct *task, __u64 delta, const __u64 *hw, __u64 counted,
-				   __u32 extra, __u64 cgroup_id)
+static __always_inline void charge(struct task_struct *task, struct task_struct *leader, __u64 delta,
+				   const __u64 *hw, __u64 counted, __u32 extra, __u64 cgroup_id)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v;
 	struct kepler_cputime_slot *slot;
 	__u32 idx;
 
-	key_of(task, &key);
+	key_of(task, leader, &key);
 	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		add_to(v, delta, hw, counted);
@@ -226,10 +233,10 @@ static __always_inline void charge(struct task_struct *task, __u64 delta, const 
 	slot->value.counters[1] = hw_counters ? hw[1] : 0;
 	slot->value.counters[2] = hw_counters ? hw[2] : 0;
 	slot->value.counted_ns = hw_counters ? counted : 0;
-	slot->value.flags = flags_of(task) | extra;
+	slot->value.flags = flags_of(leader) | extra;
 	slot->value.execs = 0;
 	slot->value.cgroup_id = cgroup_id;
-	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), task->group_leader->comm);
+	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &idx, BPF_NOEXIST) == 0) {
 		__sync_fetch_and_add(&slot->live, 1); /* a full barrier: the fields are seen first */
 		return;
@@ -275,7 +282,7 @@ static __always_inline __u64 cgroup_id_of(struct task_struct *task)
  * Charge that time now, so that every nanosecond of sum_exec_runtime
  * reaches the map at the next switch that is seen, in or out.
  */
-static __always_inline void catch_up(struct task_struct *next)
+static __always_inline void catch_up(struct task_struct *next, struct task_struct *leader)
 {
 	__u64 *last = bpf_task_storage_get(&charged_at, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u64 sum = next->se.sum_exec_runtime, none[KEPLER_CPUTIME_NCOUNTERS] = {};
@@ -283,7 +290,7 @@ static __always_inline void catch_up(struct task_struct *next)
 	if (!last)
 		return;
 	if (*last && sum > *last) {
-		charge(next, sum - *last, none, 0, 0, cgroup_id_of(next));
+		charge(next, leader, sum - *last, none, 0, 0, cgroup_id_of(next));
 		count(KEPLER_CPUTIME_STAT_CAUGHT_UP);
 	}
 	*last = sum;
@@ -300,9 +307,13 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 sum, now[KEPLER_CPUTIME_NCOUNTERS] = {}, hw[KEPLER_CPUTIME_NCOUNTERS] = {};
+	/* loaded here, where the verifier walks each load once (see key_of()) */
+	struct task_struct *prev_leader = prev->group_leader, *next_leader = next->group_leader;
 	struct kepler_cputime_running *in;
 	__u32 zero = 0;
 
+	barrier_var(prev_leader);
+	barrier_var(next_leader);
 	in = bpf_map_lookup_elem(&switched_in, &zero);
 	if (!in)
 		return 0;
@@ -343,14 +354,14 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 		if (sum > base || dead) {
 			__u64 delta = sum > base ? sum - base : 0;
 
-			charge(prev, delta, hw, in->task == (__u64)prev ? delta : 0, dead,
+			charge(prev, prev_leader, delta, hw, in->task == (__u64)prev ? delta : 0, dead,
 			       bpf_get_current_cgroup_id());
 		}
 		if (last)
 			*last = sum;
 	}
 	if (next->pid != 0)
-		catch_up(next);
+		catch_up(next, next_leader);
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;
 	in->pid = next->pid;
@@ -368,8 +379,8 @@ int BPF_PROG(kepler_process_exit, struct task_struct *task)
 	struct kepler_cputime_value *v;
 
 	if (task->pid != task->tgid)
-		return 0; /* a thread, not the process */
-	key_of(task, &key);
+		return 0;         /* a thread, not the process */
+	key_of(task, task, &key); /* the leader itself */
 	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		v->flags |= KEPLER_CPUTIME_EXITED;
@@ -394,7 +405,8 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, struct lin
 	struct kepler_cputime_exe *exe;
 	__u32 zero = 0;
 
-	key_of(p, &key);
+	key_of(p, p,
+	       &key); /* the leader: de_thread() made the exec'ing thread the leader, with its start time */
 	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
 		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);

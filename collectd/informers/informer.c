@@ -587,6 +587,16 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 /* procfs: a process that ran has its identity read again this often (spread by pid). */
 #define RECHECK_REFRESHES 16
 
+/*
+ * The same comm: the identified one is a byte copy of an earlier sample's,
+ * so the whole arrays are equal unless it changed, or only the bytes after
+ * the NUL did (then strncmp says). One compare of two words, not a call.
+ */
+static inline bool same_comm(const char a[KEPLER_COMM_MAX], const char b[KEPLER_COMM_MAX])
+{
+	return memcmp(a, b, KEPLER_COMM_MAX) == 0 || strncmp(a, b, KEPLER_COMM_MAX) == 0;
+}
+
 static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
 {
 	struct kepler_proc_entry *old, *e;
@@ -625,7 +635,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		 * that ran, is checked again every RECHECK_REFRESHES refreshes.
 		 */
 		if (s->execs != e->execs || (s->cgroup_id && s->cgroup_id != e->cgroup_id) ||
-		    strncmp(s->comm, e->identified_comm, sizeof(e->identified_comm)) != 0 ||
+		    !same_comm(s->comm, e->identified_comm) ||
 		    (inf->kind == KEPLER_INFORMER_PROCFS && e->pub.cpu_time_delta_ns &&
 		     (inf->stats.refreshes + s->pid) % RECHECK_REFRESHES == 0)) {
 			struct kepler_proc_identity *was = e->pub.id;
