@@ -173,7 +173,8 @@ const struct kepler_option kepler_options[] = {
 	{ "dev.fake-meter.watts", KEPLER_OPT_INT, OFF(dev_fake_meter_watts), "40", "WATTS",
 	  "Power of the fake meter's first zone at full load.", C, KEPLER_OPT_YAML_ONLY, 1, 100000, NULL },
 	{ "dev.bpf.max-processes", KEPLER_OPT_INT, OFF(dev_bpf_max_processes), "32768", "N",
-	  "Entries of the eBPF per-process maps.", C, KEPLER_OPT_YAML_ONLY, 64, 4194304, NULL },
+	  "Entries of the eBPF per-process maps (the map of exec'd programs: a quarter, at least 1024).", C,
+	  KEPLER_OPT_YAML_ONLY, 64, 4194304, NULL },
 
 	/* the exporter */
 	{ "web.listen-address", KEPLER_OPT_STRING, OFF(web_listen_address), ":28282", "HOST:PORT",

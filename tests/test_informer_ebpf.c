@@ -1005,7 +1005,7 @@ static void test_census_at_open_from_proc(void **state)
 static void test_cgroup_move_changes_container(void **state)
 {
 	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-	char top[256], cg[512], procs[600];
+	char top[256], cg[512], procs[600], exe[4096];
 	struct kepler_informer *inf;
 	const struct kepler_proc *p;
 	FILE *f;
@@ -1035,6 +1035,8 @@ static void test_cgroup_move_changes_container(void **state)
 	p = find_pid(inf, child_pid);
 	assert_non_null(p);
 	assert_string_equal(p->id->container.id, "");
+	snprintf(exe, sizeof(exe), "%s", p->id->exe);
+	assert_true(exe[0] != '\0');
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	f = fopen(procs, "w");
 	assert_non_null(f);
@@ -1047,6 +1049,7 @@ static void test_cgroup_move_changes_container(void **state)
 	print_message("after the move: container '%.12s', runtime %s\n", p->id->container.id,
 		      p->id->container.runtime);
 	assert_string_equal(p->id->container.id, id);
+	assert_string_equal(p->id->exe, exe); /* no exec: the same program, kept */
 	teardown(NULL);
 	rmdir(cg);
 	rmdir(top);

@@ -207,15 +207,22 @@ static void resolve_cgroup_vm(struct kepler_informer *inf, const struct kepler_p
 	resolve_vm(inf, st, id);
 }
 
-/* exe, cgroup and cmdline of a live process whose stat matched. */
+/*
+ * exe, cgroup and cmdline of a live process whose stat matched; @same_exe:
+ * its program when known unchanged (no exec since it was identified).
+ */
 static void resolve_live(struct kepler_informer *inf, const struct kepler_proc_sample *s,
-			 const struct kepler_pid_stat *st, struct kepler_proc_identity *id)
+			 const struct kepler_pid_stat *st, const char *same_exe,
+			 struct kepler_proc_identity *id)
 {
 	if (st->flags & KEPLER_PF_KTHREAD) {
 		id->type = KEPLER_PROC_KERNEL;
 		return;
 	}
-	resolve_exe(inf, s, st, id);
+	if (same_exe)
+		set_string(inf, &id->exe, same_exe);
+	else
+		resolve_exe(inf, s, st, id);
 	resolve_cgroup_vm(inf, st, id);
 }
 
@@ -477,6 +484,17 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 {
 	struct kepler_proc_identity *id;
 	struct kepler_pid_stat st;
+	/*
+	 * Identified again with no exec since (the eBPF source counts them: a
+	 * move to another cgroup, a new comm by prctl): the same program, kept
+	 * rather than looked up again, since after the privilege drop another
+	 * user's /proc/PID/exe is closed to us and the `exes` map may have
+	 * evicted its record by now.
+	 */
+	const char *same_exe = !first_sight && inf->kind == KEPLER_INFORMER_EBPF && e->pub.id &&
+					       s->execs == e->execs && e->pub.id->exe[0]
+				       ? e->pub.id->exe
+				       : NULL;
 
 	*ret_lifetime = 0;
 	if (first_sight && identify_from_census(inf, s, e, ret_lifetime))
@@ -490,7 +508,7 @@ static int identify(struct kepler_informer *inf, const struct kepler_proc_sample
 		id->type = KEPLER_PROC_KERNEL;
 	if (stat_of(inf, s, &st)) {
 		memcpy(e->pub.comm, st.comm, sizeof(e->pub.comm));
-		resolve_live(inf, s, &st, id);
+		resolve_live(inf, s, &st, same_exe, id);
 		*ret_lifetime = (st.utime_ticks + st.stime_ticks) * kepler_ns_per_tick();
 	} else {
 		if (!s->exited)

@@ -604,6 +604,19 @@ static int attach_perf(struct ebpf_state *st, struct kepler_error *err)
 	return 0;
 }
 
+/*
+ * Entries of the `exes` map: a record is read when its process is
+ * identified, at the refresh after its exec (a process identified again
+ * with no exec since keeps its program), so the map holds the execs of
+ * about one interval; an LRU map is allocated whole at load (~336 bytes
+ * an entry: 11 MiB of kernel memory at 32768, and 5-6 ms of the
+ * collector's start-up to clear it), so it is a quarter of the processes'.
+ */
+static uint32_t exes_entries(uint32_t max_processes)
+{
+	return max_processes / 4 > 1024 ? max_processes / 4 : (max_processes < 1024 ? max_processes : 1024);
+}
+
 static int load_once(struct ebpf_state *st, const struct kepler_informer_params *p, bool census, char *why,
 		     size_t why_size, struct kepler_error *err)
 {
@@ -618,7 +631,7 @@ static int load_once(struct ebpf_state *st, const struct kepler_informer_params 
 					libbpf_msg);
 	st->max_entries = p->bpf_max_processes ? p->bpf_max_processes : 32768;
 	bpf_map__set_max_entries(st->skel->maps.processes, st->max_entries);
-	bpf_map__set_max_entries(st->skel->maps.exes, st->max_entries);
+	bpf_map__set_max_entries(st->skel->maps.exes, exes_entries(st->max_entries));
 	bpf_map__set_max_entries(st->skel->maps.slots, st->max_entries);
 	bpf_map__set_max_entries(st->skel->maps.free_slots, st->max_entries);
 	st->skel->rodata->slots_max = st->max_entries;
