@@ -4,7 +4,8 @@
 # since Linux 5.10), it becomes collector.user (uid 64998 here, no such
 # user: a uid alone works) in the store's group, and /proc shows: that uid
 # and gid, no supplementary group but the store's, every capability set
-# empty (bounding and ambient too), NoNewPrivs 1, Seccomp 2. It still reads
+# empty (bounding and ambient too), NoNewPrivs 1, Seccomp 2, and no libcurl
+# mapped (no kubelet or Redfish client: it is loaded on demand). It still reads
 # the energy (the files were opened before the drop: the node's energy
 # grows), still names the programs of root's processes (one running before
 # it started, read at start; one started after, recorded by the eBPF
@@ -73,6 +74,10 @@ for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 done
 [ "$(field NoNewPrivs)" = 1 ] && ok "NoNewPrivs: 1" || fail "NoNewPrivs: $(field NoNewPrivs)"
 [ "$(field Seccomp)" = 2 ] && ok "Seccomp: 2 (filter)" || fail "Seccomp: $(field Seccomp)"
+# no kubelet or Redfish client: libcurl and what it pulls in (GnuTLS, Kerberos, LDAP) are not loaded
+! grep -Eq "libcurl|libgnutls|libkrb5|libldap" /proc/$cpid/maps &&
+	ok "libcurl not loaded (no kubelet or Redfish client): $(awk '$6 ~ /\.so/ {print $6}' /proc/$cpid/maps | sort -u | wc -l) libraries mapped" ||
+	fail "libraries no client needs: $(grep -Eo 'lib(curl|gnutls|krb5|ldap)[^ ]*' /proc/$cpid/maps | sort -u | tr '\n' ' ')"
 owner=$(stat -c %u "$tmp/store/data.mdb")
 [ "$owner" = $uid ] && ok "the store's data.mdb is owned by uid $uid" || fail "data.mdb owned by $owner"
 

@@ -197,6 +197,9 @@ done
 
 # the kube thread holds no more than the loop: capabilities belong to threads
 cpid=$(pgrep -f -- "--store.path $tmp/kubelet " | head -1)
+# libcurl is loaded for the kubelet client (not linked: collector_privileges checks it is absent without one)
+grep -q "libcurl" /proc/$cpid/maps && ok "the kubelet client loaded $(grep -o 'libcurl[^ ]*' /proc/$cpid/maps | sort -u | head -1)" ||
+	fail "no libcurl in /proc/$cpid/maps"
 main_caps=$(awk '/^CapEff/ {print $2}' /proc/$cpid/status)
 ntask=0 differ=0
 for st in /proc/$cpid/task/*/status; do

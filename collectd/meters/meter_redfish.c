@@ -32,6 +32,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "curl_runtime.h"
 #include "meter_internal.h"
 #include "redfish.h"
 
@@ -389,6 +390,9 @@ static int start(struct redfish *rf, struct kepler_error *err)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rf->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	r = kepler_curl_load(err);
+	if (r < 0)
+		return r;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(rf->curl = curl_easy_init()))
 		return kepler_error_set(err, -ENOMEM, "libcurl failed to start");
 	sigfillset(&all); /* signals stay the main loop's */

@@ -22,6 +22,7 @@
 #include <curl/curl.h>
 #include <xxhash.h>
 
+#include "curl_runtime.h"
 #include "keymap.h"
 #include "kepler/log.h"
 #include "kube.h"
@@ -433,6 +434,8 @@ int kepler_kube_open(const struct kepler_kube_params *p, struct kepler_kube **re
 		pthread_condattr_destroy(&ca);
 	}
 	r = copy_params(k, p, err);
+	if (r == 0)
+		r = kepler_curl_load(err);
 	if (r == 0 && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		r = kepler_error_set(err, -EIO, "libcurl failed to start");
 	k->curl_started = r == 0;
