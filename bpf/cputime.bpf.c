@@ -126,9 +126,11 @@ static __always_inline void count(__u32 stat)
  * A pointer loaded through another (task->group_leader) costs the verifier
  * a linear search of the kernel's BTF each time it walks that load (~2 ms
  * on Linux 6.18, see census.bpf.c), as many times as its paths reach it:
- * the switch program loads both leaders first thing and hands them on
- * (charge(), flags_of(), the comm), the exit and exec programs need none
- * (their task is the leader). Loading the programs took 70-74 ms of CPU
+ * the switch program loads prev's leader first thing and hands it on
+ * (charge(), flags_of(), the comm), and next's only where it has time to
+ * catch up (done first, so that one path leads there: on most switches
+ * there is none); the exit and exec programs need none (their task is
+ * the leader). Loading the programs took 70-74 ms of CPU
  * with nine such walks, 51-55 ms with two.
  */
 static __always_inline void key_of(struct task_struct *task, struct task_struct *leader,
@@ -282,7 +284,7 @@ static __always_inline __u64 cgroup_id_of(struct task_struct *task)
  * Charge that time now, so that every nanosecond of sum_exec_runtime
  * reaches the map at the next switch that is seen, in or out.
  */
-static __always_inline void catch_up(struct task_struct *next, struct task_struct *leader)
+static __always_inline void catch_up(struct task_struct *next)
 {
 	__u64 *last = bpf_task_storage_get(&charged_at, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u64 sum = next->se.sum_exec_runtime, none[KEPLER_CPUTIME_NCOUNTERS] = {};
@@ -290,7 +292,8 @@ static __always_inline void catch_up(struct task_struct *next, struct task_struc
 	if (!last)
 		return;
 	if (*last && sum > *last) {
-		charge(next, leader, sum - *last, none, 0, 0, cgroup_id_of(next));
+		/* its leader loaded here only: most switch-ins have nothing to catch up */
+		charge(next, next->group_leader, sum - *last, none, 0, 0, cgroup_id_of(next));
 		count(KEPLER_CPUTIME_STAT_CAUGHT_UP);
 	}
 	*last = sum;
@@ -307,13 +310,12 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 sum, now[KEPLER_CPUTIME_NCOUNTERS] = {}, hw[KEPLER_CPUTIME_NCOUNTERS] = {};
-	/* loaded here, where the verifier walks each load once (see key_of()) */
-	struct task_struct *prev_leader = prev->group_leader, *next_leader = next->group_leader;
+	/* loaded here, where the verifier walks the load once (see key_of()) */
+	struct task_struct *prev_leader = prev->group_leader;
 	struct kepler_cputime_running *in;
 	__u32 zero = 0;
 
 	barrier_var(prev_leader);
-	barrier_var(next_leader);
 	in = bpf_map_lookup_elem(&switched_in, &zero);
 	if (!in)
 		return 0;
@@ -322,6 +324,12 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 		for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS; i++)
 			hw[i] = now[i] > in->counters[i] ? now[i] - in->counters[i] : 0;
 	}
+	/*
+	 * next first (another task than prev: nothing below depends on it),
+	 * where the verifier reaches its leader's load by one path.
+	 */
+	if (next->pid != 0)
+		catch_up(next);
 	/* pid 0 is the idle task: its time is the node's idle, not a process. */
 	if (prev->pid != 0) {
 		/* the leader's last switch: the process is done (user space may now delete it) */
@@ -360,8 +368,6 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 		if (last)
 			*last = sum;
 	}
-	if (next->pid != 0)
-		catch_up(next, next_leader);
 	in->task = (__u64)next;
 	in->sum_exec_runtime = next->se.sum_exec_runtime;
 	in->pid = next->pid;
