@@ -351,6 +351,13 @@ static void test_read_file_kept(void **state)
 	close(fd);
 	close(procfd);
 
+	/* one pread takes /proc/stat whole (its last line is softirq); too small a buffer is -EFBIG */
+	fd = -1;
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, "/proc/stat", &fd, buf, sizeof(buf), &len), 0);
+	assert_true(len > 0 && buf[len - 1] == '\n' && strstr(buf, "\nsoftirq ") != NULL);
+	assert_int_equal(kepler_read_file_kept(AT_FDCWD, "/proc/stat", &fd, buf, 64, &len), -EFBIG);
+	close(fd);
+
 	assert_non_null(mkdtemp(dir));
 	fd = -1;
 	assert_int_equal(kepler_read_file_kept(AT_FDCWD, "/nonexistent/kepler", &fd, buf, sizeof(buf), &len),

@@ -213,7 +213,13 @@ static ssize_t read_some(int fd, char *buf, size_t len, off_t base, size_t off)
 	return base < 0 ? read(fd, buf, len) : pread(fd, buf, len, base + (off_t)off);
 }
 
-static int read_fd_from(int fd, off_t base, char *buf, size_t size, size_t *ret_len)
+/*
+ * With @short_is_end, a read that returns less than asked is the end: for
+ * a procfs file generated whole at each read (a seq_file of one record,
+ * as /proc/stat and /proc/PID/statm), the read that would confirm the end
+ * makes the kernel generate the whole file again to find the offset.
+ */
+static int read_fd_from(int fd, off_t base, bool short_is_end, char *buf, size_t size, size_t *ret_len)
 {
 	size_t off = 0;
 
@@ -227,6 +233,8 @@ static int read_fd_from(int fd, off_t base, char *buf, size_t size, size_t *ret_
 		if (n == 0)
 			break;
 		off += (size_t)n;
+		if (short_is_end && (size_t)n < size - 1 - (off - (size_t)n))
+			break;
 	}
 	buf[off] = '\0';
 	*ret_len = off;
@@ -241,7 +249,7 @@ static int read_fd_from(int fd, off_t base, char *buf, size_t size, size_t *ret_
 
 static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
 {
-	return read_fd_from(fd, -1, buf, size, ret_len);
+	return read_fd_from(fd, -1, false, buf, size, ret_len);
 }
 
 int kepler_read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len)
@@ -265,7 +273,7 @@ int kepler_read_file_kept(int dirfd, const char *name, int *fd, char *buf, size_
 		if (*fd < 0)
 			return -errno;
 	}
-	r = read_fd_from(*fd, 0, buf, size, ret_len);
+	r = read_fd_from(*fd, 0, true, buf, size, ret_len);
 	if (r < 0 && r != -EFBIG) { /* opened again next time */
 		close(*fd);
 		*fd = -1;

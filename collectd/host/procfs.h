@@ -73,7 +73,9 @@ int kepler_read_file_at(int dirfd, const char *name, char *buf, size_t size, siz
  * @dirfd when it is -1; closed and set to -1 again after an error): a file
  * read every interval (/proc/stat, /proc/self/statm) costs a pread instead
  * of a path lookup, an open and a close. procfs regenerates such a file at
- * each read from offset 0.
+ * each read from offset 0, whole: a read that returns less than asked is
+ * taken as the end (one pread an interval, not a second to confirm it,
+ * which would make the kernel generate the file again).
  */
 int kepler_read_file_kept(int dirfd, const char *name, int *fd, char *buf, size_t size, size_t *ret_len);
 
