@@ -71,10 +71,16 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } perf_cycles SEC(".maps"), perf_instructions SEC(".maps"), perf_cache_misses SEC(".maps");
 
-/* The task now running on each CPU: see struct kepler_cputime_running. */
+/*
+ * The task now running on each CPU, by CPU number: see struct
+ * kepler_cputime_running. User space sets the length to the possible CPUs
+ * before load; the default covers a loader that does not.
+ */
+#define KEPLER_CPUTIME_CPUS_DEFAULT 1024
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, KEPLER_CPUTIME_CPUS_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct kepler_cputime_running);
 } switched_in SEC(".maps");
@@ -94,14 +100,19 @@ struct {
 
 /*
  * The task on each CPU when user space last ran kepler_on_cpu there, and
- * its on-CPU time when last charged (pid 0: the CPU was idle).
+ * its on-CPU time when last charged (pid 0: the CPU was idle); by CPU
+ * number, mapped by user space like switched_in.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, KEPLER_CPUTIME_CPUS_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct kepler_cputime_running);
 } on_cpu SEC(".maps");
+
+/* Charges lost because the map was full (rare: an atomic add is cheap enough). */
+__u64 overflows = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -226,7 +237,7 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 	 */
 	slot = take_slot(&idx);
 	if (!slot) {
-		count(KEPLER_CPUTIME_STAT_OVERFLOW);
+		__sync_fetch_and_add(&overflows, 1);
 		return;
 	}
 	slot->key = key;
@@ -250,7 +261,7 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 		add_to(v, delta, hw, counted);
 		v->flags |= extra;
 	} else
-		count(KEPLER_CPUTIME_STAT_OVERFLOW);
+		__sync_fetch_and_add(&overflows, 1);
 }
 
 static __always_inline __u64 read_one(void *map)
@@ -313,10 +324,10 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 	/* loaded here, where the verifier walks the load once (see key_of()) */
 	struct task_struct *prev_leader = prev->group_leader;
 	struct kepler_cputime_running *in;
-	__u32 zero = 0;
+	__u32 cpu = bpf_get_smp_processor_id();
 
 	barrier_var(prev_leader);
-	in = bpf_map_lookup_elem(&switched_in, &zero);
+	in = bpf_map_lookup_elem(&switched_in, &cpu);
 	if (!in)
 		return 0;
 	if (hw_counters) {
@@ -439,10 +450,10 @@ int kepler_on_cpu(void *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct kepler_cputime_running *cur;
-	__u32 zero = 0;
+	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 *last;
 
-	cur = bpf_map_lookup_elem(&on_cpu, &zero);
+	cur = bpf_map_lookup_elem(&on_cpu, &cpu);
 	if (!cur)
 		return 0;
 	__builtin_memset(cur, 0, sizeof(*cur));

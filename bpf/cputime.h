@@ -63,16 +63,20 @@ struct kepler_cputime_slot {
 };
 
 /*
- * The task now running on each CPU (a per-CPU array of one entry), and its
- * on-CPU time when it was switched in: user space adds the part of the
- * current slice that no switch has charged yet, so that a task that keeps
- * a CPU for seconds is not reported in lumps.
+ * The task now running on each CPU (an array indexed by CPU, mapped by
+ * user space, which reads it without a system call), and its on-CPU time
+ * when it was switched in: user space adds the part of the current slice
+ * that no switch has charged yet, so that a task that keeps a CPU for
+ * seconds is not reported in lumps. One cache line each: the CPUs write
+ * theirs at every switch, and a line shared by two would bounce between
+ * them.
  */
 struct kepler_cputime_running {
 	__u64 task;             /* task_struct address: identity for the BPF program */
 	__u64 sum_exec_runtime; /* the task's on-CPU time at switch-in */
 	__u64 counters[3];      /* this CPU's counters at switch-in */
 	__u32 pid, tgid;        /* 0 for the idle task */
+	__u64 pad[2];
 };
 
 /*
@@ -95,14 +99,17 @@ enum kepler_cputime_counter {
 	KEPLER_CPUTIME_NCOUNTERS = 3,
 };
 
-/* Index of the counters in the `stats` array map. */
+/*
+ * Index of the counters in the `stats` per-CPU array map (the charges lost
+ * because the map was full are the global `overflows`: user space reads it
+ * every refresh, in place).
+ */
 enum kepler_cputime_stat {
-	KEPLER_CPUTIME_STAT_OVERFLOW = 0, /* charges lost because the map was full */
 	/* a task switched out that this CPU's record did not show switched in: its slice is lost */
-	KEPLER_CPUTIME_STAT_UNSEEN = 1,
+	KEPLER_CPUTIME_STAT_UNSEEN = 0,
 	/* time charged at a switch-in, its switch-out not having been seen */
-	KEPLER_CPUTIME_STAT_CAUGHT_UP = 2,
-	KEPLER_CPUTIME_STAT_MAX = 3,
+	KEPLER_CPUTIME_STAT_CAUGHT_UP = 1,
+	KEPLER_CPUTIME_STAT_MAX = 2,
 };
 
 #endif /* KEPLER_BPF_CPUTIME_H */

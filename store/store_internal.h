@@ -95,13 +95,19 @@ bool store_guard_retry(struct store_guard *g, int r);
  */
 #define STORE_OP __attribute__((noinline))
 
+/*
+ * sigsetjmp without the signal mask (no sigprocmask call per operation):
+ * the handler is installed with SA_NODEFER and an empty sa_mask, so the
+ * mask when it jumps back is the mask the operation ran with.
+ */
+
 #define STORE_GUARDED(s, err, call)                                      \
 	({                                                               \
 		struct store_guard g_ = { .attempts = 0 };               \
 		int r_;                                                  \
 		do {                                                     \
 			store_guard_enter(&g_);                          \
-			if (sigsetjmp(g_.jb, 1))                         \
+			if (sigsetjmp(g_.jb, 0))                         \
 				r_ = store_guard_fault((s), &g_, (err)); \
 			else                                             \
 				r_ = (call);                             \

@@ -28,7 +28,8 @@
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_value) == 72, "value layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_running) == 48, "running layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_running) == 64,
+	       "running layout shared with BPF: a cache line each");
 _Static_assert(sizeof(struct kepler_cputime_slot) == 96, "slot layout shared with BPF");
 
 /*
@@ -44,7 +45,7 @@ static bool gc_due(uint32_t idle)
 
 struct ebpf_state {
 	struct cputime *skel;
-	int map_fd, stats_fd;
+	int map_fd;
 	uint32_t max_entries;
 	struct kepler_cputime_key *keys; /* parallel to inf->samples */
 	struct kepler_cputime_value *values;
@@ -59,7 +60,10 @@ struct ebpf_state {
 	uint32_t nquarantine;
 	uint64_t last_overflow;
 	int ncpus;
-	int running_fd, on_cpu_fd, on_cpu_prog;
+	int on_cpu_prog;
+	/* the `switched_in` and `on_cpu` maps, mapped: [ncpus] each, cpus_map_size bytes */
+	struct kepler_cputime_running *switched_in, *on_cpu;
+	size_t cpus_map_size;
 	struct kepler_cputime_running *running; /* [ncpus], what each CPU runs after the map is read */
 	struct kepler_cputime_running *before;  /* [ncpus], read before the map */
 	uint32_t *reread;                       /* tgids switched out while the map was read, [ncpus] */
@@ -93,14 +97,7 @@ static int capture_libbpf(enum libbpf_print_level level, const char *fmt, va_lis
 
 static uint64_t read_overflow(struct ebpf_state *st)
 {
-	uint64_t vals[1024] = { 0 }, sum = 0;
-	__u32 key = KEPLER_CPUTIME_STAT_OVERFLOW;
-
-	if (st->ncpus > 1024 || bpf_map_lookup_elem(st->stats_fd, &key, vals) < 0)
-		return st->last_overflow;
-	for (int i = 0; i < st->ncpus; i++)
-		sum += vals[i];
-	return sum;
+	return __atomic_load_n(&st->skel->bss->overflows, __ATOMIC_RELAXED);
 }
 
 /* Has the process of this entry left without an exit event? */
@@ -187,26 +184,34 @@ static bool idle_without_asking(struct kepler_informer *inf, int cpu)
  * st->running. A CPU that is offline, idle (idle_without_asking), or where
  * the run fails, reports nothing.
  */
-static int read_on_cpu(struct kepler_informer *inf)
+static void read_on_cpu(struct kepler_informer *inf)
 {
 	struct ebpf_state *st = inf->priv;
-	__u32 zero = 0;
 
-	memset(st->running, 0, (size_t)st->ncpus * sizeof(*st->running));
-	if (bpf_map_update_elem(st->on_cpu_fd, &zero, st->running, BPF_ANY) < 0)
-		return -errno;
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = (__u32)cpu);
 
 		if (inf->stats.refreshes && idle_without_asking(inf, cpu)) {
 			inf->stats.cpus_not_asked++;
-			continue;
+			memset(&st->running[cpu], 0, sizeof(st->running[cpu]));
+		} else if (bpf_prog_test_run_opts(st->on_cpu_prog, &opts) < 0) {
+			memset(&st->running[cpu], 0, sizeof(st->running[cpu]));
+		} else {
+			/* the run is over (the IPI waited for it): its entry is written */
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			st->running[cpu] = st->on_cpu[cpu];
 		}
-		bpf_prog_test_run_opts(st->on_cpu_prog, &opts);
 	}
-	if (bpf_map_lookup_elem(st->on_cpu_fd, &zero, st->running) < 0)
-		return -errno;
-	return 0;
+}
+
+/* The calling thread's gettid(), asked once per thread. */
+static pid_t this_tid(void)
+{
+	static __thread pid_t tid;
+
+	if (!tid)
+		tid = gettid();
+	return tid;
 }
 
 /*
@@ -221,8 +226,7 @@ static void read_running(struct kepler_informer *inf)
 
 	st->npending = 0;
 	st->nreread = 0;
-	if (read_on_cpu(inf) < 0)
-		return;
+	read_on_cpu(inf);
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		const struct kepler_cputime_running *r = &st->running[cpu], *b = &st->before[cpu];
 		uint64_t now;
@@ -238,7 +242,7 @@ static void read_running(struct kepler_informer *inf)
 
 		if (!r->pid || !r->task)
 			continue;
-		if (st->self_tid && r->pid == st->self_tid && gettid() == st->self_gettid)
+		if (st->self_tid && r->pid == st->self_tid && this_tid() == st->self_gettid)
 			now = own_runtime();
 		else
 			now = sum_exec_runtime(inf, r->tgid, r->pid);
@@ -408,13 +412,12 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 {
 	struct ebpf_state *st = inf->priv;
 	uint64_t overflow;
-	__u32 zero = 0;
 	uint32_t total;
 	int r;
 
 	st->ndead = 0;
-	if (bpf_map_lookup_elem(st->running_fd, &zero, st->before) < 0)
-		memset(st->before, 0, (size_t)st->ncpus * sizeof(*st->before));
+	memcpy(st->before, st->switched_in, (size_t)st->ncpus * sizeof(*st->before));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read before the slots */
 	total = read_slots(st);
 	read_running(inf);
 	r = add_samples(inf, total);
@@ -462,6 +465,10 @@ static void ebpf_close(struct kepler_informer *inf)
 		return;
 	if (st->slots)
 		munmap(st->slots, st->slots_size);
+	if (st->switched_in)
+		munmap(st->switched_in, st->cpus_map_size);
+	if (st->on_cpu)
+		munmap(st->on_cpu, st->cpus_map_size);
 	cputime__destroy(st->skel);
 	close_perf(st);
 	free(st->slot_of);
@@ -634,6 +641,8 @@ static int load_once(struct ebpf_state *st, const struct kepler_informer_params 
 	bpf_map__set_max_entries(st->skel->maps.exes, exes_entries(st->max_entries));
 	bpf_map__set_max_entries(st->skel->maps.slots, st->max_entries);
 	bpf_map__set_max_entries(st->skel->maps.free_slots, st->max_entries);
+	bpf_map__set_max_entries(st->skel->maps.switched_in, (__u32)st->ncpus);
+	bpf_map__set_max_entries(st->skel->maps.on_cpu, (__u32)st->ncpus);
 	st->skel->rodata->slots_max = st->max_entries;
 	counters = open_perf(st, p->hw_counters_software, why, why_size);
 	if (!counters)
@@ -689,6 +698,21 @@ static int load(struct ebpf_state *st, const struct kepler_informer_params *p, c
 	st->skel = NULL;
 	close_perf(st);
 	return load_once(st, p, false, why, why_size, err);
+}
+
+/*
+ * Map the array map @map (BPF_F_MMAPABLE, @size bytes) into *@ret, so that
+ * it is read (and, with PROT_WRITE, written) in place, without a system call.
+ */
+static int map_array(struct bpf_map *map, size_t size, int prot, void **ret, const char *what,
+		     struct kepler_error *err)
+{
+	void *p = mmap(NULL, size, prot, MAP_SHARED, bpf_map__fd(map), 0);
+
+	if (p == MAP_FAILED)
+		return kepler_error_set(err, -errno, "cannot map the eBPF %s: %s", what, strerror(errno));
+	*ret = p;
+	return 0;
 }
 
 /* The inode of the host's (the initial) PID namespace: PROC_PID_INIT_INO, fixed by the kernel. */
@@ -748,14 +772,11 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	if (r < 0)
 		return r;
 	st->map_fd = bpf_map__fd(st->skel->maps.processes);
-	st->running_fd = bpf_map__fd(st->skel->maps.switched_in);
-	st->on_cpu_fd = bpf_map__fd(st->skel->maps.on_cpu);
 	st->on_cpu_prog = bpf_program__fd(st->skel->progs.kepler_on_cpu);
 	st->running = calloc((size_t)st->ncpus, sizeof(*st->running));
 	st->pending = calloc((size_t)st->ncpus, sizeof(*st->pending));
 	st->before = calloc((size_t)st->ncpus, sizeof(*st->before));
 	st->reread = calloc((size_t)st->ncpus, sizeof(*st->reread));
-	st->stats_fd = bpf_map__fd(st->skel->maps.stats);
 	st->keys = calloc(st->max_entries, sizeof(*st->keys));
 	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
@@ -769,13 +790,17 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	st->self_gettid = gettid();
 	st->free_fd = bpf_map__fd(st->skel->maps.free_slots);
 	st->slots_size = (size_t)st->max_entries * sizeof(*st->slots);
-	st->slots = mmap(NULL, st->slots_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 bpf_map__fd(st->skel->maps.slots), 0);
-	if (st->slots == MAP_FAILED) {
-		st->slots = NULL;
-		return kepler_error_set(err, -errno, "cannot map the eBPF process slots: %s",
-					strerror(errno));
-	}
+	st->cpus_map_size = (size_t)st->ncpus * sizeof(struct kepler_cputime_running);
+	r = map_array(st->skel->maps.slots, st->slots_size, PROT_READ | PROT_WRITE, (void **)&st->slots,
+		      "process slots", err);
+	if (r == 0)
+		r = map_array(st->skel->maps.switched_in, st->cpus_map_size, PROT_READ,
+			      (void **)&st->switched_in, "per-CPU task records", err);
+	if (r == 0)
+		r = map_array(st->skel->maps.on_cpu, st->cpus_map_size, PROT_READ, (void **)&st->on_cpu,
+			      "per-CPU task records", err);
+	if (r < 0)
+		return r;
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
