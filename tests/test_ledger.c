@@ -184,13 +184,21 @@ static void test_split_matches_largest_remainder(void **state)
 
 		for (size_t i = 0; i < n; i++)
 			total += w[i] = (uint64_t)(rand_r(&seed) % range);
+		if (round % 8 == 5) /* mostly zero: the sparse split */
+			for (size_t i = 0; i < n; i++)
+				if (rand_r(&seed) % 8)
+					total -= w[i], w[i] = 0;
 		if (!total)
 			w[0] = 1;
 		check_split(round, amount, w, n);
 	}
 }
 
-/* Thousands of shares (the fractions spread over every bucket of the cut's count, or crowd one). */
+/*
+ * Thousands of shares (the fractions spread over every bucket of the cut's
+ * count, or crowd one); in half the rounds, 1 in 20 nonzero, as on a node
+ * whose processes mostly sleep (the sparse split).
+ */
 static void test_split_many_matches_largest_remainder(void **state)
 {
 	enum { MAXN = 3000 };
@@ -198,13 +206,17 @@ static void test_split_many_matches_largest_remainder(void **state)
 	unsigned seed = 11;
 
 	(void)state;
-	for (int round = 0; round < 40; round++) {
+	for (int round = 0; round < 80; round++) {
 		size_t n = MAXN / 2 + (size_t)(rand_r(&seed) % (MAXN / 2));
 		uint64_t amount = (uint64_t)rand_r(&seed) << 20 ^ (uint64_t)rand_r(&seed), total = 0;
 		int range = round % 3 == 0 ? 3 : round % 3 == 1 ? 1000 : 1 << 30;
+		bool sparse = round % 2;
 
-		for (size_t i = 0; i < n; i++)
-			total += w[i] = rand_r(&seed) % 3 ? (uint64_t)(rand_r(&seed) % range) : 0;
+		for (size_t i = 0; i < n; i++) {
+			bool nonzero = sparse ? rand_r(&seed) % 20 == 0 : rand_r(&seed) % 3 != 0;
+
+			total += w[i] = nonzero ? (uint64_t)(rand_r(&seed) % range) : 0;
+		}
 		if (!total)
 			w[0] = 1;
 		check_split(round, amount, w, n);

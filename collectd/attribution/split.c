@@ -106,9 +106,11 @@ static uint64_t cut_of(uint64_t left, const uint64_t *frac, size_t n, uint64_t *
 /*
  * Give @left extra units, one each, to the largest fractions (ties: lower
  * index first), without sorting: find the left-th largest fraction, give
- * to every larger one, then to equal ones in index order.
+ * to every larger one, then to equal ones in index order. Fraction i is
+ * share @at[i]'s (@at in increasing order), or share i's when @at is NULL.
  */
-static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64_t *ret, uint64_t *tmp)
+static inline void give_remainder(uint64_t left, const uint64_t *frac, size_t n, const uint64_t *at,
+				  uint64_t *ret, uint64_t *tmp)
 {
 	uint64_t cut = cut_of(left, frac, n, tmp);
 	size_t above = 0;
@@ -118,15 +120,56 @@ static void give_remainder(uint64_t left, const uint64_t *frac, size_t n, uint64
 	for (size_t i = 0; i < n; i++) {
 		uint64_t more = frac[i] > cut;
 
-		ret[i] += more;
+		ret[at ? at[i] : i] += more;
 		above += more;
 	}
 	left -= above;
 	for (size_t i = 0; i < n && left; i++)
 		if (frac[i] == cut) {
-			ret[i]++;
+			ret[at ? at[i] : i]++;
 			left--;
 		}
+}
+
+/* One share and its remainder (a product that fits 64 bits is divided in 64 bits). */
+static inline uint64_t share_of(uint64_t amount, uint64_t weight, uint64_t total, uint64_t *frac)
+{
+	u128 p = (u128)amount * weight;
+
+	if (!(uint64_t)(p >> 64)) {
+		*frac = (uint64_t)p % total;
+		return (uint64_t)p / total;
+	}
+	*frac = (uint64_t)(p % total);
+	return (uint64_t)(p / total);
+}
+
+/*
+ * The split when few weights are nonzero (a node's processes mostly
+ * sleep): the shares of the @k nonzero ones only, their indices in
+ * @scratch, then their fractions and the cut's room (3 x k entries, fewer
+ * than 2 x n); every other share is 0. The same result as the dense
+ * split: the nonzero shares keep their order, so ties fall the same way.
+ */
+static void split_sparse(uint64_t amount, const uint64_t *weights, size_t n, size_t k, uint64_t total,
+			 uint64_t *ret, uint64_t *scratch)
+{
+	uint64_t *at = scratch, *frac = scratch + k, given = 0;
+	size_t j = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		at[j] = i;
+		j += weights[i] != 0;
+		ret[i] = 0;
+	}
+	for (j = 0; j < k; j++) {
+		uint64_t s = share_of(amount, weights[at[j]], total, &frac[j]);
+
+		ret[at[j]] = s;
+		given += s;
+	}
+	if (given != amount)
+		give_remainder(amount - given, frac, k, at, ret, scratch + 2 * k); /* < k units */
 }
 
 /*
@@ -139,9 +182,16 @@ uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64
 {
 	uint64_t total = 0, given = 0;
 	uint64_t *frac = scratch;
+	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		total += weights[i];
+		k += weights[i] != 0;
+	}
+	if (total && k < n && 3 * k <= 2 * n) { /* its scratch fits */
+		split_sparse(amount, weights, n, k, total, ret, scratch);
+		return total;
+	}
 	for (size_t i = 0; i < n; i++) {
 		u128 p = (u128)amount * weights[i];
 
@@ -157,6 +207,6 @@ uint64_t kepler_split(uint64_t amount, const uint64_t *weights, size_t n, uint64
 		given += ret[i];
 	}
 	if (total && given != amount)
-		give_remainder(amount - given, frac, n, ret, scratch + n); /* < n units */
+		give_remainder(amount - given, frac, n, NULL, ret, scratch + n); /* < n units */
 	return total;
 }
