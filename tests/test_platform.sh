@@ -26,15 +26,20 @@ hw=$(dirname "$(readlink -f "$sys/class/hwmon/hwmon1/name")")
 
 # the writer: every 100 ms package +5 J, dram +1 J (50 W, 10 W); the
 # platform at 150 W, then 5 W for 3.5 s (RAPL's 60 W is more, even if a
-# busy machine slows the writer), then 150 W
-echo 150000000 >"$hw/power1_average"
+# busy machine slows the writer), then 150 W. No reader may see a torn
+# file, as none does in sysfs: the counters are written in place (they only
+# grow), the power (which shrinks) is replaced by a rename. A truncating
+# echo let the collector read an empty file now and then: a failed read,
+# whose energy then came in the next interval, at twice the watts.
+power() { echo "$1" >"$hw/.power1_average" && mv -f "$hw/.power1_average" "$hw/power1_average"; }
+power 150000000
 (
 	p=$(cat "$pkg/energy_uj") d=$(cat "$pkg/intel-rapl:0:0/energy_uj")
 	for i in $(seq 1200); do
 		p=$((p + 5000000)) d=$((d + 1000000))
-		echo $p >"$pkg/energy_uj"
-		echo $d >"$pkg/intel-rapl:0:0/energy_uj"
-		[ -f "$tmp/low" ] && echo 5000000 >"$hw/power1_average" || echo 150000000 >"$hw/power1_average"
+		echo $p 1<>"$pkg/energy_uj"
+		echo $d 1<>"$pkg/intel-rapl:0:0/energy_uj"
+		[ -f "$tmp/low" ] && power 5000000 || power 150000000
 		sleep 0.1
 	done
 ) &
@@ -86,6 +91,9 @@ grep -q "platform-other: [0-9]* interval(s) since the last warning in which pack
 	ok "RAPL above the platform meter: clipped to 0 and logged" || fail "clipping not logged: $(grep -i warn "$tmp/collectd.log" | head -3)"
 n=$(grep -c "platform-other: " "$tmp/collectd.log")
 [ "$n" = 1 ] && ok "logged once for the spell (at most once a minute)" || fail "logged $n times"
+grep -q "energy read: " "$tmp/collectd.log" &&
+	fail "a read failed (a torn file from the writer?): $(grep -m1 "energy read: " "$tmp/collectd.log")" ||
+	ok "no energy read failed"
 
 "$stdout" --store.path "$store" --format json --all >"$tmp/all.jsonl"
 python3 - "$tmp/all.jsonl" <<'PY' >"$tmp/check.out" 2>&1

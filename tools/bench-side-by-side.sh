@@ -53,8 +53,8 @@ dram=$(dirname "$(readlink -f "$tmp/sys/class/powercap/intel-rapl:0:0/energy_uj"
 	while :; do
 		sleep 1
 		e=$((e + 50000000)) d=$((d + 5000000))
-		echo $e >"$pkg/energy_uj"
-		echo $d >"$dram/energy_uj"
+		echo $e 1<>"$pkg/energy_uj" # in place, growing: no reader sees a torn file
+		echo $d 1<>"$dram/energy_uj"
 	done
 ) &
 pids+=($!)
