@@ -69,7 +69,14 @@ static inline uint64_t packed_bytes(unsigned bits, uint64_t m)
 	return (bits * m + 7) / 8;
 }
 
-/* The low @bits of @m values, least significant first, at @out; returns the end. */
+/*
+ * The low @bits of @m values, least significant first, at @out; returns the
+ * end. Up to 56 bits and from 8 values on, without a branch per value: a
+ * word stored at every value, the whole bytes stepped over (the columns'
+ * widths are rarely a divisor of 64, and the old loop's test for a full
+ * word was mispredicted every other value). Its last store reaches up to 7
+ * bytes past the end, within the 8 bytes per value that @out has room for.
+ */
 static uint8_t *put_bits(uint8_t *out, const uint64_t *v, size_t m, unsigned bits)
 {
 	uint64_t mask = bits_mask(bits);
@@ -78,6 +85,23 @@ static uint8_t *put_bits(uint8_t *out, const uint64_t *v, size_t m, unsigned bit
 
 	if (!bits)
 		return out;
+	if (bits <= 56 && m >= 8) {
+		uint64_t word = 0; /* bits not yet in a whole byte behind o: fewer than 8 */
+		uint8_t *o = out;
+
+		for (size_t i = 0; i < m; i++) {
+			unsigned whole;
+
+			word |= (v[i] & mask) << fill;
+			blob_store64(o, word);
+			fill += bits; /* at most 7 + 56 */
+			whole = fill >> 3;
+			o += whole;
+			word >>= whole * 8;
+			fill &= 7;
+		}
+		return out + packed_bytes(bits, m);
+	}
 	for (size_t i = 0; i < m; i++) {
 		acc |= (unsigned __int128)(v[i] & mask) << fill;
 		fill += bits;
@@ -108,11 +132,16 @@ static uint8_t *put_column(uint8_t *out, const uint8_t *rows, size_t stride, uin
 {
 	uint64_t full[BLOB_BLOCK_ROWS], halves[BLOB_BLOCK_ROWS], most = 0, most_lo = 0, most_hi = 0;
 	const uint8_t *at = rows + from * stride + c * 8;
+	uint64_t prev =
+		blob_load64(at - stride); /* kept: to the compiler, a store to full[] may alias rows */
 	unsigned bits, bits_lo, bits_hi;
 
 	for (size_t i = 0; i < m; i++, at += stride) {
-		full[i] = blob_load64(at) - blob_load64(at - stride);
+		uint64_t now = blob_load64(at);
+
+		full[i] = now - prev;
 		most |= magnitude64(full[i]);
+		prev = now;
 	}
 	bits = bits_signed64(most);
 	if (bits <= 32)

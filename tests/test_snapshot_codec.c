@@ -705,6 +705,55 @@ static void test_blocks_round_trip(void **state)
 			}
 }
 
+/*
+ * Every width a block's column can take, 1 to 64 bits (differences of
+ * both signs whose largest needs exactly that many), in blocks of 8 to 64
+ * records (where the writer packs without a branch per value, and the
+ * short ones where it does not), one word and three: packed and read back.
+ */
+static void test_blocks_every_width(void **state)
+{
+	static const uint64_t blocks[] = { 1, 7, 8, 9, 31, 63, 64 };
+	uint64_t seed = 12345;
+
+	(void)state;
+	for (unsigned bits = 1; bits <= 64; bits++)
+		for (size_t bi = 0; bi < sizeof(blocks) / sizeof(blocks[0]); bi++)
+			for (size_t w = 1; w <= 3; w += 2) {
+				uint64_t n = blocks[bi] + 1, size = n * w * 8, bytes;
+				uint64_t *rows = malloc(size), *back = malloc(size + 64 * w * 8);
+				uint8_t *packed = malloc(size + size / 8 + 16), *end;
+
+				for (size_t c = 0; c < w; c++)
+					rows[c] = seed * (c + 1);
+				for (uint64_t i = 1; i < n; i++)
+					for (size_t c = 0; c < w; c++) {
+						/* a signed difference of at most @bits bits; at row 1 the widest, negative */
+						uint64_t most = bits == 64 ? INT64_MAX
+									   : (1ULL << (bits - 1)) - 1,
+							 d;
+
+						seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+						d = (seed >> 7) & most;
+						if (i == 1)
+							d = most;
+						if (i == 1 || seed >> 63)
+							d = ~d; /* negative: -d - 1, as wide */
+						rows[i * w + c] = rows[(i - 1) * w + c] + d;
+					}
+				end = kepler_blob_rows_to_blocks(packed, (const uint8_t *)rows, n, w);
+				bytes = (uint64_t)(end - packed);
+				memset(end, 0x5a, 8);
+				if (kepler_blob_blocks_to_rows((uint8_t *)back, packed, bytes, n, w) != end ||
+				    memcmp(rows, back, size) != 0)
+					fail_msg("%u bits, %llu rows of %zu words: not read back as packed",
+						 bits, (unsigned long long)n, w);
+				free(rows);
+				free(back);
+				free(packed);
+			}
+}
+
 /* Descriptors no writer makes: too wide, a half too wide, a record too wide. */
 static void test_blocks_damage_is_an_error(void **state)
 {
@@ -829,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_newer_major_is_named),
 		cmocka_unit_test(test_formats_2_and_3_still_read),
 		cmocka_unit_test(test_blocks_round_trip),
+		cmocka_unit_test(test_blocks_every_width),
 		cmocka_unit_test(test_blocks_damage_is_an_error),
 		cmocka_unit_test(test_columns_damage_is_an_error),
 		cmocka_unit_test(test_newer_minor_is_read),
