@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The blob codec: round trips, hostile strings, corrupt and newer blobs. */
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -754,6 +755,112 @@ static void test_blocks_every_width(void **state)
 			}
 }
 
+/* Nonzero bytes in [from, to) of @image: where a byte of the heap could have leaked. */
+static size_t nonzero(const uint8_t *image, uint64_t from, uint64_t to)
+{
+	size_t n = 0;
+
+	for (uint64_t i = from; i < to; i++)
+		n += image[i] != 0;
+	return n;
+}
+
+/*
+ * The bytes no field holds (the records' padding, what lies between the
+ * section table and the first section, between sections and before the
+ * strings) of a 1.x or 4.x image; each must be 0.
+ */
+static size_t leaked(const uint8_t *image)
+{
+	struct blob_header h;
+	struct blob_section sec[SEC_MAX] = { 0 }, s;
+	uint64_t at, strings;
+	size_t n = 0;
+
+	memcpy(&h, image, sizeof(h));
+	at = h.header_size + (uint64_t)h.nsections * h.section_size;
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		memcpy(&s, image + h.header_size + (size_t)i * h.section_size, sizeof(s));
+		assert_true(s.id > 0 && s.id < SEC_MAX);
+		sec[s.id] = s;
+	}
+	strings = sec[SEC_STRINGS].offset;
+	for (uint32_t id = SEC_INFO; id < SEC_MAX; id++) {
+		if (id == SEC_STRINGS)
+			continue;
+		n += nonzero(image, at, sec[id].offset);
+		at = sec[id].offset + sec[id].count * sec[id].record_size;
+		for (uint64_t r = 0; r < sec[id].count; r++) {
+			const uint8_t *b = image + sec[id].offset + r * sec[id].record_size;
+			uint32_t pads[3] = { 0 };
+
+			if (id == SEC_INFO)
+				memcpy(&pads[0], b + offsetof(struct blob_info, pad2), 4);
+			if (id == SEC_ZONES) {
+				memcpy(&pads[0], b + offsetof(struct blob_zone, pad), 4);
+				memcpy(&pads[1], b + offsetof(struct blob_zone, pad2), 4);
+				memcpy(&pads[2], b + offsetof(struct blob_zone, pad3), 4);
+			}
+			if (id == SEC_PROCESSES)
+				memcpy(&pads[0], b + offsetof(struct blob_process, usage.pad), 4);
+			if (id == SEC_CONTAINERS)
+				memcpy(&pads[0], b + offsetof(struct blob_container, usage.pad), 4);
+			if (id == SEC_VMS || id == SEC_PODS) {
+				memcpy(&pads[0], b + offsetof(struct blob_named, usage.pad), 4);
+				memcpy(&pads[1], b + offsetof(struct blob_named, pad), 8);
+			}
+			n += (pads[0] != 0) + (pads[1] != 0) + (pads[2] != 0);
+		}
+	}
+	return n + nonzero(image, at, strings);
+}
+
+/*
+ * The encoder's buffer is not cleared as a whole: no byte the allocator
+ * left there may reach a blob. The allocator is made to fill what it
+ * hands out (glibc's M_PERTURB; under AddressSanitizer its own fill of
+ * the first 4 KiB of each block, which holds the whole image of the small
+ * snapshots), and every byte no field holds is checked to be 0: plain
+ * blobs, and packed ones unpacked.
+ */
+static void test_no_heap_bytes_in_blobs(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 1000 };
+	struct kepler_error err;
+	struct fixture f;
+
+	(void)state;
+	mallopt(M_PERTURB, 0x5a);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int idle = 0; idle < 2; idle++) {
+			struct blob_header h;
+			void *blob;
+			uint8_t *image;
+			size_t len;
+
+			fixture_build(&f, sizes[i], 3);
+			if (idle)
+				fixture_add_idle(&f, KEPLER_IDLE_SIZE);
+			assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
+			if (leaked(blob))
+				fail_msg("%zu processes, plain: %zu bytes of padding not 0", sizes[i],
+					 leaked(blob));
+			free(blob);
+			assert_int_equal(
+				kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_AUTO, &blob, &len, &err),
+				0);
+			memcpy(&h, blob, sizeof(h));
+			assert_int_equal(kepler_blob_unpack(blob, len, &h, &image, &err), 0);
+			if (leaked(image))
+				fail_msg("%zu processes, packed: %zu bytes of padding not 0", sizes[i],
+					 leaked(image));
+			free(image);
+			free(blob);
+			fixture_free(&f);
+		}
+	mallopt(M_PERTURB, 0);
+}
+
 /* Descriptors no writer makes: too wide, a half too wide, a record too wide. */
 static void test_blocks_damage_is_an_error(void **state)
 {
@@ -879,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_formats_2_and_3_still_read),
 		cmocka_unit_test(test_blocks_round_trip),
 		cmocka_unit_test(test_blocks_every_width),
+		cmocka_unit_test(test_no_heap_bytes_in_blobs),
 		cmocka_unit_test(test_blocks_damage_is_an_error),
 		cmocka_unit_test(test_columns_damage_is_an_error),
 		cmocka_unit_test(test_newer_minor_is_read),
