@@ -6,6 +6,7 @@
  * repeat across processes); the string table is appended last.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,42 +412,63 @@ static void put_info(struct encoder *e)
 	};
 }
 
-/* Append the string table and write the header and section table. */
-static int finish(struct encoder *e, uint64_t fixed, void **ret_blob, size_t *ret_len)
+/* The header (and, packed, where the packed part begins) and the section table, at the start of e->buf. */
+static void put_head(struct encoder *e, uint64_t fixed)
 {
-	uint64_t total = fixed + e->strings.len;
-	struct blob_header *h;
-	uint8_t *b = realloc(e->buf, total);
+	struct blob_header *h = (struct blob_header *)e->buf;
 
-	if (!b)
-		return -ENOMEM;
-	e->buf = b;
-	memcpy(b + fixed, e->strings.buf, e->strings.len);
 	e->sec[SEC_STRINGS] = (struct blob_section){ SEC_STRINGS, 1, fixed, e->strings.len };
-	h = (struct blob_header *)b;
 	memcpy(h->magic, BLOB_MAGIC, 8);
 	h->major = e->major;
 	h->minor = e->minor;
 	h->header_size = e->header_size;
 	h->nsections = SEC_MAX - 1;
 	h->section_size = sizeof(struct blob_section);
-	h->total_size = total;
+	h->total_size = fixed + e->strings.len;
 	h->checksum = 0;
 	if (e->header_size == BLOB_PACKED_HEADER_SIZE) { /* what stays plain: up to the end of INFO */
 		struct blob_pack p = { align8(e->sec[SEC_INFO].offset + sizeof(struct blob_info)) };
 
-		memcpy(b + sizeof(*h), &p, sizeof(p));
+		memcpy(e->buf + sizeof(*h), &p, sizeof(p));
 	}
-	memcpy(b + e->header_size, &e->sec[1], (SEC_MAX - 1) * sizeof(struct blob_section));
-	if (e->header_size != BLOB_PACKED_HEADER_SIZE) /* a packed blob's covers what is stored */
-		h->checksum = kepler_blob_checksum(b, total);
+	memcpy(e->buf + e->header_size, &e->sec[1], (SEC_MAX - 1) * sizeof(struct blob_section));
+}
+
+/* A plain blob: the string table appended to the records, the checksum set. */
+static int finish_plain(struct encoder *e, uint64_t fixed, void **ret_blob, size_t *ret_len)
+{
+	uint64_t total = fixed + e->strings.len;
+	uint8_t *b;
+
+	put_head(e, fixed);
+	b = realloc(e->buf, total);
+	if (!b)
+		return -ENOMEM;
+	e->buf = b;
+	memcpy(b + fixed, e->strings.buf, e->strings.len);
+	((struct blob_header *)b)->checksum = kepler_blob_checksum(b, total);
 	*ret_blob = b;
 	*ret_len = total;
 	e->buf = NULL;
 	return 0;
 }
 
-static int encode(struct encoder *e0, void **ret_blob, size_t *ret_len, struct kepler_error *err)
+/*
+ * A packed blob: the records and the string table packed from where they
+ * are, not joined first (a realloc that copied the 178 KiB of records at
+ * 1,000 processes: 2 % of the collector).
+ */
+static int finish_packed(struct encoder *e, uint64_t fixed, int level, void **ret_blob, size_t *ret_len)
+{
+	put_head(e, fixed);
+	return kepler_blob_pack_tail(e->buf, fixed, (const uint8_t *)e->strings.buf, e->strings.len, level,
+				     ret_blob, ret_len);
+}
+
+/* For @level: a plain blob, not packed (below zstd's levels, and not KEPLER_PACK_AUTO) */
+#define PLAIN (INT_MIN + 1)
+
+static int encode(struct encoder *e0, int level, void **ret_blob, size_t *ret_len, struct kepler_error *err)
 {
 	const struct kepler_snapshot *snap = e0->snap;
 	struct encoder e = *e0;
@@ -475,8 +497,16 @@ static int encode(struct encoder *e0, void **ret_blob, size_t *ret_len, struct k
 		r = put_containers(&e);
 	if (!r)
 		r = put_vms_and_pods(&e);
-	if (!r)
-		r = finish(&e, fixed, ret_blob, ret_len);
+	if (!r && level == PLAIN) {
+		r = finish_plain(&e, fixed, ret_blob, ret_len);
+	} else if (!r) {
+		r = finish_packed(&e, fixed, level, ret_blob, ret_len);
+		if (r == -ENOMEM)
+			kepler_error_set(err, r, "out of memory compressing a snapshot");
+		else if (r < 0)
+			kepler_error_set(err, r, "zstd could not compress a snapshot");
+		goto out_said;
+	}
 out:
 	if (r == -ENOMEM)
 		kepler_error_set(err, r, "out of memory encoding a snapshot");
@@ -484,6 +514,7 @@ out:
 		kepler_error_set(err, r,
 				 "cannot encode snapshot: a string is NULL or too long, "
 				 "or a workload has no zone energies");
+out_said:
 	free(e.buf);
 	free(e.strings.buf);
 	free(e.strings.slots);
@@ -498,7 +529,7 @@ int kepler_snapshot_encode(const struct kepler_snapshot *snap, void **ret_blob, 
 			     .major = KEPLER_PLAIN_FORMAT_MAJOR,
 			     .minor = KEPLER_PLAIN_FORMAT_MINOR };
 
-	return encode(&e, ret_blob, ret_len, err);
+	return encode(&e, PLAIN, ret_blob, ret_len, err);
 }
 
 int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level, void **ret_blob,
@@ -508,17 +539,6 @@ int kepler_snapshot_encode_packed(const struct kepler_snapshot *snap, int level,
 			     .header_size = BLOB_PACKED_HEADER_SIZE,
 			     .major = KEPLER_FORMAT_MAJOR,
 			     .minor = KEPLER_FORMAT_MINOR };
-	void *image;
-	size_t len;
-	int r = encode(&e, &image, &len, err);
 
-	if (r < 0)
-		return r;
-	r = kepler_blob_pack(image, len, level, ret_blob, ret_len);
-	free(image);
-	if (r == -ENOMEM)
-		return kepler_error_set(err, r, "out of memory compressing a snapshot");
-	if (r < 0)
-		return kepler_error_set(err, r, "zstd could not compress a snapshot");
-	return 0;
+	return encode(&e, level, ret_blob, ret_len, err);
 }

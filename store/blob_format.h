@@ -217,6 +217,13 @@ uint64_t kepler_blob_checksum(const void *blob, size_t len);
  * bad section table, zstd refused).
  */
 int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len);
+/*
+ * The same for an image held in two parts: @len bytes at @image, then
+ * @tail_len at @tail (the encoder's string table, where it was built).
+ * Sections stored as columns must lie in the first part.
+ */
+int kepler_blob_pack_tail(const uint8_t *image, size_t len, const uint8_t *tail, size_t tail_len, int level,
+			  void **ret, size_t *ret_len);
 
 /*
  * store/blob_blocks.c. A section of @n (>= 2) records of @w (<= 64) words

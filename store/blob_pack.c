@@ -381,11 +381,12 @@ static size_t stored_frame(uint8_t *out, const uint8_t *in, size_t size)
 	return (size_t)(o - out);
 }
 
-int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len)
+int kepler_blob_pack_tail(const uint8_t *image, size_t len, const uint8_t *tail, size_t tail_len, int level,
+			  void **ret, size_t *ret_len)
 {
 	struct blob_section sec[BLOB_MAX_SECTIONS];
-	const uint8_t *content;
-	uint8_t *out, *columns = NULL;
+	uint8_t *out, *content = NULL;
+	const uint8_t *in;
 	struct blob_header *h;
 	struct blob_pack p;
 	size_t bound, n, size, nsec = 0;
@@ -396,18 +397,26 @@ int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, si
 	memcpy(&p, image + sizeof(struct blob_header), sizeof(p));
 	if (p.packed_at < BLOB_PACKED_HEADER_SIZE || p.packed_at > len)
 		return -EINVAL;
-	content = image + p.packed_at;
 	size = len - p.packed_at;
 	if (((const struct blob_header *)image)->major >= BLOB_COLUMNS_MAJOR) {
+		/* columns only from @image: a section reaching into the tail stays as it is */
 		if (columnar_sections(image, p.packed_at, len, sec, &nsec) < 0)
 			return -EINVAL;
-		columns = malloc(columns_bound(size));
-		if (!columns)
+		content = malloc(columns_bound(size) + tail_len);
+		if (!content)
 			return -ENOMEM;
-		size = to_columns(columns, content, p.packed_at, size, sec, nsec,
+		size = to_columns(content, image + p.packed_at, p.packed_at, size, sec, nsec,
 				  ((const struct blob_header *)image)->major >= BLOB_BLOCKS_MAJOR);
-		content = columns;
+	} else if (tail_len) {
+		content = malloc(size + tail_len);
+		if (!content)
+			return -ENOMEM;
+		memcpy(content, image + p.packed_at, size);
 	}
+	if (tail_len)
+		memcpy(content + size, tail, tail_len);
+	size += tail_len;
+	in = content ? content : image + p.packed_at;
 	if (level == KEPLER_PACK_AUTO)
 		level = size < KEPLER_PACK_STORED_BELOW ? KEPLER_PACK_STORED : 1;
 	cctx = level == KEPLER_PACK_STORED ? NULL : thread_cctx();
@@ -415,15 +424,15 @@ int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, si
 	out = malloc(p.packed_at + bound);
 	if (!out || (!cctx && level != KEPLER_PACK_STORED)) {
 		free(out);
-		free(columns);
+		free(content);
 		return -ENOMEM;
 	}
 	memcpy(out, image, p.packed_at);
 	if (level == KEPLER_PACK_STORED)
-		n = stored_frame(out + p.packed_at, content, size);
+		n = stored_frame(out + p.packed_at, in, size);
 	else
-		n = ZSTD_compressCCtx(cctx, out + p.packed_at, bound, content, size, level);
-	free(columns);
+		n = ZSTD_compressCCtx(cctx, out + p.packed_at, bound, in, size, level);
+	free(content);
 	if (ZSTD_isError(n)) {
 		free(out);
 		return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EINVAL;
@@ -434,6 +443,11 @@ int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, si
 	*ret = out;
 	*ret_len = p.packed_at + n;
 	return 0;
+}
+
+int kepler_blob_pack(const uint8_t *image, size_t len, int level, void **ret, size_t *ret_len)
+{
+	return kepler_blob_pack_tail(image, len, NULL, 0, level, ret, ret_len);
 }
 
 /* Decompress the frame at @blob's @packed_at into @dst, exactly @size bytes. */
