@@ -234,12 +234,13 @@ grep -q ",worker-3,$sidecar,sidecar,kubernetes,$uid1," <<<"$d" && ok "kepler-dat
 
 # ---- the kubelet misbehaves ----
 t_faults=$(date +%s%N)
-podlist with-batch >"$tmp/pods.json"
 start_in_cgroup "$cgroot/kubepods/besteffort/pod$uid3/$batch"
 batch_pid=${pids[-1]}
 cgroups+=("$cgroot/kubepods/besteffort/pod$uid3" "$cgroot/kubepods/besteffort")
 kill "$kubelet_pid" 2>/dev/null # down: connection refused
 wait "$kubelet_pid" 2>/dev/null
+# the PodList that names batch-7 only once no poll can read it before the faults end
+podlist with-batch >"$tmp/pods.json"
 sleep 7
 echo 401 >"$tmp/mode"
 start_kubelet || fail "the fake kubelet did not restart"
