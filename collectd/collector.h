@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/collector.h: the collector's parts put together: the store
- * writer, the meter, the informer and the ledger, and one interval's work
- * (read as close to one instant as possible, attribute, commit). The loop
- * and the process concerns (signals, privileges) are in main.c.
+ * collectd/collector.h: the collector's parts opened in order, one
+ * interval's work, closed. The parts each own their state: zones.h (the
+ * meter, the GPUs, platform-other), the informer, handover.h (the store and
+ * its backlog), namer.h (Kubernetes names), policies.h (idle baseline and
+ * sizes) and the ledger. The loop and the process's concerns (signals, the
+ * privilege drop's timing) are in main.c.
  */
 #ifndef KEPLER_COLLECTD_COLLECTOR_H
 #define KEPLER_COLLECTD_COLLECTOR_H

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "gpu.h"
 #include "gpu_zones.h"
 #include "kepler/log.h"
@@ -182,14 +183,8 @@ int kepler_gpu_zones_input(struct kepler_gpu_zones *g, struct kepler_ledger_inpu
 		return 0;
 	if (in->nzones + ndev > KEPLER_MAX_ZONES)
 		return -ENOSPC;
-	if (need > g->weights_cap) {
-		uint64_t *w = realloc(g->weights, need * sizeof(*w));
-
-		if (!w)
-			return -ENOMEM;
-		g->weights = w;
-		g->weights_cap = need;
-	}
+	if (kepler_array_reserve((void **)&g->weights, &g->weights_cap, need, sizeof(*g->weights)) < 0)
+		return -ENOMEM;
 	if (index_pids(g, in) < 0)
 		return -ENOMEM;
 	memset(g->weights, 0, need * sizeof(*g->weights));

@@ -14,19 +14,12 @@
 #include <time.h>
 
 #include "collector.h"
+#include "kepler/clock.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
 #include "kepler/signals.h"
 #include "kepler/version.h"
 #include "privileges.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Sleep until @when (monotonic ns) or a signal. */
 static void sleep_until(uint64_t when)
@@ -61,7 +54,7 @@ static int run(struct kepler_collector *c, uint64_t interval)
 {
 	struct kepler_tick_report t;
 	struct kepler_error err = { 0 };
-	uint64_t next = mono_ns(), tick_no = 0, now;
+	uint64_t next = kepler_mono_ns(), tick_no = 0, now;
 
 	for (;;) {
 		if (kepler_collector_tick(c, &t, &err) < 0) {
@@ -72,7 +65,7 @@ static int run(struct kepler_collector *c, uint64_t interval)
 		if (kepler_stop_signal)
 			break;
 		next += interval;
-		now = mono_ns();
+		now = kepler_mono_ns();
 		if (now >= next) {
 			uint64_t missed = (now - next) / interval + 1;
 

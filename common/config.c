@@ -154,6 +154,7 @@ static int set_enum(const struct kepler_option *o, struct kepler_config *cfg, co
 		snprintf(expected, sizeof(expected), "expected one of %s", choices);
 		return bad_value(value, origin, expected, err);
 	}
+	/* an option's enum is an int-sized field (see the assertion below), written by its index */
 	*(int *)field(cfg, o) = idx;
 	return 0;
 }
@@ -358,3 +359,10 @@ const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml)
 	}
 	return best;
 }
+
+/* Enum fields are written as int (set_enum()): every option enum is int-sized. */
+_Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
+		       sizeof(enum kepler_meter_source) == sizeof(int) &&
+		       sizeof(enum kepler_informer_kind) == sizeof(int) &&
+		       sizeof(enum kepler_dataset_format) == sizeof(int),
+	       "option enums are int-sized");

@@ -28,7 +28,7 @@ const struct kepler_program kepler_program_collectd = {
 		"Measures the node's energy every interval, attributes it to the processes, containers, VMs and pods that used the CPU, and commits one immutable snapshot per interval to the store. Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and read access to energy_uj); opens no network port.",
 	.section = 8,
 	.details =
-		"It is the only privileged part of kepler-c: it opens the energy meter, the eBPF programs and the store at start, then drops every capability but the two its loop needs (CAP_SYS_PTRACE to read other users' /proc/PID/exe, CAP_DAC_READ_SEARCH) and opens no network port. The readers (kepler-exporter, kepler-stdout, kepler-top, kepler-dataset) attach to the store read-only, as members of its group.\n\n"
+		"It is the only privileged part of kepler-c: it opens the energy meter, the eBPF programs and the store at start, then becomes collector.user with every capability set empty, no new privileges and a seccomp filter (the executables of processes already running are read before the drop), and opens no network port. The readers (kepler-exporter, kepler-stdout, kepler-top, kepler-dataset, kepler-passthrough) attach to the store read-only, as members of its group.\n\n"
 		"When the store cannot be written (a full disk, an I/O error) it goes on measuring and retries every interval; the first snapshot stored covers every interval until then. SIGTERM and SIGINT end it after one last snapshot of the partial interval.",
 	.examples = collectd_examples,
 };

@@ -136,14 +136,38 @@ struct kepler_workload kepler_workload_at(const struct kepler_snapshot *s, enum 
 	return w;
 }
 
+/*
+ * The zones a meter gives, in a snapshot's order, and in which order they
+ * are preferred as the primary zone (0 first; -1: never primary).
+ */
+static const struct {
+	const char *name;
+	int primary;
+} zone_names[] = {
+	{ KEPLER_ZONE_PACKAGE, 1 }, { KEPLER_ZONE_CORE, 2 }, { KEPLER_ZONE_UNCORE, 4 },
+	{ KEPLER_ZONE_DRAM, 3 },    { KEPLER_ZONE_PSYS, 0 }, { KEPLER_ZONE_PLATFORM, -1 },
+};
+
+#define NZONE_NAMES (sizeof(zone_names) / sizeof(zone_names[0]))
+
+int kepler_zone_rank(const char *name)
+{
+	for (size_t i = 0; i < NZONE_NAMES; i++)
+		if (!strcmp(zone_names[i].name, name))
+			return (int)i;
+	return KEPLER_ZONE_RANK_UNKNOWN;
+}
+
 size_t kepler_primary_zone_of(const char *const *names, size_t n)
 {
-	static const char *const order[] = { "psys", "package", "core", "dram", "uncore" };
-
-	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
-		for (size_t z = 0; z < n; z++)
-			if (names[z] && !strcmp(names[z], order[o]))
-				return z;
+	for (int want = 0; want < (int)NZONE_NAMES; want++)
+		for (size_t i = 0; i < NZONE_NAMES; i++) {
+			if (zone_names[i].primary != want)
+				continue;
+			for (size_t z = 0; z < n; z++)
+				if (names[z] && !strcmp(names[z], zone_names[i].name))
+					return z;
+		}
 	return 0;
 }
 

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kepler/array.h"
+#include "kepler/clock.h"
+
 #include "store_internal.h"
 
 int kepler_store_meta_get_u64(struct kepler_store *s, MDB_txn *txn, const char *key, uint64_t *ret)
@@ -342,21 +345,6 @@ int kepler_store_read_header(struct kepler_store *s, struct kepler_snapshot *ret
 	return STORE_GUARDED(s, err, read_header_in(s, ret, err));
 }
 
-/* Grow *arr (of *cap elements of @size) to hold one more. */
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	*cap = *cap ? *cap * 2 : 64;
-	p = realloc(*arr, *cap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	return 0;
-}
-
 /* The retained seqs from @from to @to (0: all), in order, inside @txn: LMDB's code. */
 static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t to, uint64_t **ret_seqs,
 		   size_t *ret_n)
@@ -378,7 +366,7 @@ static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t
 
 		if (to && seq > to)
 			break;
-		if (grow((void **)&seqs, &cap, n, sizeof(*seqs)) < 0) {
+		if (kepler_array_reserve((void **)&seqs, &cap, n + 1, sizeof(*seqs)) < 0) {
 			rc = ENOMEM;
 			break;
 		}
@@ -527,7 +515,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 			continue;
 		if (to_ns && rec.wall_ns > to_ns)
 			break;
-		if (grow((void **)&recs, &cap, n, sizeof(*recs)) < 0) {
+		if (kepler_array_reserve((void **)&recs, &cap, n + 1, sizeof(*recs)) < 0) {
 			rc = ENOMEM;
 			break;
 		}
@@ -549,14 +537,6 @@ int kepler_store_series(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns
 			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err)
 {
 	return STORE_GUARDED(s, err, series_in(s, from_ns, to_ns, ret, ret_n, err));
-}
-
-static uint64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Watch the data file for writes; -1 (and polling every second) if we cannot. */
@@ -609,7 +589,7 @@ int kepler_store_wait(struct kepler_store *s, uint64_t after_seq, uint64_t timeo
 int kepler_store_wait_or(struct kepler_store *s, uint64_t after_seq, uint64_t timeout_ns, int wake_fd,
 			 uint64_t *ret_seq, struct kepler_error *err)
 {
-	uint64_t deadline = now_mono_ns() + timeout_ns, seq = 0, now;
+	uint64_t deadline = kepler_mono_ns() + timeout_ns, seq = 0, now;
 	char drain[4096];
 	int r;
 
@@ -625,7 +605,7 @@ int kepler_store_wait_or(struct kepler_store *s, uint64_t after_seq, uint64_t ti
 		r = check_replaced(s, err);
 		if (r < 0)
 			return r;
-		now = now_mono_ns();
+		now = kepler_mono_ns();
 		if (now >= deadline)
 			return kepler_error_set(err, -ETIMEDOUT,
 						"no snapshot newer than %" PRIu64 " in the store", after_seq);

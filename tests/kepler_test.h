@@ -34,6 +34,26 @@ static unsigned kepler_test_skips;
 		kepler_test_skips++;                      \
 	} while (0)
 
+/*
+ * Assert that @expr, a call that takes &err, succeeded (returned 0),
+ * failing with the code and the message it gave: needs a
+ * `struct kepler_error err` in scope.
+ */
+#define KEPLER_OK(expr)                                                                \
+	do {                                                                           \
+		long kepler_ok_r_ = (long)(expr);                                      \
+		if (kepler_ok_r_ != 0)                                                 \
+			fail_msg("%s returned %ld: %s", #expr, kepler_ok_r_, err.msg); \
+	} while (0)
+
+/* Assert that @expr, a call that takes &err, failed with @code (a negative errno); the message shown if not. */
+#define KEPLER_FAILS(expr, code)                                                                         \
+	do {                                                                                             \
+		long kepler_fails_r_ = (long)(expr);                                                     \
+		if (kepler_fails_r_ != (long)(code))                                                     \
+			fail_msg("%s returned %ld, not %s: %s", #expr, kepler_fails_r_, #code, err.msg); \
+	} while (0)
+
 static inline int kepler_test_exit(int failed)
 {
 	if (failed)

@@ -421,7 +421,7 @@ static uint64_t freeze_point(struct kepler_store *r, const pid_t w[2], uint64_t 
 		wait_stopped(w[i]);
 		cpu[i] = cpu_ns(w[i]);
 	}
-	assert_int_equal(kepler_store_latest_seq(r, &latest, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &latest, &err));
 	seq = wait_seq(r, latest + 2);
 	for (int i = 0; i < 2; i++)
 		kill(w[i], SIGCONT);

@@ -179,9 +179,9 @@ static void test_defaults(void **state)
 	struct kepler_error err;
 
 	(void)state;
-	assert_int_equal(kepler_config_init(&cfg, &err), 0);
+	KEPLER_OK(kepler_config_init(&cfg, &err));
 	assert_int_equal(cfg.monitor_interval_ns, 5 * NS_PER_S);
-	assert_int_equal(cfg.log_level, KEPLER_LEVEL_INFO);
+	assert_int_equal(cfg.log_level, KEPLER_LOG_INFO);
 	assert_int_equal(cfg.meter_source, KEPLER_METER_AUTO);
 	assert_string_equal(cfg.store_path, "/var/lib/kepler/store");
 	assert_int_equal(cfg.store_retention_snapshots.count, 720);
@@ -229,14 +229,14 @@ static void test_precedence(void **state)
 	(void)state;
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
 	assert_int_equal(cfg.monitor_interval_ns, 10 * NS_PER_S);
-	assert_int_equal(cfg.log_level, KEPLER_LEVEL_DEBUG);
+	assert_int_equal(cfg.log_level, KEPLER_LOG_DEBUG);
 	assert_int_equal(cfg.store_retention_snapshots.count, 720); /* default kept */
 	kepler_config_done(&cfg);
 
 	/* flags win over the file whatever their order on the command line */
 	assert_int_equal(parse(&cfg, &collectd, &err, "--monitor.interval=2s", "--config", path, NULL), 0);
 	assert_int_equal(cfg.monitor_interval_ns, 2 * NS_PER_S);
-	assert_int_equal(cfg.log_level, KEPLER_LEVEL_DEBUG);
+	assert_int_equal(cfg.log_level, KEPLER_LOG_DEBUG);
 	kepler_config_done(&cfg);
 
 	/* the last of two flags wins; --key value and --key=value both work */

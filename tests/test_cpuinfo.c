@@ -150,13 +150,13 @@ static void test_store(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	o.path = dir;
-	assert_int_equal(kepler_store_open_writer(&o, &w, &err), 0);
-	assert_int_equal(kepler_store_set_meta(w, &meta, &err), 0);
-	assert_int_equal(kepler_store_open_reader(dir, &r, &err), 0);
+	KEPLER_OK(kepler_store_open_writer(&o, &w, &err));
+	KEPLER_OK(kepler_store_set_meta(w, &meta, &err));
+	KEPLER_OK(kepler_store_open_reader(dir, &r, &err));
 	assert_int_equal(kepler_store_get_cpus(r, &got, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "no CPU list"));
-	assert_int_equal(kepler_store_set_cpus(w, &(struct kepler_cpuinfo){ cpus, 2 }, &err), 0);
-	assert_int_equal(kepler_store_get_cpus(r, &got, &err), 0);
+	KEPLER_OK(kepler_store_set_cpus(w, &(struct kepler_cpuinfo){ cpus, 2 }, &err));
+	KEPLER_OK(kepler_store_get_cpus(r, &got, &err));
 	assert_int_equal(got.n, 2);
 	check_cpu("from the store", &got.cpus[1], &cpus[1]);
 	kepler_cpuinfo_free(&got);

@@ -10,7 +10,7 @@ set -uo pipefail
 build=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
 dataset=$build/readers/dataset/kepler-dataset
-train=$build/tools/kepler-train
+train=$build/readers/train/kepler-train
 collectd=$build/collectd/kepler-collectd
 stdout=$build/readers/stdout/kepler-stdout
 py=/usr/bin/python3

@@ -779,7 +779,7 @@ static void test_census_iterator_matches_proc(void **state)
 	}
 	/* an informer whose own census walked /proc: its iterator is still loaded, for this census */
 	inf = open_ebpf_census(CENSUS_PROCFS);
-	assert_int_equal(inf->ops->census(inf, census_collect, &c, &n, &err), 0);
+	KEPLER_OK(inf->ops->census(inf, census_collect, &c, &n, &err));
 	assert_int_equal(inf->ops->census(inf, census_collect, &c, &n, &err), -ENOENT); /* unloaded after */
 	kepler_informer_close(inf);
 	opened = NULL;
@@ -943,8 +943,8 @@ static void census_at_open(enum census_how how)
 	usleep(300000);
 	refresh(inf);
 	kernel_ns = proc_cpu_ns(a);
-	assert_int_equal(kepler_informer_open(&pp, NULL, &procfs, &err), 0);
-	assert_int_equal(kepler_informer_refresh(procfs, &err), 0);
+	KEPLER_OK(kepler_informer_open(&pp, NULL, &procfs, &err));
+	KEPLER_OK(kepler_informer_refresh(procfs, &err));
 	p = find_pid(inf, a);
 	q = find_pid(procfs, a);
 	assert_non_null(p);

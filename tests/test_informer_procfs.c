@@ -339,7 +339,7 @@ static void test_real_proc(void **state)
 	const struct kepler_proc *me = NULL;
 	volatile unsigned long x = 0;
 
-	assert_int_equal(kepler_informer_open(&p, NULL, &c->inf, &err), 0);
+	KEPLER_OK(kepler_informer_open(&p, NULL, &c->inf, &err));
 	refresh(c);
 	for (unsigned long i = 0; i < 200000000UL; i++)
 		x += i;

@@ -65,7 +65,7 @@ static void test_podlist(void **state)
 	char *json = slurp(KEPLER_SOURCE_DIR "/tests/data/kubelet/podlist.json", &len);
 
 	(void)state;
-	assert_int_equal(kepler_kube_names_parse_podlist(t, json, len, &err), 0);
+	KEPLER_OK(kepler_kube_names_parse_podlist(t, json, len, &err));
 	assert_int_equal(t->npods, 5); /* the evil one refused; the pending one has no container */
 	assert_int_equal(t->ncontainers, 6);
 	assert_int_equal(t->skipped, 2); /* "Evil Pod..." and the short container id */
@@ -126,7 +126,7 @@ static void test_podlist_garbage(void **state)
 		struct kepler_kube_names *t = kepler_kube_names_new();
 		struct kepler_error err = { 0 };
 
-		assert_int_equal(kepler_kube_names_parse_podlist(t, json, strlen(json), &err), 0);
+		KEPLER_OK(kepler_kube_names_parse_podlist(t, json, strlen(json), &err));
 		assert_int_equal(t->ncontainers, 1);
 		assert_int_equal(t->skipped, 5);
 		expect(t, HEX("a"), "c", "a", "b", 0);
@@ -223,7 +223,7 @@ static void test_thread_logs(void **state)
 	snprintf(link, sizeof(link), "%s/web-1_shop_nginx-" HEX("2") ".log", sub);
 	assert_int_equal(symlink("/var/log/pods/shop_web-1_" UID_SHOP "/nginx/0.log", link), 0);
 	p.log_dir = dir;
-	assert_int_equal(kepler_kube_open(&p, &k, &err), 0);
+	KEPLER_OK(kepler_kube_open(&p, &k, &err));
 	kepler_kube_refresh(k); /* starts the thread */
 	for (int i = 0; i < 200 && !good; i++) {
 		usleep(10000);
@@ -267,7 +267,7 @@ static void test_thread_kubelet_down(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "abc\n", 4), 4);
 	close(fd);
-	assert_int_equal(kepler_kube_open(&p, &k, &err), 0);
+	KEPLER_OK(kepler_kube_open(&p, &k, &err));
 	kepler_kube_refresh(k); /* starts the thread */
 	for (int i = 0; i < 300 && !failed; i++) {
 		usleep(10000);

@@ -235,7 +235,7 @@ static void test_random_intervals_sum_exactly(void **state)
 	(void)state;
 	srand(42);
 	world_init(&w, NPROC);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	for (int k = 0; k < 200; k++) {
 		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
 
@@ -247,7 +247,7 @@ static void test_random_intervals_sum_exactly(void **state)
 			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
 		in.busy_delta_ns = (uint64_t)(rand() % 1000);
 		in.total_delta_ns = 1000;
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 		if (k == 0) {
 			assert_true(s->flags & KEPLER_SNAP_FIRST);
 			assert_int_equal(s->zones[0].energy.delta_uj, 0);
@@ -277,8 +277,8 @@ static void test_hints_change_nothing(void **state)
 	(void)state;
 	srand(7);
 	world_init(&w, NPROC);
-	assert_int_equal(kepler_ledger_new(&p, &a, &err), 0);
-	assert_int_equal(kepler_ledger_new(&p, &b, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &a, &err));
+	KEPLER_OK(kepler_ledger_new(&p, &b, &err));
 	for (int k = 0; k < 50; k++) {
 		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
 
@@ -291,7 +291,7 @@ static void test_hints_change_nothing(void **state)
 			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
 		in.busy_delta_ns = 500;
 		in.total_delta_ns = 1000;
-		assert_int_equal(kepler_ledger_build(b, &in, &sb, &err), 0);
+		KEPLER_OK(kepler_ledger_build(b, &in, &sb, &err));
 		for (size_t i = 0; i < w.n; i++) {
 			int r = rand() % 10;
 
@@ -300,7 +300,7 @@ static void test_hints_change_nothing(void **state)
 						: r < 9 ? (uint32_t)(rand() % (int)w.n) + 1 /* another's */
 							: 100000;                           /* past the end */
 		}
-		assert_int_equal(kepler_ledger_build(a, &in, &sa, &err), 0);
+		KEPLER_OK(kepler_ledger_build(a, &in, &sa, &err));
 		assert_int_equal(sa->nprocesses, sb->nprocesses);
 		for (size_t i = 0; i < sa->nprocesses; i++) {
 			assert_int_equal(sa->processes[i].pid, sb->processes[i].pid);
@@ -325,12 +325,12 @@ static void test_no_cpu_is_all_idle(void **state)
 
 	(void)state;
 	world_init(&w, 5);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, 0, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	in = input(&w, 5 * SEC, false);
 	in.zones[0].delta_uj = 1000;
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->zones[0].active.delta_uj, 0);
 	assert_int_equal(s->zones[0].idle.delta_uj, 1000);
 	check_sums(s);
@@ -354,9 +354,9 @@ static void test_baseline_split(void **state)
 	world_init(&w, 5);
 	for (size_t i = 0; i < w.n; i++)
 		w.procs[i].cpu_time_delta_ns = (i + 1) * 1000000;
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, 0, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	/* 5 s at 12 W idle is 60 J: of 100 J, 40 J are active; 50 J at 12 W: all idle */
 	in = input(&w, 5 * SEC, false);
 	in.zones[0].delta_uj = 100 * J;
@@ -364,7 +364,7 @@ static void test_baseline_split(void **state)
 	in.zones[1].delta_uj = 50 * J;
 	in.zones[1].baseline = (struct kepler_baseline){ 12 * J, KEPLER_BASELINE_CONFIGURED, 0, 0 };
 	in.zones[2].delta_uj = 100 * J; /* NONE: usage ratio 3/10 */
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->zones[0].active.delta_uj, 40 * J);
 	assert_int_equal(s->zones[0].idle.delta_uj, 60 * J);
 	assert_int_equal(s->zones[0].baseline.method, KEPLER_BASELINE_FITTED);
@@ -379,7 +379,7 @@ static void test_baseline_split(void **state)
 	in.interval_ns = 1234567;
 	in.zones[0].delta_uj = 1000003;
 	in.zones[0].baseline = (struct kepler_baseline){ 333333, KEPLER_BASELINE_MINIMUM, 0, 3 };
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->zones[0].active.delta_uj, 1000003 - 411); /* 333333 uW x 1.234567 ms = 411.5 uJ */
 	check_sums(s);
 	assert_int_equal(kepler_active_above_uj(UINT64_MAX, UINT64_MAX, UINT64_MAX), 0);
@@ -407,7 +407,7 @@ static void test_monotonic_check(void **state)
 	srand(9);
 	world_init(&w, NPROC);
 	assert_int_equal(kepler_monotonic_new(&m), 0);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	for (int k = 0; k < 200; k++) {
 		struct kepler_ledger_input in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
 
@@ -417,7 +417,7 @@ static void test_monotonic_check(void **state)
 		}
 		for (unsigned z = 0; z < 3; z++)
 			in.zones[z].delta_uj = (uint64_t)rand();
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 		assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
 	}
 	/* a process's energy goes down */
@@ -465,8 +465,8 @@ static void test_backlog_covers_the_gap(void **state)
 	(void)state;
 	srand(7);
 	world_init(&w, NPROC);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
-	assert_int_equal(kepler_backlog_new(1000, &b, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	KEPLER_OK(kepler_backlog_new(1000, &b, &err));
 	for (int k = 0; k <= 12; k++) {
 		struct kepler_ledger_input in;
 
@@ -483,7 +483,7 @@ static void test_backlog_covers_the_gap(void **state)
 			in.zones[z].delta_uj = (uint64_t)rand() * 97 + (uint64_t)rand();
 		in.busy_delta_ns = (uint64_t)(rand() % 1000);
 		in.total_delta_ns = 1000;
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 		if (k == 0) /* stored */
 			continue;
 		for (size_t i = 0; i < s->nprocesses; i++) {
@@ -498,12 +498,12 @@ static void test_backlog_covers_the_gap(void **state)
 			node[z][1] += s->zones[z].active.delta_uj;
 			node[z][2] += s->zones[z].idle.delta_uj;
 		}
-		assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
+		KEPLER_OK(kepler_backlog_merge(b, s, &m, &err));
 		check_sums(m);
 		if (k < 12) { /* refused */
 			if (!first_refused)
 				first_refused = m->wall_ns;
-			assert_int_equal(kepler_backlog_hold(b, m, m->wall_ns, &err), 0);
+			KEPLER_OK(kepler_backlog_hold(b, m, m->wall_ns, &err));
 			assert_int_equal(kepler_backlog_intervals(b), (unsigned)k);
 		}
 	}
@@ -550,10 +550,10 @@ static void test_backlog_is_bounded(void **state)
 
 	(void)state;
 	world_init(&w, 10);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
-	assert_int_equal(kepler_backlog_new(3, &b, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	KEPLER_OK(kepler_backlog_new(3, &b, &err));
 	in = input(&w, 0, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	for (size_t i = 0; i < 10; i++) {
 		w.procs[i].cpu_time_delta_ns = (i + 1) * SEC;
 		w.procs[i].state = KEPLER_STATE_TERMINATED;
@@ -562,14 +562,14 @@ static void test_backlog_is_bounded(void **state)
 	}
 	in = input(&w, 5 * SEC, false);
 	in.zones[0].delta_uj = 100 * J;
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
-	assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
-	assert_int_equal(kepler_backlog_hold(b, m, m->wall_ns, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	KEPLER_OK(kepler_backlog_merge(b, s, &m, &err));
+	KEPLER_OK(kepler_backlog_hold(b, m, m->wall_ns, &err));
 	w.n = 0; /* all ten gone, and not carried */
 	in = input(&w, 10 * SEC, false);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->nprocesses, 0);
-	assert_int_equal(kepler_backlog_merge(b, s, &m, &err), 0);
+	KEPLER_OK(kepler_backlog_merge(b, s, &m, &err));
 	assert_int_equal(m->nprocesses, 3); /* the three with the most energy */
 	for (size_t i = 0; i < 3; i++)
 		assert_true(m->processes[i].pid >= 107);
@@ -592,9 +592,9 @@ static void test_terminated_carry(void **state)
 
 	(void)state;
 	world_init(&w, 4);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, t, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	/* CPU 1:2:3:4 of 100 J active: 10, 20, 30, 40 J; all end in this interval */
 	for (size_t i = 0; i < 4; i++) {
 		w.procs[i].cpu_time_delta_ns = (i + 1) * SEC;
@@ -603,7 +603,7 @@ static void test_terminated_carry(void **state)
 	in = input(&w, t += 5 * SEC, false);
 	in.zones[0].delta_uj = 100 * J;
 	in.busy_delta_ns = in.total_delta_ns = SEC;
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->nprocesses, 4);
 	assert_int_equal(find(s, 103)->usage.zones[0].delta_uj, 40 * J);
 	assert_int_equal(find(s, 103)->usage.state, KEPLER_STATE_TERMINATED);
@@ -611,7 +611,7 @@ static void test_terminated_carry(void **state)
 	/* the informer forgets them; the two largest are carried with delta 0 */
 	w.n = 0;
 	in = input(&w, t += 5 * SEC, false);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->nprocesses, 2);
 	assert_non_null(find(s, 103));
 	assert_non_null(find(s, 102));
@@ -622,11 +622,11 @@ static void test_terminated_carry(void **state)
 	/* until the ttl (20 s after they ended) */
 	for (int k = 0; k < 3; k++) {
 		in = input(&w, t += 5 * SEC, false);
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 		assert_int_equal(s->nprocesses, 2);
 	}
 	in = input(&w, t += 5 * SEC, false);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->nprocesses, 0);
 	/* containers follow their processes: terminated, then carried, then gone */
 	assert_int_equal(s->ncontainers, 0);
@@ -645,16 +645,16 @@ static void test_resume(void **state)
 
 	(void)state;
 	world_init(&w, 6);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, 0, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	for (size_t i = 0; i < 6; i++)
 		w.procs[i].cpu_time_delta_ns = SEC;
 	in = input(&w, 5 * SEC, false);
 	in.zones[0].delta_uj = 600 * J;
 	in.zones[1].delta_uj = 60 * J;
 	in.busy_delta_ns = in.total_delta_ns = SEC;
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	proc_total = find(s, 101)->usage.zones[0].total_uj;
 	node_total = s->zones[0].energy.total_uj;
 	assert_int_equal(proc_total, 100 * J);
@@ -676,26 +676,26 @@ static void test_resume(void **state)
 	copy.processes = procs;
 	copy.ncontainers = 0;
 	copy.nvms = copy.npods = 0;
-	assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
 	assert_int_equal(kepler_ledger_resume(l2, &copy), 0);
 	free(procs);
 	free(swapped);
 	/* the informer reports only some processes at first (eBPF: those that ran) */
 	w.n = 3;
 	in = input(&w, 100 * SEC, true);
-	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 	assert_int_equal(s->zones[0].energy.total_uj, node_total);
 	assert_int_equal(find(s, 101)->usage.zones[0].total_uj, proc_total);
 	assert_null(find(s, 105));
 	/* the others, when they run again, continue from their totals too */
 	w.n = 6;
 	in = input(&w, 102 * SEC, false);
-	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 	assert_int_equal(find(s, 105)->usage.zones[0].total_uj, 100 * J);
 	in = input(&w, 105 * SEC, false);
 	in.zones[0].delta_uj = 60 * J;
 	in.busy_delta_ns = in.total_delta_ns = SEC;
-	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 	assert_int_equal(find(s, 101)->usage.zones[0].total_uj, proc_total + 10 * J);
 	assert_true(s->containers[0].usage.zones[0].total_uj > 0);
 	(void)cont_total;
@@ -749,7 +749,7 @@ static void test_idle_policies(void **state)
 
 		srand(7);
 		world_init(&w, NPROC);
-		assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+		KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 		assert_int_equal(kepler_monotonic_new(&mono), 0);
 		for (int k = 0; k < 100; k++) {
 			in = input(&w, (uint64_t)k * 5 * SEC, k == 0);
@@ -769,7 +769,7 @@ static void test_idle_policies(void **state)
 			in.busy_delta_ns = (uint64_t)(rand() % 1000);
 			in.total_delta_ns = 1000;
 			in.cpu_count = 2;
-			assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+			KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 			assert_int_equal(s->idle_policy, policies[pi]);
 			assert_non_null(s->processes[0].usage.idle);
 			check_sums(s);
@@ -798,7 +798,7 @@ static void test_idle_policies(void **state)
 			in.zones[0].delta_uj = 1000003;
 			in.busy_delta_ns = 0;
 			in.cpu_count = 2;
-			assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+			KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 			check_sums(s);
 			uint64_t part = 0, by[4] = { 0 }, want[2], wts[2] = { 1000, 2048 - 1000 }, scratch[4];
 
@@ -819,7 +819,7 @@ static void test_idle_policies(void **state)
 					    by[c] * 10 / (c + 1) <= part + 10);
 		}
 		/* a restarted ledger continues the idle totals */
-		assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+		KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
 		assert_int_equal(kepler_ledger_resume(l2, s), 0);
 		{
 			uint64_t before = s->processes[1].usage.idle[0].total_uj;
@@ -830,7 +830,7 @@ static void test_idle_policies(void **state)
 				in.units = units;
 				in.nunits = size_units(&w, units);
 			}
-			assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+			KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 			assert_int_equal(find(s, pid)->usage.idle[0].total_uj, before);
 			assert_int_equal(kepler_monotonic_check(mono, s, why, sizeof(why)), 0);
 		}
@@ -859,7 +859,7 @@ static void test_device_zone(void **state)
 
 	(void)state;
 	world_init(&w, 8);
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, 0, true);
 	in.nzones = 4;
 	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
@@ -867,7 +867,7 @@ static void test_device_zone(void **state)
 						      .source = KEPLER_SOURCE_NVML,
 						      .device = true,
 						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	/* processes 1 (a container's) and 4 used the GPU 3:1, an unlisted PID as much as process 4 */
 	weights[1] = 300;
 	weights[4] = 100;
@@ -882,7 +882,7 @@ static void test_device_zone(void **state)
 						      .weights = weights,
 						      .unlisted_weight = 100,
 						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	check_sums(s);
 	assert_true(kepler_zone_is_device(&s->zones[3]));
 	assert_string_equal(s->zones[3].device.name, "Test GPU");
@@ -905,13 +905,13 @@ static void test_device_zone(void **state)
 						      .device = true,
 						      .active_uj = 50 * J,
 						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	check_sums(s);
 	assert_int_equal(s->zones[3].unattributed.delta_uj, 50 * J);
 	unattributed = s->zones[3].unattributed.total_uj;
 	assert_int_equal(unattributed, 250 * J + 2);
 	/* a restarted collector continues the unattributed total */
-	assert_int_equal(kepler_ledger_new(&p, &l2, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
 	assert_int_equal(kepler_ledger_resume(l2, s), 0);
 	in = input(&w, 20 * SEC, true);
 	in.nzones = 4;
@@ -920,7 +920,7 @@ static void test_device_zone(void **state)
 						      .source = KEPLER_SOURCE_NVML,
 						      .device = true,
 						      .info = { 0, "GPU-x", "Test GPU", "nvidia" } };
-	assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 	assert_int_equal(s->zones[3].unattributed.total_uj, unattributed);
 	kepler_ledger_free(l);
 	kepler_ledger_free(l2);
@@ -939,16 +939,16 @@ static void test_container_comes_back(void **state)
 
 	(void)state;
 	world_init(&w, 2); /* process 1 is in a container, process 0 is not */
-	assert_int_equal(kepler_ledger_new(&p, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, t, true);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	for (int k = 0; k < 3; k++) {
 		w.procs[1].cpu_time_delta_ns = SEC;
 		w.procs[1].cpu_time_ns += SEC;
 		in = input(&w, t += 5 * SEC, false);
 		in.zones[0].delta_uj = 100 * J;
 		in.busy_delta_ns = in.total_delta_ns = SEC;
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	}
 	assert_int_equal(s->ncontainers, 1);
 	before = s->containers[0].usage.zones[0].total_uj;
@@ -958,11 +958,11 @@ static void test_container_comes_back(void **state)
 	w.procs[1].state = KEPLER_STATE_TERMINATED;
 	w.procs[1].cpu_time_delta_ns = 0;
 	in = input(&w, t += 5 * SEC, false);
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	w.n = 1;
 	for (int k = 0; k < 4; k++) {
 		in = input(&w, t += 5 * SEC, false);
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	}
 	assert_int_equal(s->ncontainers, 0);
 	/* a new process in the same container: its counters go on from where they were */
@@ -974,7 +974,7 @@ static void test_container_comes_back(void **state)
 	in = input(&w, t += 5 * SEC, false);
 	in.zones[0].delta_uj = 100 * J;
 	in.busy_delta_ns = in.total_delta_ns = SEC;
-	assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	assert_int_equal(s->ncontainers, 1);
 	assert_int_equal(s->containers[0].usage.state, KEPLER_STATE_RUNNING);
 	print_message("container: %llu uJ before it was forgotten, %llu uJ when it came back\n",

@@ -201,11 +201,11 @@ static void test_every_allocation_of_every_interval(void **state)
 	long failures = 0;
 
 	(void)state;
-	assert_int_equal(kepler_ledger_new(&params, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&params, &l, &err));
 	for (int k = 0; k < INTERVALS; k++) {
 		struct kepler_ledger_input in = input(&w, k);
 
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 		ref[k] = encode(s);
 	}
 	assert_true(s->ncontainers > 0 && s->npods > 0 && s->nvms > 0);
@@ -215,7 +215,7 @@ static void test_every_allocation_of_every_interval(void **state)
 			struct kepler_ledger_input in;
 			int r;
 
-			assert_int_equal(kepler_ledger_new(&params, &l, &err), 0);
+			KEPLER_OK(kepler_ledger_new(&params, &l, &err));
 			for (int k = 0; k < f; k++)
 				build_expect(l, k, &ref[k]);
 			in = input(&w, f);
@@ -255,21 +255,21 @@ static void test_resume_out_of_memory(void **state)
 	long n;
 
 	(void)state;
-	assert_int_equal(kepler_ledger_new(&params, &l, &err), 0);
+	KEPLER_OK(kepler_ledger_new(&params, &l, &err));
 	for (int k = 0; k < 3; k++) {
 		struct kepler_ledger_input in = input(&w, k);
 
-		assert_int_equal(kepler_ledger_build(l, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
 	}
 	b = encode(s);
-	assert_int_equal(kepler_snapshot_decode(b.data, b.len, &prev, &err), 0);
+	KEPLER_OK(kepler_snapshot_decode(b.data, b.len, &prev, &err));
 	kepler_ledger_free(l);
 	for (n = 1;; n++) {
 		struct kepler_ledger_input in = input(&w, 3);
 		int r;
 
 		in.first = true; /* a restarted collector's first interval */
-		assert_int_equal(kepler_ledger_new(&params, &l2, &err), 0);
+		KEPLER_OK(kepler_ledger_new(&params, &l2, &err));
 		countdown = n;
 		allocs = 0;
 		r = kepler_ledger_resume(l2, prev);
@@ -280,7 +280,7 @@ static void test_resume_out_of_memory(void **state)
 		}
 		assert_int_equal(r, -ENOMEM);
 		/* nothing resumed: the node starts from this interval's energy */
-		assert_int_equal(kepler_ledger_build(l2, &in, &s, &err), 0);
+		KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
 		assert_int_equal(s->zones[0].energy.total_uj, 0); /* no delta in a first interval */
 		assert_null(snapshot_sums(s));
 		kepler_ledger_free(l2);

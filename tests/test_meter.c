@@ -592,7 +592,7 @@ static void test_auto_falls_back_to_model(void **state)
 	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "no RAPL"));
 	c->p.source = KEPLER_METER_AUTO;
-	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_MODEL);
 	assert_int_equal(att.count, 2);
 	assert_int_equal(att.tried[0].source, KEPLER_METER_RAPL);
@@ -604,7 +604,7 @@ static void test_auto_falls_back_to_model(void **state)
 	c->m = NULL;
 	/* with a meter, auto takes it; fake is never chosen by auto */
 	make_tree(c, "--no-rapl --hwmon");
-	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_HWMON);
 	assert_int_equal(att.count, 1);
 }
@@ -622,7 +622,7 @@ static void test_auto_reads_rapl_and_platform(void **state)
 
 	make_tree(c, "--dram --hwmon");
 	c->p.source = KEPLER_METER_AUTO;
-	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_RAPL);
 	assert_true(kepler_meter_has_platform(c->m));
 	assert_int_equal(kepler_meter_zone_count(c->m), 3);
@@ -636,7 +636,7 @@ static void test_auto_reads_rapl_and_platform(void **state)
 	kepler_meter_close(c->m);
 	c->m = NULL;
 	c->p.source = KEPLER_METER_RAPL;
-	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), 0);
+	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_false(kepler_meter_has_platform(c->m));
 	assert_int_equal(kepler_meter_zone_count(c->m), 2);
 }

@@ -34,8 +34,8 @@ static void round_trip(size_t nprocs)
 
 	fixture_build(&f, nprocs, 42);
 	f.snap.seq = 77;
-	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
-	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_encode(&f.snap, &blob, &len, &err));
+	KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 	diff = snapshot_diff(&f.snap, out);
 	if (diff)
 		fail_msg("%zu processes: decoded snapshot differs in %s", nprocs, diff);
@@ -135,7 +135,7 @@ static void test_runs_of_equal_strings(void **state)
 			assert_null(memmem(at + 16, len - (size_t)(at + 16 - (const char *)blob),
 					   "/usr/sbin/nginx", 16));
 		}
-		assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+		KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 		for (size_t i = 0; i < 8; i++) {
 			assert_string_equal(out->processes[i].comm, comms[i]);
 			assert_string_equal(out->processes[i].exe, exes[i]);
@@ -267,7 +267,7 @@ static void test_newer_minor_is_read(void **state)
 	fixture_build(&f, 5, 1);
 	assert_int_equal(kepler_snapshot_encode(&f.snap, (void **)&blob, &len, NULL), 0);
 	newer = with_extra_section(blob, len, 0, &newer_len);
-	assert_int_equal(kepler_snapshot_decode(newer, newer_len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_decode(newer, newer_len, &out, &err));
 	assert_null(snapshot_diff(&f.snap, out));
 	kepler_snapshot_free(out);
 	free(newer);
@@ -325,7 +325,7 @@ static void test_older_zone_records_are_read(void **state)
 	(void)state;
 	fixture_build(&f, 5, 1);
 	blob = encode_older(&f, SEC_ZONES, 72, 72, &len);
-	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 	for (size_t z = 0; z < f.snap.nzones; z++) {
 		assert_int_equal(out->zones[z].baseline.method, KEPLER_BASELINE_NONE);
 		assert_int_equal(out->zones[z].baseline.idle_uw, 0);
@@ -353,7 +353,7 @@ static void test_zone_records_before_devices_are_read(void **state)
 	(void)state;
 	fixture_build(&f, 4, 3);
 	blob = encode_older(&f, SEC_ZONES, 112, 112, &len);
-	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 	for (size_t z = 0; z < f.snap.nzones; z++) {
 		assert_int_equal(out->zones[z].unattributed.total_uj, 0);
 		assert_string_equal(out->zones[z].device.uuid, "");
@@ -382,7 +382,7 @@ static void test_older_info_record_is_read(void **state)
 	fixture_build(&f, 5, 2);
 	assert_int_equal(f.snap.unstored_intervals, 2);
 	blob = encode_older(&f, SEC_INFO, 80, 76, &len);
-	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 	assert_int_equal(out->unstored_intervals, 0);
 	assert_int_equal(out->unstored_ns, 0);
 	assert_int_equal(out->collector_cpu_ns, 0);
@@ -435,7 +435,7 @@ static void test_idle_round_trip(void **state)
 			assert_int_equal(packed ? kepler_snapshot_encode_packed(&f.snap, 1, &blob, &len, &err)
 						: kepler_snapshot_encode(&f.snap, &blob, &len, &err),
 					 0);
-			assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+			KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 			diff = snapshot_diff(&f.snap, out);
 			if (diff)
 				fail_msg("%s: %s differs", kepler_idle_policy_name(policies[i]), diff);
@@ -447,8 +447,8 @@ static void test_idle_round_trip(void **state)
 	}
 	/* policy NONE: no idle arrays come back */
 	fixture_build(&f, 5, 3);
-	assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
-	assert_int_equal(kepler_snapshot_decode(blob, len, &out, &err), 0);
+	KEPLER_OK(kepler_snapshot_encode(&f.snap, &blob, &len, &err));
+	KEPLER_OK(kepler_snapshot_decode(blob, len, &out, &err));
 	assert_null(out->processes[0].usage.idle);
 	assert_int_equal(out->idle_policy, KEPLER_IDLE_NONE);
 	kepler_snapshot_free(out);
@@ -475,18 +475,18 @@ static void test_packed_round_trip(void **state)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		fixture_build(&f, sizes[i], 7);
 		f.snap.seq = 99;
-		assert_int_equal(kepler_snapshot_encode(&f.snap, &plain, &plain_len, &err), 0);
-		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
+		KEPLER_OK(kepler_snapshot_encode(&f.snap, &plain, &plain_len, &err));
+		KEPLER_OK(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err));
 		memcpy(&h, packed, sizeof(h));
 		assert_int_equal(h.major, KEPLER_FORMAT_MAJOR);
 		assert_int_equal(h.minor, KEPLER_FORMAT_MINOR);
-		assert_int_equal(kepler_snapshot_decode(packed, packed_len, &out, &err), 0);
+		KEPLER_OK(kepler_snapshot_decode(packed, packed_len, &out, &err));
 		diff = snapshot_diff(&f.snap, out);
 		if (diff)
 			fail_msg("%zu processes: the packed snapshot differs in %s", sizes[i], diff);
 		kepler_snapshot_free(out);
-		assert_int_equal(kepler_snapshot_peek(plain, plain_len, &plain_hdr, &err), 0);
-		assert_int_equal(kepler_snapshot_peek(packed, packed_len, &packed_hdr, &err), 0);
+		KEPLER_OK(kepler_snapshot_peek(plain, plain_len, &plain_hdr, &err));
+		KEPLER_OK(kepler_snapshot_peek(packed, packed_len, &packed_hdr, &err));
 		assert_int_equal(packed_hdr.seq, 99);
 		assert_memory_equal(&plain_hdr, &packed_hdr, sizeof(plain_hdr));
 		print_message("%zu processes: plain %zu bytes, packed %zu bytes\n", sizes[i], plain_len,
@@ -525,8 +525,8 @@ static void test_stored_round_trip(void **state)
 		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_STORED, &stored,
 							       &stored_len, &err),
 				 0);
-		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
-		assert_int_equal(kepler_snapshot_decode(stored, stored_len, &out, &err), 0);
+		KEPLER_OK(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err));
+		KEPLER_OK(kepler_snapshot_decode(stored, stored_len, &out, &err));
 		diff = snapshot_diff(&f.snap, out);
 		if (diff)
 			fail_msg("%zu processes stored: differs in %s", sizes[i], diff);
@@ -616,15 +616,15 @@ static void test_formats_2_and_3_still_read(void **state)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		fixture_build(&f, sizes[i], 5);
 		fixture_add_idle(&f, KEPLER_IDLE_SIZE);
-		assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err), 0);
+		KEPLER_OK(kepler_snapshot_encode_packed(&f.snap, 1, &packed, &packed_len, &err));
 		memcpy(&h, packed, sizeof(h));
-		assert_int_equal(kepler_blob_unpack(packed, packed_len, &h, &image, &err), 0);
+		KEPLER_OK(kepler_blob_unpack(packed, packed_len, &h, &image, &err));
 		for (size_t m = 0; m < 2; m++) {
 			h.major = majors[m];
 			h.minor = majors[m] == 2 ? 2 : 0;
 			memcpy(image, &h, sizeof(h));
 			assert_int_equal(kepler_blob_pack(image, h.total_size, 1, &old, &old_len[m]), 0);
-			assert_int_equal(kepler_snapshot_decode(old, old_len[m], &out, &err), 0);
+			KEPLER_OK(kepler_snapshot_decode(old, old_len[m], &out, &err));
 			diff = snapshot_diff(&f.snap, out);
 			if (diff)
 				fail_msg("%zu processes as %u.%u: differs in %s", sizes[i], h.major, h.minor,
@@ -841,7 +841,7 @@ static void test_no_heap_bytes_in_blobs(void **state)
 			fixture_build(&f, sizes[i], 3);
 			if (idle)
 				fixture_add_idle(&f, KEPLER_IDLE_SIZE);
-			assert_int_equal(kepler_snapshot_encode(&f.snap, &blob, &len, &err), 0);
+			KEPLER_OK(kepler_snapshot_encode(&f.snap, &blob, &len, &err));
 			if (leaked(blob))
 				fail_msg("%zu processes, plain: %zu bytes of padding not 0", sizes[i],
 					 leaked(blob));
@@ -850,7 +850,7 @@ static void test_no_heap_bytes_in_blobs(void **state)
 				kepler_snapshot_encode_packed(&f.snap, KEPLER_PACK_AUTO, &blob, &len, &err),
 				0);
 			memcpy(&h, blob, sizeof(h));
-			assert_int_equal(kepler_blob_unpack(blob, len, &h, &image, &err), 0);
+			KEPLER_OK(kepler_blob_unpack(blob, len, &h, &image, &err));
 			if (leaked(image))
 				fail_msg("%zu processes, packed: %zu bytes of padding not 0", sizes[i],
 					 leaked(image));
@@ -900,7 +900,7 @@ static void test_columns_damage_is_an_error(void **state)
 
 	(void)state;
 	fixture_build(&f, 100, 3);
-	assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err), 0);
+	KEPLER_OK(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err));
 	memcpy(&h, blob, sizeof(h));
 	memcpy(sec, blob + h.header_size, h.nsections * sizeof(sec[0]));
 	for (uint32_t i = 0; i < h.nsections; i++) /* the containers start inside the processes */
@@ -933,7 +933,7 @@ static void test_packed_damage_is_an_error(void **state)
 
 	(void)state;
 	fixture_build(&f, 200, 3);
-	assert_int_equal(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err), 0);
+	KEPLER_OK(kepler_snapshot_encode_packed(&f.snap, 1, (void **)&blob, &len, &err));
 	copy = malloc(len);
 	for (size_t bit = 0; bit < len * 8; bit += 7) {
 		memcpy(copy, blob, len);

@@ -94,8 +94,8 @@ static MDB_val newest_blob(struct kepler_store *r, MDB_txn **txn)
 	MDB_val k, v;
 	uint64_t seq;
 
-	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0); /* opens the databases */
-	assert_int_equal(kepler_store_begin_read(r, txn, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &seq, &err)); /* opens the databases */
+	KEPLER_OK(kepler_store_begin_read(r, txn, &err));
 	assert_int_equal(mdb_cursor_open(*txn, r->snapshots, &cur), 0);
 	assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_LAST), 0);
 	mdb_cursor_close(cur);
@@ -191,11 +191,11 @@ static void test_reader_releases_pages(void **state)
 	r = reader(c);
 	for (int i = 0; i < 5; i++) {
 		commit(w, 10000, (uint64_t)i + 2);
-		assert_int_equal(kepler_store_read(r, 0, &snap, &err), 0);
+		KEPLER_OK(kepler_store_read(r, 0, &snap, &err));
 		assert_int_equal(snap->nprocesses, 10000);
 		kepler_snapshot_free(snap);
-		assert_int_equal(kepler_store_read_header(r, &hdr, &err), 0);
-		assert_int_equal(kepler_store_series(r, 0, 0, &recs, &n, &err), 0);
+		KEPLER_OK(kepler_store_read_header(r, &hdr, &err));
+		KEPLER_OK(kepler_store_series(r, 0, 0, &recs, &n, &err));
 		assert_true(n >= 1);
 		free(recs);
 		assert_non_null(r->map_base); /* found by the first read */
@@ -268,7 +268,7 @@ static void test_one_writer(void **state)
 	w = writer(c);
 	commit(w, 3, 3);
 	r = reader(c);
-	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &seq, &err));
 	assert_int_equal(seq, 3);
 	kepler_store_close(r);
 	kepler_store_close(w);
@@ -287,9 +287,9 @@ static void test_commit_read_round_trip(void **state)
 		const char *diff;
 
 		fixture_build(&f, sizes[i], i);
-		assert_int_equal(kepler_store_commit(w, &f.snap, &err), 0);
+		KEPLER_OK(kepler_store_commit(w, &f.snap, &err));
 		assert_int_equal(f.snap.seq, i + 1);
-		assert_int_equal(kepler_store_read(r, 0, &got, &err), 0);
+		KEPLER_OK(kepler_store_read(r, 0, &got, &err));
 		diff = snapshot_diff(&f.snap, got);
 		if (diff)
 			fail_msg("%zu processes: differs in %s", sizes[i], diff);
@@ -321,7 +321,7 @@ static void test_uninitialized_store(void **state)
 	assert_non_null(strstr(err.msg, "is not initialized yet"));
 	w = writer(c);
 	kepler_store_close(w);
-	assert_int_equal(kepler_store_open_reader(c->dir, &r, &err), 0);
+	KEPLER_OK(kepler_store_open_reader(c->dir, &r, &err));
 	kepler_store_close(r);
 }
 
@@ -339,37 +339,37 @@ static void test_ring_keeps_newest(void **state)
 	for (uint64_t i = 0; i < 12; i++)
 		commit(w, 3, i);
 	r = reader(c);
-	assert_int_equal(kepler_store_list(r, 0, 0, &seqs, &n, &err), 0);
+	KEPLER_OK(kepler_store_list(r, 0, 0, &seqs, &n, &err));
 	assert_int_equal(n, 5);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(seqs[i], 8 + i);
 	free(seqs);
-	assert_int_equal(kepler_store_oldest_seq(r, &seq, &err), 0);
+	KEPLER_OK(kepler_store_oldest_seq(r, &seq, &err));
 	assert_int_equal(seq, 8);
-	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &seq, &err));
 	assert_int_equal(seq, 12);
 	{
 		struct kepler_snapshot hdr;
 
-		assert_int_equal(kepler_store_read_header(r, &hdr, &err), 0);
+		KEPLER_OK(kepler_store_read_header(r, &hdr, &err));
 		assert_int_equal(hdr.seq, 12);
 		assert_int_equal(hdr.nprocesses, 3);
 		assert_int_equal(hdr.nzones, 3);
 	}
 	assert_int_equal(kepler_store_read(r, 3, &got, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "snapshot 3 is not in the store"));
-	assert_int_equal(kepler_store_read(r, 9, &got, &err), 0);
+	KEPLER_OK(kepler_store_read(r, 9, &got, &err));
 	assert_int_equal(got->seq, 9);
 	kepler_snapshot_free(got);
 	/* fixture seeds 0..11 are 5 s apart; the ring holds seeds 7..11 */
-	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 47 * SEC, &seq, &err), 0);
+	KEPLER_OK(kepler_store_seq_at(r, 1795881600000000000ULL + 47 * SEC, &seq, &err));
 	assert_int_equal(seq, 10); /* seed 9 at 45 s */
-	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 35 * SEC, &seq, &err), 0);
+	KEPLER_OK(kepler_store_seq_at(r, 1795881600000000000ULL + 35 * SEC, &seq, &err));
 	assert_int_equal(seq, 8);
 	assert_int_equal(kepler_store_seq_at(r, 1795881600000000000ULL + 34 * SEC, &seq, &err), -ENOENT);
-	assert_int_equal(kepler_store_seq_at(r, UINT64_MAX, &seq, &err), 0);
+	KEPLER_OK(kepler_store_seq_at(r, UINT64_MAX, &seq, &err));
 	assert_int_equal(seq, 12);
-	assert_int_equal(kepler_store_list(r, 10, 11, &seqs, &n, &err), 0);
+	KEPLER_OK(kepler_store_list(r, 10, 11, &seqs, &n, &err));
 	assert_int_equal(n, 2);
 	free(seqs);
 	kepler_store_close(r);
@@ -391,7 +391,7 @@ static void test_series_retention(void **state)
 	for (uint64_t i = 0; i < 20; i++)
 		commit(w, 2, i);
 	r = reader(c);
-	assert_int_equal(kepler_store_series(r, 0, 0, &recs, &n, &err), 0);
+	KEPLER_OK(kepler_store_series(r, 0, 0, &recs, &n, &err));
 	assert_int_equal(n, 7); /* newest at 95 s; kept: 65..95 s */
 	assert_int_equal(recs[0].seq, 14);
 	assert_int_equal(recs[6].seq, 20);
@@ -400,7 +400,7 @@ static void test_series_retention(void **state)
 	assert_int_equal(recs[6].zones[0].energy_delta_uj, 5000);
 	assert_int_equal(recs[6].instructions, 13); /* summed over processes 0 and 1 */
 	free(recs);
-	assert_int_equal(kepler_store_series(r, 1795881600000000000ULL + 80 * SEC, 0, &recs, &n, &err), 0);
+	KEPLER_OK(kepler_store_series(r, 1795881600000000000ULL + 80 * SEC, 0, &recs, &n, &err));
 	assert_int_equal(n, 4);
 	free(recs);
 	kepler_store_close(r);
@@ -489,7 +489,7 @@ static void test_series_record_versions(void **state)
 
 		fixture_build(&f, 2, i);
 		f.snap.cpu_count = 4;
-		assert_int_equal(kepler_store_commit(w, &f.snap, &err), 0);
+		KEPLER_OK(kepler_store_commit(w, &f.snap, &err));
 		fixture_free(&f);
 	}
 	kepler_store_close(w);
@@ -498,7 +498,7 @@ static void test_series_record_versions(void **state)
 	edit_series(c->dir, 3, longer_than_value);
 	edit_series(c->dir, 4, newer_minor);
 	r = reader(c);
-	assert_int_equal(kepler_store_series(r, 0, 0, &recs, &n, &err), 0);
+	KEPLER_OK(kepler_store_series(r, 0, 0, &recs, &n, &err));
 	assert_int_equal(n, 3); /* 1 (newer version) and 3 (longer than its value) skipped */
 	assert_int_equal(recs[0].seq, 2);
 	assert_int_equal(recs[0].cpu_count, 0); /* a 1.0 record has none */
@@ -528,14 +528,14 @@ static void test_seq_survives_restart_and_meta(void **state)
 	snprintf(m.boot_id, sizeof(m.boot_id), "b00t");
 	m.collector_pid = 4242;
 	m.collector_start_ns = 99;
-	assert_int_equal(kepler_store_set_meta(w, &m, &err), 0);
+	KEPLER_OK(kepler_store_set_meta(w, &m, &err));
 	kepler_store_close(w);
 	w = writer(c);
 	commit(w, 1, 3);
 	r = reader(c);
-	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &seq, &err));
 	assert_int_equal(seq, 3);
-	assert_int_equal(kepler_store_get_meta(r, &got, &err), 0);
+	KEPLER_OK(kepler_store_get_meta(r, &got, &err));
 	assert_string_equal(got.hostname, "node-1");
 	assert_string_equal(got.boot_id, "b00t");
 	assert_int_equal(got.collector_pid, 4242);
@@ -566,7 +566,7 @@ static void test_reader_errors(void **state)
 	assert_int_equal(kepler_store_read(r, 0, &got, &err), -ENOENT);
 	assert_int_equal(kepler_store_commit(r, NULL, &err), -EBADF);
 	commit(w, 1, 1);
-	assert_int_equal(kepler_store_latest_seq(r, &seq, &err), 0);
+	KEPLER_OK(kepler_store_latest_seq(r, &seq, &err));
 	kepler_store_close(r);
 	kepler_store_close(w);
 }
@@ -607,7 +607,7 @@ static void test_map_full_is_survived(void **state)
 	assert_non_null(kepler_store_warning(w));
 	print_message("%s\n", kepler_store_warning(w));
 	r = reader(c);
-	assert_int_equal(kepler_store_read(r, 0, &got, &err), 0);
+	KEPLER_OK(kepler_store_read(r, 0, &got, &err));
 	assert_int_equal(got->seq, 80);
 	kepler_snapshot_free(got);
 	kepler_store_close(r);
@@ -636,7 +636,7 @@ static void test_wait_for_new_snapshot(void **state)
 		kepler_store_close(w);
 		_exit(0);
 	}
-	assert_int_equal(kepler_store_wait(r, 1, 10 * SEC, &seq, &err), 0);
+	KEPLER_OK(kepler_store_wait(r, 1, 10 * SEC, &seq, &err));
 	assert_int_equal(seq, 2);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	kepler_store_close(r);

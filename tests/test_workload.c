@@ -410,7 +410,7 @@ static void test_cpu_sizes(void **state)
 	snprintf(dir, sizeof(dir), "%s/v2/fs/cgroup/system.slice/bad.service", root);
 	put(dir, "cpu.weight", "lots\n");
 	snprintf(dir, sizeof(dir), "%s/v2", root);
-	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	KEPLER_OK(kepler_cpu_sizes_open(dir, &s, &err));
 	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "cpu.weight"));
 	kepler_cpu_sizes_begin(s, 1);
 	assert_int_equal(kepler_cpu_sizes_unit(s, "aa", "/kubepods/pod1/cri-containerd-aa.scope", 0, &a), 0);
@@ -442,7 +442,7 @@ static void test_cpu_sizes(void **state)
 	snprintf(dir, sizeof(dir), "%s/v1/fs/cgroup/cpu", root);
 	put(dir, "cpu.shares", "1024\n");
 	snprintf(dir, sizeof(dir), "%s/v1", root);
-	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	KEPLER_OK(kepler_cpu_sizes_open(dir, &s, &err));
 	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "cpu.shares"));
 	kepler_cpu_sizes_begin(s, 1);
 	assert_int_equal(kepler_cpu_sizes_unit(s, "x", "/docker/x", 0, &a), 0);
@@ -453,7 +453,7 @@ static void test_cpu_sizes(void **state)
 	kepler_cpu_sizes_close(s);
 	/* no hierarchy at all: said, every unit 1024 */
 	snprintf(dir, sizeof(dir), "%s/none", root);
-	assert_int_equal(kepler_cpu_sizes_open(dir, &s, &err), 0);
+	KEPLER_OK(kepler_cpu_sizes_open(dir, &s, &err));
 	assert_non_null(strstr(kepler_cpu_sizes_describe(s), "no cpu controller"));
 	kepler_cpu_sizes_begin(s, 1);
 	assert_int_equal(kepler_cpu_sizes_unit(s, "", "/a", 0, &a), 0);

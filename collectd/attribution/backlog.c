@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "backlog.h"
 #include "keymap.h"
 
@@ -59,21 +60,6 @@ static size_t key_of(const struct kepler_snapshot *s, enum kepler_kind k, size_t
 	return len;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap && p)
-		return p;
-	while (n < need)
-		n *= 2;
-	q = realloc(p, n * size);
-	if (q)
-		*cap = n;
-	return q;
-}
-
 /* Index the held snapshot's workloads by identity. */
 static int index_held(struct kepler_backlog *b)
 {
@@ -81,11 +67,9 @@ static int index_held(struct kepler_backlog *b)
 
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++) {
 		size_t n = kepler_workload_count(b->held, (enum kepler_kind)k);
-		bool *m = grow(b->matched[k], &b->matched_cap[k], n, sizeof(bool));
 
-		if (!m)
+		if (kepler_array_reserve((void **)&b->matched[k], &b->matched_cap[k], n, sizeof(bool)) < 0)
 			return -ENOMEM;
-		b->matched[k] = m;
 		kepler_keymap_clear(&b->map[k]);
 		if (kepler_keymap_reserve(&b->map[k], n) < 0)
 			return -ENOMEM;
@@ -202,15 +186,13 @@ static int reserve_out(struct kepler_backlog *b, const size_t *n, size_t nzones,
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++) {
 		size_t *count, size;
 		void **arr = array_of(&b->out, (enum kepler_kind)k, &count, &size);
-		void *p = grow(*arr, &b->cap[k], n[k], size);
 
-		if (!p)
+		if (kepler_array_reserve(arr, &b->cap[k], n[k], size) < 0)
 			return -ENOMEM;
-		*arr = p;
 		all += n[k];
 	}
-	b->pool = grow(b->pool, &b->pool_cap, all * nzones * (idle ? 2 : 1), sizeof(*b->pool));
-	return b->pool ? 0 : -ENOMEM;
+	return kepler_array_reserve((void **)&b->pool, &b->pool_cap, all * nzones * (idle ? 2 : 1),
+				    sizeof(*b->pool));
 }
 
 /* Append workload @i of kind @k of @from to the merged snapshot, its zones (and idle) copied. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "ledger_internal.h"
 
 static void group_rec_free(struct group_rec *g)
@@ -63,7 +64,7 @@ struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, 
 
 	if (g)
 		return g;
-	if (ledger_grow((void **)&t->recs, &t->cap, t->n + 1, sizeof(*t->recs)) < 0)
+	if (kepler_array_reserve((void **)&t->recs, &t->cap, t->n + 1, sizeof(*t->recs)) < 0)
 		return NULL;
 	g = &t->recs[t->n];
 	memset(g, 0, sizeof(*g));
@@ -214,11 +215,12 @@ static int reserve_emission(struct kepler_ledger *l)
 	size_t nc = l->groups[KEPLER_KIND_CONTAINER].n, nv = l->groups[KEPLER_KIND_VM].n;
 	size_t np = l->groups[KEPLER_KIND_POD].n;
 
-	if (ledger_grow((void **)&l->containers, &l->containers_cap, nc, sizeof(*l->containers)) < 0 ||
-	    ledger_grow((void **)&l->vms, &l->vms_cap, nv, sizeof(*l->vms)) < 0 ||
-	    ledger_grow((void **)&l->pods, &l->pods_cap, np, sizeof(*l->pods)) < 0 ||
-	    ledger_grow((void **)&l->group_pool, &l->group_pool_cap,
-			(nc + nv + np) * (l->nslots ? l->nslots : 1), sizeof(*l->group_pool)) < 0)
+	if (kepler_array_reserve((void **)&l->containers, &l->containers_cap, nc, sizeof(*l->containers)) <
+		    0 ||
+	    kepler_array_reserve((void **)&l->vms, &l->vms_cap, nv, sizeof(*l->vms)) < 0 ||
+	    kepler_array_reserve((void **)&l->pods, &l->pods_cap, np, sizeof(*l->pods)) < 0 ||
+	    kepler_array_reserve((void **)&l->group_pool, &l->group_pool_cap,
+				 (nc + nv + np) * (l->nslots ? l->nslots : 1), sizeof(*l->group_pool)) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "ledger_internal.h"
 #include "split.h"
 
@@ -31,16 +32,16 @@ int ledger_reserve_idle(struct kepler_ledger *l, const struct kepler_ledger_inpu
 
 	if (!l->idle)
 		return 0;
-	if (ledger_grow((void **)&l->idle_shares, &l->idle_shares_cap, (nz ? nz : 1) * n,
-			sizeof(*l->idle_shares)) < 0)
+	if (kepler_array_reserve((void **)&l->idle_shares, &l->idle_shares_cap, (nz ? nz : 1) * n,
+				 sizeof(*l->idle_shares)) < 0)
 		return -ENOMEM;
 	if (l->params.idle != KEPLER_IDLE_SIZE)
 		return 0;
-	if (ledger_grow((void **)&l->unit_sums, &l->unit_sums_cap, 4 * in->nunits + 1,
-			sizeof(*l->unit_sums)) < 0 ||
-	    ledger_grow((void **)&l->unit_tmp, &l->unit_tmp_cap, 3 * n, sizeof(*l->unit_tmp)) < 0 ||
-	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * (n > in->nunits ? n : in->nunits),
-			sizeof(*l->scratch)) < 0)
+	if (kepler_array_reserve((void **)&l->unit_sums, &l->unit_sums_cap, 4 * in->nunits + 1,
+				 sizeof(*l->unit_sums)) < 0 ||
+	    kepler_array_reserve((void **)&l->unit_tmp, &l->unit_tmp_cap, 3 * n, sizeof(*l->unit_tmp)) < 0 ||
+	    kepler_array_reserve((void **)&l->scratch, &l->scratch_cap, 2 * (n > in->nunits ? n : in->nunits),
+				 sizeof(*l->scratch)) < 0)
 		return -ENOMEM;
 	return 0;
 }

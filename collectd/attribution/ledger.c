@@ -17,25 +17,6 @@
 #include "ledger_internal.h"
 #include "split.h"
 
-int ledger_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need == 0)
-		need = 1; /* never NULL for an empty table: NULL means out of memory */
-	if (need <= *cap && *p)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger **ret,
 		      struct kepler_error *err)
 {

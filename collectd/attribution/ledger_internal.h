@@ -14,6 +14,7 @@
 #ifndef KEPLER_COLLECTD_LEDGER_INTERNAL_H
 #define KEPLER_COLLECTD_LEDGER_INTERNAL_H
 
+#include "kepler/array.h"
 #include "keymap.h"
 #include "ledger.h"
 
@@ -140,7 +141,6 @@ struct kepler_ledger {
 };
 
 /* Make *@p hold @need elements of @size (at least one); on failure *@p is unchanged. -ENOMEM. */
-int ledger_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* ledger.c: the node's zones for this interval; @active gets each zone's active part. */
 void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "keymap.h"
 #include "monotonic.h"
 
@@ -37,20 +38,6 @@ int kepler_monotonic_new(struct kepler_monotonic **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-static int grow(struct totals *t)
-{
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		void *v = realloc(t->values, cap * sizeof(*t->values));
-
-		if (!v)
-			return -ENOMEM;
-		t->values = v;
-		t->cap = cap;
-	}
-	return 0;
-}
-
 /* Compare @v with what @old holds for @key, then store @v in @into (may be @old). */
 static int see(struct kepler_monotonic *m, const struct totals *old, struct totals *into, const char *key,
 	       size_t len, const uint64_t *v, size_t nv, const char *what)
@@ -71,7 +58,7 @@ static int see(struct kepler_monotonic *m, const struct totals *old, struct tota
 		memcpy(into->values[at], v, nv * sizeof(*v));
 		return 0;
 	}
-	r = grow(into);
+	r = kepler_array_reserve((void **)&into->values, &into->cap, into->n + 1, sizeof(*into->values));
 	if (r == 0)
 		r = kepler_keymap_put(&into->map, key, len, (uint32_t)into->n);
 	if (r == -E2BIG)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/array.h"
 #include "ledger_internal.h"
 #include "split.h"
 
@@ -59,14 +60,15 @@ static int reserve_index(struct proc_gen *g, size_t n)
 int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
 {
 	size_t pool_cap = g->pool_cap;
-	int r = ledger_grow((void **)&g->recs, &g->cap, n, sizeof(*g->recs));
+	int r = kepler_array_reserve((void **)&g->recs, &g->cap, n, sizeof(*g->recs));
 
 	if (r == 0)
-		r = ledger_grow((void **)&g->pool, &pool_cap, n * (nslots ? nslots : 1), sizeof(*g->pool));
+		r = kepler_array_reserve((void **)&g->pool, &pool_cap, n * (nslots ? nslots : 1),
+					 sizeof(*g->pool));
 	if (r == 0)
 		g->pool_cap = pool_cap;
 	if (r == 0)
-		r = ledger_grow((void **)&g->owners, &g->owners_cap, n, sizeof(*g->owners));
+		r = kepler_array_reserve((void **)&g->owners, &g->owners_cap, n, sizeof(*g->owners));
 	return r == 0 ? reserve_index(g, n) : r;
 }
 
@@ -214,13 +216,13 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 		ledger_gen_reset(&l->resumed);
 	ledger_gen_reset(next); /* two intervals old: nothing points into it */
 	if (ledger_gen_reserve(next, most, l->nslots) < 0 ||
-	    ledger_grow((void **)&l->weights, &l->weights_cap, n, sizeof(*l->weights)) < 0 ||
-	    ledger_grow((void **)&l->shares, &l->shares_cap, nz * n, sizeof(*l->shares)) < 0 ||
-	    ledger_grow((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
-	    ledger_grow((void **)&l->cand, &l->cand_cap, prev->n, sizeof(*l->cand)) < 0 ||
-	    ledger_grow((void **)&l->owned, &l->owned_cap, n, sizeof(*l->owned)) < 0 ||
-	    ledger_grow((void **)&l->snap.processes, &l->snap_procs_cap, most, sizeof(*l->snap.processes)) <
-		    0)
+	    kepler_array_reserve((void **)&l->weights, &l->weights_cap, n, sizeof(*l->weights)) < 0 ||
+	    kepler_array_reserve((void **)&l->shares, &l->shares_cap, nz * n, sizeof(*l->shares)) < 0 ||
+	    kepler_array_reserve((void **)&l->scratch, &l->scratch_cap, 2 * n, sizeof(*l->scratch)) < 0 ||
+	    kepler_array_reserve((void **)&l->cand, &l->cand_cap, prev->n, sizeof(*l->cand)) < 0 ||
+	    kepler_array_reserve((void **)&l->owned, &l->owned_cap, n, sizeof(*l->owned)) < 0 ||
+	    kepler_array_reserve((void **)&l->snap.processes, &l->snap_procs_cap, most,
+				 sizeof(*l->snap.processes)) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct kepler_process p;

@@ -153,6 +153,64 @@ struct kepler_informer {
  */
 bool kepler_informer_cpu_was_idle(const struct kepler_informer *inf, unsigned cpu);
 
+/* node_cpu.c: room for @n CPUs' busy ticks, none known yet; false when out of memory. */
+bool kepler_informer_alloc_cpu_busy(struct kepler_informer *inf, size_t n);
+
+/* node_cpu.c: the node's CPU time and each CPU's busy ticks from /proc/stat. -errno (message in @err). */
+int kepler_informer_read_node(struct kepler_informer *inf, struct kepler_error *err);
+
+/*
+ * identity.c: a process's identity (exe, cgroup, container, VM) and comm,
+ * from the census on @first_sight, else /proc now, else the source's comm.
+ * @ret_lifetime: its lifetime CPU time, 0 when /proc did not say. -ENOMEM.
+ */
+int kepler_informer_identify(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			     struct kepler_proc_entry *e, uint64_t *ret_lifetime, bool first_sight);
+
+/* identity.c: a new process's identity, comm and the offset to its lifetime CPU time. -ENOMEM. */
+int kepler_informer_resolve_new(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+				struct kepler_proc_entry *e);
+
+/* identity.c: the cgroups and container of process @pid, from /proc/PID/cgroup; false if unreadable. */
+bool kepler_informer_read_cgroups(struct kepler_informer *inf, uint32_t pid, struct kepler_proc_identity *id);
+
+/* identity.c: the VM a hypervisor process runs, from its command line. */
+void kepler_informer_resolve_vm(struct kepler_informer *inf, const struct kepler_pid_stat *st,
+				struct kepler_proc_identity *id);
+
+/* identity.c: /proc/PID/stat unless the source read it; true if still the process of @s. */
+bool kepler_informer_stat_of(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			     struct kepler_pid_stat *st);
+
+/* identity.c: empty strings for what was not found; false (@id freed) when out of memory. */
+bool kepler_informer_complete_identity(struct kepler_informer *inf, struct kepler_proc_identity *id);
+
+/* identity.c: free @id and give back its strings (NULL: nothing). */
+void kepler_identity_free(struct kepler_proc_identity *id);
+
+/*
+ * census.c: how long after open the identities of the census serve: the
+ * first refreshes of the eBPF informer see every process that runs for
+ * the first time (thousands at start-up), and the census read them all in
+ * one walk. Later, a process could have moved to another cgroup since: it
+ * is read from /proc then.
+ */
+#define CENSUS_WINDOW_NS (30ULL * 1000000000ULL)
+
+/*
+ * census.c: every process's identity now, in one walk: from the source
+ * when it can take a census whole (ebpf: a BPF task iterator), else from
+ * /proc. NULL: out of memory.
+ */
+struct kepler_exe_prefetch *kepler_informer_take_census(struct kepler_informer *inf, bool iterator);
+
+/*
+ * census.c: the identity the census read for @s into @e, if it is still
+ * that process and ran no other program since; false otherwise.
+ */
+bool kepler_informer_identify_from_census(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+					  struct kepler_proc_entry *e, uint64_t *ret_lifetime);
+
 /* Room for one more sample; NULL if out of memory. */
 struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf);
 

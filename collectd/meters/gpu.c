@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "kepler/snapshot.h"
 #include "meter.h"
 
 struct device_state {
@@ -43,7 +44,7 @@ static void device_identity(struct kepler_gpu *g, unsigned i)
 	nvmlDevice_t h = g->st[i].handle;
 	unsigned current = 0, pending = 0;
 
-	snprintf(d->zone, sizeof(d->zone), "gpu%u", d->index);
+	snprintf(d->zone, sizeof(d->zone), KEPLER_ZONE_GPU_PREFIX "%u", d->index);
 	if (!g->nvml.DeviceGetName || g->nvml.DeviceGetName(h, d->name, sizeof(d->name)) != NVML_SUCCESS)
 		snprintf(d->name, sizeof(d->name), "NVIDIA GPU");
 	if (!g->nvml.DeviceGetUUID || g->nvml.DeviceGetUUID(h, d->uuid, sizeof(d->uuid)) != NVML_SUCCESS)

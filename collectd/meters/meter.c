@@ -269,20 +269,10 @@ int kepler_meter_zone_finish(struct kepler_meter_zone *z, int index, struct kepl
 	return 0;
 }
 
-static int zone_rank(const char *name)
-{
-	static const char *const order[] = { "package", "core", "uncore", "dram", "psys", "platform", NULL };
-
-	for (int i = 0; order[i]; i++)
-		if (!strcmp(order[i], name))
-			return i;
-	return 100;
-}
-
 static int zone_cmp(const void *a, const void *b)
 {
 	const struct kepler_meter_zone *x = a, *y = b;
-	int rx = zone_rank(x->name), ry = zone_rank(y->name);
+	int rx = kepler_zone_rank(x->name), ry = kepler_zone_rank(y->name);
 
 	if (rx != ry)
 		return rx - ry;

@@ -52,7 +52,7 @@ static const struct kepler_meter_ops fake_ops = {
 int kepler_meter_fake_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			   struct kepler_error *err)
 {
-	static const char *const defaults[] = { "package", "core", "dram" };
+	static const char *const defaults[] = { KEPLER_ZONE_PACKAGE, KEPLER_ZONE_CORE, KEPLER_ZONE_DRAM };
 	size_t n = p->fake_zones && p->fake_zones->count ? p->fake_zones->count : 3;
 	struct fake_meter *fm;
 

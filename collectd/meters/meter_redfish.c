@@ -32,6 +32,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "kepler/clock.h"
+
 #include "curl_runtime.h"
 #include "meter_internal.h"
 #include "redfish.h"
@@ -63,14 +65,6 @@ struct redfish {
 	char error[KEPLER_ERROR_MSG_MAX];
 	bool error_new; /* not yet reported by a read */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
@@ -297,7 +291,7 @@ static void poll_once(struct redfish *rf)
 	if (r == 0 && kepler_redfish_watts(rf->body.data, rf->body.len, rf->form, &mw, &perr) < 0)
 		r = kepler_error_set(&err, -EPROTO, "GET %s: %s", rf->power_path, perr.msg);
 	if (r == 0) {
-		take(rf, mw, now_ns());
+		take(rf, mw, kepler_mono_ns());
 		return;
 	}
 	pthread_mutex_lock(&rf->lock);
@@ -309,15 +303,15 @@ static void poll_once(struct redfish *rf)
 static void *poller(void *arg)
 {
 	struct redfish *rf = arg;
-	uint64_t next = now_ns();
+	uint64_t next = kepler_mono_ns();
 
 	while (!atomic_load(&rf->stop)) {
 		struct timespec ts;
 
 		poll_once(rf);
 		next += rf->poll_ns;
-		if (now_ns() > next)
-			next = now_ns(); /* a slow BMC: the next poll at once, never a burst */
+		if (kepler_mono_ns() > next)
+			next = kepler_mono_ns(); /* a slow BMC: the next poll at once, never a burst */
 		ts.tv_sec = (time_t)(next / 1000000000ULL);
 		ts.tv_nsec = (long)(next % 1000000000ULL);
 		pthread_mutex_lock(&rf->lock);

@@ -24,6 +24,7 @@
 
 #include "curl_runtime.h"
 #include "keymap.h"
+#include "kepler/clock.h"
 #include "kepler/log.h"
 #include "kube.h"
 
@@ -54,14 +55,6 @@ struct kepler_kube {
 	struct kepler_kube_names *names;
 	struct kepler_keymap asked;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the thread: one poll ---- */
 
@@ -354,13 +347,13 @@ static void *watch(void *arg)
 		uint64_t next;
 		struct timespec ts;
 
-		last = mono_ns();
+		last = kepler_mono_ns();
 		poll_once(k);
 		next = last + k->p.poll_ns;
 		pthread_mutex_lock(&k->lock);
 		k->early = false;
 		while (!atomic_load(&k->stop)) {
-			uint64_t now = mono_ns();
+			uint64_t now = kepler_mono_ns();
 
 			if (now >= next || (k->early && now >= last + KEPLER_KUBE_EARLY_GAP_NS))
 				break;

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "kepler/array.h"
 #include "kube_names.h"
 
 /* Nesting a PodList needs (items[].status.containerStatuses[].state...) with room; more is refused. */
@@ -104,34 +105,13 @@ bool kepler_kube_parse_cpu(const char *s, size_t len, uint32_t *ret_mcpu)
 	return true;
 }
 
-/* ---- building ---- */
-
-static int grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
-{
-	size_t ncap;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	if (n >= max)
-		return -E2BIG;
-	ncap = *cap ? *cap * 2 : 16;
-	if (ncap > max)
-		ncap = max;
-	q = realloc(*p, ncap * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 /* Append a pod (strings already checked). Its index, or a negative errno. */
 static long add_pod(struct kepler_kube_names *t, const char *uid, const char *name, size_t name_len,
 		    const char *ns, size_t ns_len)
 {
 	struct kepler_kube_pod *p;
-	int r = grow((void **)&t->pods, &t->pods_cap, t->npods, sizeof(*t->pods), KEPLER_KUBE_MAX_PODS);
+	int r = kepler_array_reserve_max((void **)&t->pods, &t->pods_cap, t->npods + 1, sizeof(*t->pods),
+					 KEPLER_KUBE_MAX_PODS);
 
 	if (r < 0)
 		return r;
@@ -148,8 +128,8 @@ static int add_container(struct kepler_kube_names *t, const char *id, const char
 			 size_t pod, uint32_t mcpu)
 {
 	struct kepler_kube_container *c;
-	int r = grow((void **)&t->containers, &t->containers_cap, t->ncontainers, sizeof(*t->containers),
-		     KEPLER_KUBE_MAX_CONTAINERS);
+	int r = kepler_array_reserve_max((void **)&t->containers, &t->containers_cap, t->ncontainers + 1,
+					 sizeof(*t->containers), KEPLER_KUBE_MAX_CONTAINERS);
 
 	if (r < 0)
 		return r;

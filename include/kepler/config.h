@@ -25,6 +25,8 @@
 
 #include "kepler/error.h"
 
+#include "kepler/log.h"
+
 /* Which binaries an option belongs to (bit mask). */
 enum kepler_prog {
 	KEPLER_PROG_COLLECTD = 1u << 0,
@@ -68,8 +70,6 @@ struct kepler_strlist {
 };
 
 /* enum values, in the order of each option's choices */
-enum kepler_log_level_opt { KEPLER_LEVEL_DEBUG, KEPLER_LEVEL_INFO, KEPLER_LEVEL_WARN, KEPLER_LEVEL_ERROR };
-enum kepler_log_format_opt { KEPLER_LOGFMT_TEXT, KEPLER_LOGFMT_JSON };
 enum kepler_meter_source {
 	KEPLER_METER_AUTO,
 	KEPLER_METER_RAPL,
@@ -92,8 +92,8 @@ enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
  */
 struct kepler_config {
 	/* log.* */
-	int log_level;
-	int log_format;
+	enum kepler_log_level log_level;   /* log.level: kepler/log.h's, in its order */
+	enum kepler_log_format log_format; /* log.format */
 	/* store.* */
 	char *store_path;
 	char *store_group;
@@ -112,14 +112,14 @@ struct kepler_config {
 	int64_t monitor_max_terminated;
 	int64_t monitor_min_terminated_energy_j;
 	/* meter.*, rapl.*, informer */
-	int meter_source;
+	enum kepler_meter_source meter_source;
 	char *meter_model_file;
 	char *passthrough_path; /* the collector in a VM: meter.source passthrough */
 	struct kepler_strlist rapl_zones;
 	struct kepler_strlist hwmon_chips;
-	int informer;
+	enum kepler_informer_kind informer;
 	/* attribution.* */
-	int attribution_active_split;
+	enum kepler_active_split attribution_active_split;
 	int attribution_idle; /* enum kepler_idle_policy, in its order */
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
@@ -130,13 +130,13 @@ struct kepler_config {
 	uint64_t redfish_poll_ns;
 	uint64_t redfish_timeout_ns;
 	/* gpu.* */
-	int gpu_enabled; /* enum kepler_gpu_enabled */
+	enum kepler_gpu_enabled gpu_enabled;
 	char *gpu_idle_power;
 	char *gpu_nvml_library;
 	/* kube.* */
 	bool kube_enabled;
 	char *kube_node_name;
-	int kube_pod_source; /* enum kepler_kube_pod_source */
+	enum kepler_kube_pod_source kube_pod_source;
 	char *kube_kubelet_url;
 	char *kube_token_file;
 	char *kube_ca_file;
@@ -158,7 +158,7 @@ struct kepler_config {
 	/* kepler-passthrough */
 	char *passthrough_dir;
 	/* kepler-stdout flags */
-	int stdout_format;
+	enum kepler_stdout_format stdout_format;
 	bool stdout_follow;
 	int64_t stdout_count;
 	int64_t stdout_seq;
@@ -172,7 +172,7 @@ struct kepler_config {
 	int top_view; /* enum top_tab order: processes, containers, pods, vms */
 	char *top_filter;
 	/* kepler-dataset flags */
-	int dataset_format;
+	enum kepler_dataset_format dataset_format;
 	char *dataset_since;
 	char *dataset_until;
 	char *dataset_level;

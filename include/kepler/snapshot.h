@@ -279,6 +279,29 @@ size_t kepler_workload_count(const struct kepler_snapshot *snap, enum kepler_kin
 struct kepler_workload kepler_workload_at(const struct kepler_snapshot *snap, enum kepler_kind k, size_t i);
 
 /*
+ * The zone names kepler-c gives, the one list of them: the CPU meter's
+ * (RAPL's domains, a platform meter), the part of the platform no other
+ * zone explains, and one "gpuN" per GPU.
+ */
+#define KEPLER_ZONE_PACKAGE "package"
+#define KEPLER_ZONE_CORE "core"
+#define KEPLER_ZONE_UNCORE "uncore"
+#define KEPLER_ZONE_DRAM "dram"
+#define KEPLER_ZONE_PSYS "psys"
+#define KEPLER_ZONE_PLATFORM "platform"
+#define KEPLER_ZONE_PLATFORM_OTHER "platform-other"
+#define KEPLER_ZONE_GPU_PREFIX "gpu"
+
+/* No place in the list: kepler_zone_rank() of a name it does not hold. */
+#define KEPLER_ZONE_RANK_UNKNOWN 100
+
+/*
+ * The place of meter zone @name in a snapshot's zone order: package, core,
+ * uncore, dram, psys, platform; KEPLER_ZONE_RANK_UNKNOWN for any other.
+ */
+int kepler_zone_rank(const char *name);
+
+/*
  * The primary zone, which ranks workloads (Kepler's): the first present of
  * psys, package, core, dram, uncore; else the first zone (0).
  */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "conn_guard.h"
+#include "kepler/clock.h"
 #include "kepler/log.h"
 
 /* The guard looks every 20 ms when over the high water mark, 250 ms with connections open, else 5 s. */
@@ -40,14 +41,6 @@ struct kepler_conn_guard {
 	bool stop;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void unlink_conn(struct kepler_conn_guard *g, struct conn *c)
 {
 	if (!c->linked)
@@ -68,7 +61,7 @@ static void start_waiting(struct kepler_conn_guard *g, struct conn *c)
 {
 	unlink_conn(g, c);
 	c->waiting = true;
-	c->since_ns = now_ns();
+	c->since_ns = kepler_mono_ns();
 	c->prev = g->tail;
 	if (g->tail)
 		g->tail->next = c;
@@ -147,7 +140,7 @@ static void *guard_main(void *arg)
 			until.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&g->wake, &g->lock, &until);
-		now = now_ns();
+		now = kepler_mono_ns();
 		sweep(g, now);
 		say(g, now);
 	}

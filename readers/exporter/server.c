@@ -14,11 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kepler/clock.h"
 #include "kepler/log.h"
 #include "kepler/version.h"
 
 #include "backoff.h"
 #include "conn_guard.h"
+#include "listen.h"
 #include "self.h"
 #include "server.h"
 
@@ -297,14 +299,6 @@ static MHD_RESULT serve_index(const struct kepler_server *s, struct MHD_Connecti
 	return send_text(s, c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
 }
 
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 enum auth { AUTH_OK, AUTH_DENIED, AUTH_WAIT };
 
 static void log_failed_login(struct kepler_server *s, const char *user, unsigned fails, uint64_t now)
@@ -335,7 +329,7 @@ static enum auth authorized(struct kepler_server *s, struct MHD_Connection *c, u
 	const struct sockaddr *addr = ci ? ci->client_addr : NULL;
 	char *pass = NULL, *user;
 	enum auth res = AUTH_DENIED;
-	uint64_t now = mono_now_ns();
+	uint64_t now = kepler_mono_ns();
 
 	if (!s->web || s->web->nusers == 0)
 		return AUTH_OK;
@@ -516,132 +510,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	kepler_debug("libmicrohttpd: %s", msg);
 }
 
-/* "HOST:PORT", ":PORT", "[V6]:PORT" -> host (NULL: any) and port. */
-static int split_address(const char *addr, char *host, size_t hsize, char *port, size_t psize)
-{
-	const char *colon;
-
-	if (addr[0] == '[') {
-		const char *end = strchr(addr, ']');
-
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		snprintf(host, hsize, "%.*s", (int)(end - addr - 1), addr + 1);
-		colon = end + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (!colon)
-			return -EINVAL;
-		snprintf(host, hsize, "%.*s", (int)(colon - addr), addr);
-	}
-	snprintf(port, psize, "%s", colon + 1);
-	if (!port[0] || strspn(port, "0123456789") != strlen(port) || atoi(port) > 65535)
-		return -EINVAL;
-	return 0;
-}
-
-static int bind_one(const struct addrinfo *ai)
-{
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol), one = 1, zero = 0;
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ai->ai_family == AF_INET6) /* ":PORT" serves IPv4 too */
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-/* ":PORT": every address, IPv6 and IPv4 on one dual-stack socket where IPv6 exists. */
-static int listen_any(const char *port)
-{
-	struct addrinfo ai6 = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM };
-	struct addrinfo ai4 = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
-				   .sin6_addr = IN6ADDR_ANY_INIT,
-				   .sin6_port = htons((uint16_t)atoi(port)) };
-	struct sockaddr_in a4 = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_ANY),
-				  .sin_port = htons((uint16_t)atoi(port)) };
-	int fd;
-
-	ai6.ai_addr = (struct sockaddr *)&a6;
-	ai6.ai_addrlen = sizeof(a6);
-	ai4.ai_addr = (struct sockaddr *)&a4;
-	ai4.ai_addrlen = sizeof(a4);
-	fd = bind_one(&ai6);
-	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
-		fd = bind_one(&ai4);
-	return fd;
-}
-
-int kepler_server_check_address(const char *addr, struct kepler_error *err)
-{
-	char host[256], port[16];
-
-	if (split_address(addr, host, sizeof(host), port, sizeof(port)) < 0)
-		return kepler_error_set(err, -EINVAL,
-					"invalid listen address '%s': expected HOST:PORT, "
-					":PORT or [IPV6]:PORT with a port of 0 to 65535",
-					addr);
-	return 0;
-}
-
-void kepler_server_url(const char *addr, bool tls, unsigned port, char *buf, size_t size)
-{
-	char host[256] = "", p[16];
-	bool any;
-
-	split_address(addr, host, sizeof(host), p, sizeof(p));
-	any = !host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
-	snprintf(buf, size, "%s://%s%s%s:%u/metrics%s", tls ? "https" : "http", strchr(host, ':') ? "[" : "",
-		 any ? "localhost" : host, strchr(host, ':') ? "]" : "", port,
-		 any ? " (every address of this host)" : "");
-}
-
-static int open_listener(const char *addr, struct kepler_error *err)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
-	char host[256], port[16];
-	int fd = -EADDRNOTAVAIL, rc;
-
-	if (kepler_server_check_address(addr, err) < 0)
-		return -EINVAL;
-	split_address(addr, host, sizeof(host), port, sizeof(port));
-	if (!host[0]) {
-		fd = listen_any(port);
-	} else {
-		rc = getaddrinfo(host, port, &hints, &res);
-		if (rc != 0)
-			return kepler_error_set(err, -EINVAL, "cannot resolve listen address '%s': %s", addr,
-						gai_strerror(rc));
-		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
-			fd = bind_one(ai);
-		freeaddrinfo(res);
-	}
-	if (fd < 0)
-		return kepler_error_set(err, fd, "cannot listen on %s: %s", addr, strerror(-fd));
-	return fd;
-}
-
-static unsigned bound_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-}
-
 int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 			struct kepler_exporter_state *st, struct kepler_server **ret,
 			struct kepler_error *err)
@@ -673,7 +541,7 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 		free(s);
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	}
-	s->fd = open_listener(listen_addr, err);
+	s->fd = kepler_listen_open(listen_addr, err);
 	if (s->fd < 0) {
 		int r = s->fd;
 
@@ -682,7 +550,7 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 		free(s);
 		return r;
 	}
-	s->port = bound_port(s->fd);
+	s->port = kepler_listen_port(s->fd);
 	if (tls)
 		flags |= MHD_USE_TLS;
 	{

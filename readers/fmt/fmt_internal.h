@@ -40,6 +40,23 @@ void prom_family(struct kepler_buf *out, const char *name, const char *type, con
 void prom_joules(struct kepler_buf *out, uint64_t uj);
 void prom_watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns);
 void prom_end_value(struct kepler_buf *out);
+/*
+ * Appended to the HELP of every energy and power family: a zone whose
+ * source is the power model carries estimates, and kepler_node_zone_source_info
+ * says which zones do (join on zone; docs/metrics.md has the PromQL).
+ */
+#define ESTIMATE_NOTE                                              \
+	" (a model estimate, not a measurement, for a zone where " \
+	"kepler_node_zone_source_info has source=\"model\")"
+
+/* Seconds from @ns, as Prometheus writes them. */
+void prom_seconds(struct kepler_buf *out, uint64_t ns);
+
+/* prom_process.c: the process families (metrics.level process). -ENOMEM. */
+int prom_processes(struct prom *pr);
+
+/* prom_workload.c: the container, VM and pod families of the levels asked; errors in pr->out. */
+void prom_workloads(struct prom *pr);
 
 /*
  * prom_gpu.c: Kepler's GPU families. Node level: kepler_node_gpu_info and

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kepler/clock.h"
 #include "kepler/config.h"
 #include "kepler/fmt.h"
 #include "kepler/log.h"
@@ -144,14 +145,6 @@ static int follow(struct printer *p, const char *path, uint64_t last)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* The snapshots asked for by --seq, --at, --all or none of them (the newest). */
 static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t **seqs, size_t *n)
 {
@@ -167,7 +160,7 @@ static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t *
 		return *n || cfg->stdout_follow ? 0 : EXIT_NONE;
 	}
 	if (cfg->stdout_at && *cfg->stdout_at) {
-		if (kepler_parse_time(cfg->stdout_at, now_ns(), &at) < 0) {
+		if (kepler_parse_time(cfg->stdout_at, kepler_wall_ns(), &at) < 0) {
 			kepler_err("invalid --at '%s': expected RFC 3339 (2026-11-22T10:00:00Z), "
 				   "-DURATION (-15m) or now",
 				   cfg->stdout_at);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kepler/clock.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
@@ -40,21 +41,13 @@ struct app {
 	uint64_t staleness_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Read the newest snapshot if it is new. True if the view changed. */
 static bool load(struct app *a)
 {
 	struct kepler_error err = { 0 };
 	struct kepler_store_meta meta = { 0 };
 	struct kepler_snapshot *snap;
-	uint64_t seq, now = now_ns();
+	uint64_t seq, now = kepler_wall_ns();
 	bool was_stale = a->view.stale;
 
 	if (!a->store && kepler_store_open_reader(a->cfg->store_path, &a->store, &err) < 0) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * libFuzzer target for kepler-train's dataset reader (tools/dataset_csv.c):
+ * libFuzzer target for kepler-train's dataset reader (readers/train/dataset_csv.c):
  * the input is a CSV file from anywhere. Parsing may fail; it must never
  * crash, leak or read out of bounds, and what parses must be consistent:
  * every row has the header's field count, every field is a string inside

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/dataset_csv.h: reading a kepler-dataset CSV file (RFC 4180: a
+ * readers/train/dataset_csv.h: reading a kepler-dataset CSV file (RFC 4180: a
  * header, then rows of as many fields; quoted fields may hold commas,
  * quotes and newlines). Used by kepler-train; fuzzed (tests/fuzz).
  */

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The container, VM and pod families of the Prometheus exposition
+ * (fmt_internal.h), with the container top-N cut (metrics.container.top).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt_internal.h"
+#include "kepler/fmt.h"
+
+struct group_family {
+	const char *joules, *watts, *seconds; /* seconds: NULL when Kepler has none */
+};
+
+static const struct group_family group_families[KEPLER_KIND_COUNT] = {
+	[KEPLER_KIND_CONTAINER] = { "kepler_container_cpu_joules_total", "kepler_container_cpu_watts",
+				    "kepler_container_cpu_seconds_total" },
+	[KEPLER_KIND_VM] = { "kepler_vm_cpu_joules_total", "kepler_vm_cpu_watts", NULL },
+	[KEPLER_KIND_POD] = { "kepler_pod_cpu_joules_total", "kepler_pod_cpu_watts", NULL },
+};
+
+/* The labels before zone, in alphabetical order, after '{' (Kepler's names). */
+static void group_labels(struct prom *pr, const struct kepler_workload *w)
+{
+	struct kepler_buf *o = pr->out;
+	const char *state = kepler_state_name(w->usage->state);
+
+	if (w->kind == KEPLER_KIND_CONTAINER) {
+		prom_label(o, "container_id", w->id, true);
+		prom_label(o, "container_name", w->name, false);
+		prom_label(o, "node_name", pr->node, false);
+		prom_label(o, "pod_id", w->parent, false);
+		prom_label(o, "runtime", w->detail, false);
+		prom_label(o, "state", state, false);
+	} else if (w->kind == KEPLER_KIND_VM) {
+		prom_label(o, "hypervisor", w->detail, true);
+		prom_label(o, "node_name", pr->node, false);
+		prom_label(o, "state", state, false);
+		prom_label(o, "vm_id", w->id, false);
+		prom_label(o, "vm_name", w->name, false);
+	} else {
+		prom_label(o, "node_name", pr->node, true);
+		prom_label(o, "pod_id", w->id, false);
+		prom_label(o, "pod_name", w->name, false);
+		prom_label(o, "pod_namespace", w->detail, false);
+		prom_label(o, "state", state, false);
+	}
+}
+
+/* Sort key of the containers' top: more energy first, then the id. */
+struct ctop_key {
+	uint64_t total_uj;
+	const char *id;
+	size_t i;
+};
+
+static int by_energy_id(const void *x, const void *y)
+{
+	const struct ctop_key *a = x, *b = y;
+
+	if (a->total_uj != b->total_uj)
+		return a->total_uj > b->total_uj ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+/* metrics.container.top N: per zone the N containers with the most energy. -1: out of memory. */
+static int choose_container_top(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+	size_t n = s->ncontainers, nz = s->nzones ? s->nzones : 1;
+	struct ctop_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+
+	pr->ctop = calloc(n * nz + 1, sizeof(bool));
+	pr->cany = calloc(n + 1, sizeof(bool));
+	if (!keys || !pr->ctop || !pr->cany) {
+		free(keys);
+		return -1;
+	}
+	for (size_t z = 0; z < s->nzones; z++) {
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct ctop_key){ s->containers[i].usage.zones[z].total_uj,
+						     s->containers[i].id, i };
+		qsort(keys, n, sizeof(*keys), by_energy_id);
+		for (size_t k = 0; k < n && k < pr->container_top; k++) {
+			pr->ctop[keys[k].i * nz + z] = true;
+			pr->cany[keys[k].i] = true;
+		}
+	}
+	free(keys);
+	return 0;
+}
+
+static bool group_shown(const struct prom *pr, enum kepler_kind k, size_t i, size_t z)
+{
+	return pr->zone_on[z] && (k != KEPLER_KIND_CONTAINER || !pr->ctop ||
+				  pr->ctop[i * (pr->s->nzones ? pr->s->nzones : 1) + z]);
+}
+
+/* With a containers' top: per zone one "other" container whose watts are the rest's. */
+static void other_container_watts(struct prom *pr, const char *name)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t z = 0; z < s->nzones; z++) {
+		uint64_t rest = 0;
+
+		if (!pr->zone_on[z])
+			continue;
+		for (size_t i = 0; i < s->ncontainers; i++)
+			if (!group_shown(pr, KEPLER_KIND_CONTAINER, i, z))
+				rest += s->containers[i].usage.zones[z].delta_uj;
+		kepler_buf_adds(pr->out, name);
+		kepler_buf_addc(pr->out, '{');
+		prom_label(pr->out, "container_id", "", true);
+		prom_label(pr->out, "container_name", "other", false);
+		prom_label(pr->out, "node_name", pr->node, false);
+		prom_label(pr->out, "pod_id", "", false);
+		prom_label(pr->out, "runtime", "", false);
+		prom_label(pr->out, "state", "running", false);
+		prom_label(pr->out, "zone", s->zones[z].name, false);
+		kepler_buf_add(pr->out, "} ", 2);
+		prom_watts(pr->out, rest, s->interval_ns);
+		prom_end_value(pr->out);
+	}
+}
+
+/* A workload's energy in zone @z: the active part, or with @idle the idle part (an idle policy). */
+static const struct kepler_energy *part_of(const struct kepler_usage *u, size_t z, bool idle)
+{
+	return idle ? &u->idle[z] : &u->zones[z];
+}
+
+/*
+ * Kepler's family of kind @k (@idle false), or kepler-c's idle one beside it
+ * (kepler_<kind>_cpu_idle_joules_total, _cpu_idle_watts) under an idle
+ * policy: the idle energy the policy gave each workload, same labels.
+ */
+static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, bool idle)
+{
+	const struct group_family *f = &group_families[k];
+	const struct kepler_snapshot *s = pr->s;
+	const char *kind = kepler_kind_name(k);
+	char name[64];
+
+	if (idle && s->idle_policy == KEPLER_IDLE_NONE)
+		return;
+	if (idle)
+		snprintf(name, sizeof(name),
+			 as_watts ? "kepler_%s_cpu_idle_watts" : "kepler_%s_cpu_idle_joules_total", kind);
+	else
+		snprintf(name, sizeof(name), "%s", as_watts ? f->watts : f->joules);
+	if (idle)
+		kepler_buf_printf(
+			pr->out,
+			"# HELP %s Idle %s of cpu given to the %s by attribution.idle %s in %s" ESTIMATE_NOTE
+			"\n# TYPE %s %s\n",
+			name, as_watts ? "power" : "energy", kind, kepler_idle_policy_name(s->idle_policy),
+			as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
+	else
+		kepler_buf_printf(pr->out,
+				  "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
+				  "\n# TYPE %s %s\n",
+				  name, as_watts ? "Power" : "Energy", kind, as_watts ? "watts" : "joules",
+				  name, as_watts ? "gauge" : "counter");
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
+
+		for (size_t z = 0; z < s->nzones && (!idle || w.usage->idle); z++) {
+			if (!group_shown(pr, k, i, z))
+				continue;
+			kepler_buf_adds(pr->out, name);
+			kepler_buf_addc(pr->out, '{');
+			group_labels(pr, &w);
+			prom_label(pr->out, "zone", s->zones[z].name, false);
+			kepler_buf_add(pr->out, "} ", 2);
+			if (as_watts)
+				prom_watts(pr->out, part_of(w.usage, z, idle)->delta_uj, s->interval_ns);
+			else
+				prom_joules(pr->out, part_of(w.usage, z, idle)->total_uj);
+			prom_end_value(pr->out);
+		}
+	}
+	if (as_watts && !idle && k == KEPLER_KIND_CONTAINER && pr->ctop)
+		other_container_watts(pr, name);
+}
+
+static void group_seconds(struct prom *pr, enum kepler_kind k)
+{
+	const struct group_family *f = &group_families[k];
+	const struct kepler_snapshot *s = pr->s;
+
+	if (!f->seconds)
+		return;
+	kepler_buf_printf(pr->out,
+			  "# HELP %s Total user and system time of cpu at %s level in seconds\n"
+			  "# TYPE %s counter\n",
+			  f->seconds, kepler_kind_name(k), f->seconds);
+	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
+
+		if (k == KEPLER_KIND_CONTAINER && pr->cany && !pr->cany[i])
+			continue;
+		kepler_buf_adds(pr->out, f->seconds);
+		kepler_buf_addc(pr->out, '{');
+		group_labels(pr, &w);
+		kepler_buf_add(pr->out, "} ", 2);
+		prom_seconds(pr->out, w.usage->cpu_time_ns);
+		prom_end_value(pr->out);
+	}
+}
+
+/* @ctx: the enum kepler_kind */
+static void group_gpu_labels(struct prom *pr, size_t i, void *ctx)
+{
+	struct kepler_workload w = kepler_workload_at(pr->s, *(const enum kepler_kind *)ctx, i);
+
+	group_labels(pr, &w);
+}
+
+void prom_workloads(struct prom *pr)
+{
+	struct kepler_buf *out = pr->out;
+
+	if (pr->container_top && (pr->levels & KEPLER_LEVEL_CONTAINER) && choose_container_top(pr) < 0 &&
+	    !out->error)
+		out->error = -ENOMEM;
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && !out->error; k++) {
+		enum kepler_kind kind = (enum kepler_kind)k;
+
+		if (!(pr->levels & kepler_level_of(kind)))
+			continue;
+		group_energy(pr, kind, false, false);
+		group_energy(pr, kind, true, false);
+		group_energy(pr, kind, false, true);
+		group_energy(pr, kind, true, true);
+		group_seconds(pr, kind);
+		prom_gpu_workloads(pr, kind, group_gpu_labels, &kind, NULL);
+	}
+	free(pr->ctop);
+	free(pr->cany);
+	pr->ctop = NULL;
+	pr->cany = NULL;
+}
