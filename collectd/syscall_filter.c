@@ -196,7 +196,7 @@ int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err)
 		n++;
 	}
 	for (size_t i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]) && r == 0; i++) {
-		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_EQ, ioctls[i]);
+		struct scmp_arg_cmp a = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = ioctls[i], .datum_b = 0 };
 
 		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
 	}
@@ -209,7 +209,7 @@ int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err)
 #if !defined(__SANITIZE_ADDRESS__)
 	if (r == 0) {
 		/* glibc names threads (pthread_setname_np goes through /proc), curl does not: read only */
-		struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME);
+		struct scmp_arg_cmp a = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = PR_GET_NAME, .datum_b = 0 };
 
 		r = add_rule(ctx, SCMP_SYS(prctl), 1, &a);
 		n++;
