@@ -61,6 +61,15 @@ struct {
 /* Set by user space before load: the length of `slots`. */
 const volatile __u32 slots_max = 32768;
 
+/*
+ * Set by user space before load where the cpu controller is in a cgroup v1
+ * hierarchy (v1 and hybrid nodes): the cgroup ids recorded are then that
+ * hierarchy's, where container runtimes and the kubelet put every
+ * container, rather than the v2 hierarchy's (the root, or systemd's units
+ * alone, on those nodes).
+ */
+const volatile _Bool cgroup_v1_cpu = 0;
+
 /* Set by user space before load when every CPU has the three perf events. */
 const volatile _Bool hw_counters = 0;
 
@@ -212,7 +221,7 @@ static __always_inline struct kepler_cputime_slot *take_slot(__u32 *ret_idx)
 
 /*
  * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
- * entry records @cgroup_id (the cgroup v2 id @task has now).
+ * entry records @cgroup_id (cgroup_id_of() @task now).
  */
 static __always_inline void charge(struct task_struct *task, struct task_struct *leader, __u64 delta,
 				   const __u64 *hw, __u64 counted, __u32 extra, __u64 cgroup_id)
@@ -280,9 +289,24 @@ static __always_inline void read_counters(__u64 *now)
 	now[KEPLER_CPUTIME_CACHE_MISSES] = read_one(&perf_cache_misses);
 }
 
-/* @task's cgroup v2 id (the inode of its cgroup's directory), read through BTF. */
+/*
+ * @task's cgroup id (the inode of its cgroup's directory), read through
+ * BTF: in the cpu controller's v1 hierarchy where user space asked for it
+ * (cgroup_v1_cpu) and the kernel has that controller, else in the v2
+ * hierarchy.
+ */
 static __always_inline __u64 cgroup_id_of(struct task_struct *task)
 {
+	if (cgroup_v1_cpu && bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id)) {
+		struct css_set *cs = BPF_CORE_READ(task, cgroups);
+		struct cgroup_subsys_state *css = 0;
+		__u64 at = bpf_core_field_offset(struct css_set, subsys) +
+			   bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id) * sizeof(css);
+
+		if (!cs || bpf_probe_read_kernel(&css, sizeof(css), (char *)cs + at) < 0 || !css)
+			return 0;
+		return BPF_CORE_READ(css, cgroup, kn, id);
+	}
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 }
 
@@ -369,12 +393,12 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 			for (int i = 0; i < KEPLER_CPUTIME_NCOUNTERS; i++)
 				hw[i] = 0;
 		}
-		/* at sched_switch, current is still prev: its cgroup is current's */
+		/* at sched_switch, current is still prev: its v2 cgroup is current's (a helper, cheaper) */
 		if (sum > base || dead) {
 			__u64 delta = sum > base ? sum - base : 0;
 
 			charge(prev, prev_leader, delta, hw, in->task == (__u64)prev ? delta : 0, dead,
-			       bpf_get_current_cgroup_id());
+			       cgroup_v1_cpu ? cgroup_id_of(prev) : bpf_get_current_cgroup_id());
 		}
 		if (last)
 			*last = sum;

@@ -34,7 +34,7 @@ struct kepler_cputime_value {
 	__u64 cpu_ns;    /* on-CPU time of all threads, cumulative */
 	__u32 flags;     /* enum kepler_cputime_flags */
 	__u32 execs;     /* exec()s seen: user space identifies the process again when it changes */
-	__u64 cgroup_id; /* cgroup v2 id (inode) at the last charge, 0 if none */
+	__u64 cgroup_id; /* cgroup id (inode; v2, or v1 cpu: cgroup_v1_cpu) at the last charge, 0 if none */
 	char comm[KEPLER_CPUTIME_COMM_LEN]; /* the leader's, updated at exec() and at exit */
 	/* hardware counters while on CPU, cumulative; 0 when not counted */
 	__u64 counters[3]; /* enum kepler_cputime_counter */

@@ -19,15 +19,26 @@ struct sched_entity {
 } __attribute__((preserve_access_index));
 
 struct kernfs_node {
-	__u64 id; /* the cgroup v2 id (Linux 5.5 and later) */
+	__u64 id; /* a cgroup's id: its directory's inode in its hierarchy (Linux 5.5 and later) */
 } __attribute__((preserve_access_index));
 
 struct cgroup {
 	struct kernfs_node *kn;
 } __attribute__((preserve_access_index));
 
+/* A controller's state in a cgroup: in cgroup v1, the cgroup of that controller's hierarchy. */
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+/* Controllers' indexes in css_set.subsys (their values are relocated from the kernel's BTF). */
+enum cgroup_subsys_id {
+	cpu_cgrp_id = 1,
+};
+
 struct css_set {
-	struct cgroup *dfl_cgrp; /* the task's cgroup in the v2 (unified) hierarchy */
+	struct cgroup_subsys_state *subsys[1]; /* by enum cgroup_subsys_id; the kernel's is longer */
+	struct cgroup *dfl_cgrp;               /* the task's cgroup in the v2 (unified) hierarchy */
 } __attribute__((preserve_access_index));
 
 struct path {

@@ -550,15 +550,17 @@ static uint64_t proc_cpu_ns(pid_t pid)
 	return (ut + st) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
-static const char *cgroup2_root(void)
+/*
+ * The hierarchy the informer maps cgroup ids through ("" if none), where
+ * containers are made: the cgroup2 root on v2 hosts, the cpu controller's
+ * v1 hierarchy on v1 and hybrid ones (cgroup_tree.h).
+ */
+static const char *containers_root(void)
 {
-	static const char *const dirs[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
-	struct statfs sf;
+	static struct kepler_cgroup_tree tree;
 
-	for (size_t i = 0; i < 2; i++)
-		if (statfs(dirs[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC)
-			return dirs[i];
-	return "";
+	kepler_cgroup_tree_find("/sys", &tree);
+	return tree.path;
 }
 
 /* What the census iterator handed over. */
@@ -749,13 +751,13 @@ static void test_census_iterator_matches_proc(void **state)
 	more_pids[0] = spawn_waiter(wake[0]);
 	more_pids[1] = spawn_waiter(wake[0]);
 	close(wake[0]);
-	if (cgroup2_root()[0]) {
-		snprintf(top, sizeof(top), "%s/kepler-census-%d", cgroup2_root(), getpid());
+	if (containers_root()[0]) {
+		snprintf(top, sizeof(top), "%s/kepler-census-%d", containers_root(), getpid());
 		snprintf(cg, sizeof(cg), "%s/docker-%s.scope", top, id);
 		if (mkdir(top, 0755) < 0 || mkdir(cg, 0755) < 0) {
 			print_message(
 				"cannot create a cgroup under %s (%s): the container part is not checked\n",
-				cgroup2_root(), strerror(errno));
+				containers_root(), strerror(errno));
 			rmdir(top);
 			cg[0] = '\0';
 		}
@@ -995,7 +997,6 @@ static void test_census_at_open_from_proc(void **state)
 	census_at_open(CENSUS_PROCFS);
 }
 
-/* The cgroup2 hierarchy's mount point ("" if none): /sys/fs/cgroup/unified on hybrid hosts. */
 
 /*
  * A process moved into a container's cgroup while it runs (what `docker
@@ -1012,13 +1013,13 @@ static void test_cgroup_move_changes_container(void **state)
 
 	(void)state;
 	require_bpf();
-	if (!cgroup2_root()[0])
-		kepler_skip("no cgroup2 hierarchy here");
-	snprintf(top, sizeof(top), "%s/kepler-move-%d", cgroup2_root(), getpid());
+	if (!containers_root()[0])
+		kepler_skip("no cgroup hierarchy with the cpu controller here");
+	snprintf(top, sizeof(top), "%s/kepler-move-%d", containers_root(), getpid());
 	snprintf(cg, sizeof(cg), "%s/docker-%s.scope", top, id);
 	if (mkdir(top, 0755) < 0 || mkdir(cg, 0755) < 0) {
 		rmdir(top);
-		kepler_skip("cannot create a cgroup under %s: %s", cgroup2_root(), strerror(errno));
+		kepler_skip("cannot create a cgroup under %s: %s", containers_root(), strerror(errno));
 	}
 	inf = open_ebpf(0);
 	refresh(inf);
@@ -1073,14 +1074,14 @@ static void test_short_processes_in_container(void **state)
 
 	(void)state;
 	require_bpf();
-	if (!cgroup2_root()[0])
-		kepler_skip("no cgroup2 hierarchy here");
-	snprintf(top, sizeof(top), "%s/kepler-short-%d", cgroup2_root(), getpid());
+	if (!containers_root()[0])
+		kepler_skip("no cgroup hierarchy with the cpu controller here");
+	snprintf(top, sizeof(top), "%s/kepler-short-%d", containers_root(), getpid());
 	snprintf(cg, sizeof(cg), "%s/docker-%s.scope", top, id);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	if (mkdir(top, 0755) < 0 || mkdir(cg, 0755) < 0) {
 		rmdir(top);
-		kepler_skip("cannot create a cgroup under %s: %s", cgroup2_root(), strerror(errno));
+		kepler_skip("cannot create a cgroup under %s: %s", containers_root(), strerror(errno));
 	}
 	inf = open_ebpf(0);
 	refresh(inf);

@@ -32,6 +32,7 @@ struct ebpf_state {
 	uint64_t last_overflow;
 	int ncpus;
 	int on_cpu_prog;
+	bool cgroup_v1_cpu; /* the program records the cpu controller's v1 cgroup ids (cgroup_tree.h) */
 	/* the `switched_in` and `on_cpu` maps, mapped: [ncpus] each, cpus_map_size bytes */
 	struct kepler_cputime_running *switched_in, *on_cpu;
 	size_t cpus_map_size;

@@ -172,6 +172,7 @@ static int load_once(struct ebpf_state *st, const struct kepler_informer_params 
 	if (!counters)
 		kepler_ebpf_close_perf(st);
 	st->skel->rodata->hw_counters = counters;
+	st->skel->rodata->cgroup_v1_cpu = st->cgroup_v1_cpu;
 	bpf_program__set_autoattach(st->skel->progs.kepler_on_cpu, false); /* run on demand, never attached */
 	bpf_program__set_autoattach(st->skel->progs.kepler_census, false); /* read once, at open */
 	bpf_program__set_autoload(st->skel->progs.kepler_census, census);
@@ -265,11 +266,24 @@ static bool shows_host_pids(int procfd)
 	       (ps.flags & KEPLER_PF_KTHREAD);
 }
 
+/* Where the program's cgroup ids are mapped to paths, for the description. */
+static const char *cgroups_said(const struct kepler_cgroup_ids *c, char *buf, size_t size)
+{
+	if (c->rootfd < 0)
+		snprintf(buf, size,
+			 "no hierarchy found under host.sysfs: the processes that end "
+			 "before they are looked up lose their container");
+	else
+		snprintf(buf, size, "ids mapped through %s (%s)", c->tree.path,
+			 c->tree.v1_cpu ? "the cpu controller's v1 hierarchy" : "cgroup2");
+	return buf;
+}
+
 int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_informer_params *p,
 			      struct kepler_error *err)
 {
 	struct ebpf_state *st;
-	char why[200];
+	char why[200], said[600];
 	int r;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -292,6 +306,7 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	st->ncpus = libbpf_num_possible_cpus();
 	if (st->ncpus <= 0)
 		return kepler_error_set(err, -EINVAL, "cannot count the possible CPUs");
+	st->cgroup_v1_cpu = inf->cgroups.tree.v1_cpu && inf->cgroups.rootfd >= 0;
 	r = load(st, p, why, sizeof(why), err);
 	if (r < 0)
 		return r;
@@ -328,7 +343,9 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
 		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
-		 "hardware counters %s: %s)",
-		 st->max_entries, inf->hw_counters ? "from" : "unavailable", why);
+		 "hardware counters %s: %s; cgroup %s, %s)",
+		 st->max_entries, inf->hw_counters ? "from" : "unavailable", why,
+		 kepler_cgroup_layout_name(inf->cgroups.tree.layout),
+		 cgroups_said(&inf->cgroups, said, sizeof(said)));
 	return 0;
 }

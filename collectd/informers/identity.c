@@ -150,7 +150,8 @@ static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_s
 
 	if (!path)
 		return;
-	n = snprintf(text, sizeof(text), "0::%s\n", path);
+	/* as /proc/PID/cgroup would show it: the v2 line, or the cpu controller's v1 line */
+	n = snprintf(text, sizeof(text), inf->cgroups.tree.v1_cpu ? "1:cpu:%s\n" : "0::%s\n", path);
 	if (n <= 0 || (size_t)n >= sizeof(text))
 		return;
 	set_string(inf, &id->cgroup, path);

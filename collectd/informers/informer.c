@@ -309,6 +309,7 @@ void kepler_informer_params_from_config(const struct kepler_config *cfg, struct 
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = (enum kepler_informer_kind)cfg->informer;
 	ret->procfs = cfg->host_procfs;
+	ret->sysfs = cfg->host_sysfs;
 	ret->bpf_max_processes = (uint32_t)cfg->dev_bpf_max_processes;
 	/* root now, another user after start: read the exe links while they are open to us */
 	ret->exe_prefetch = geteuid() == 0 && cfg->collector_user && strcmp(cfg->collector_user, "root") != 0;
@@ -343,7 +344,7 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_strpool_free(inf->strings); /* after every identity */
 	free(inf->cpu_busy);
 	memset(inf, 0, sizeof(*inf));
-	inf->procfd = inf->statfd = -1;
+	inf->procfd = inf->statfd = inf->cgroups.rootfd = -1;
 }
 
 /* How many CPU numbers /proc/stat may show: the configured CPUs (at least 1, at most a bound). */
@@ -362,7 +363,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 
 	memset(inf, 0, sizeof(*inf));
 	inf->kind = kind;
-	inf->statfd = -1;
+	inf->statfd = inf->cgroups.rootfd = -1;
 	inf->sample_clear = offsetof(struct kepler_proc_sample, stat);
 	inf->strings = kepler_strpool_new();
 	if (!inf->strings || !kepler_informer_alloc_cpu_busy(inf, cpu_slots())) {
@@ -380,6 +381,13 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 		r = kepler_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
+	/*
+	 * ebpf: the hierarchy its cgroup ids are in, opened now (privileged);
+	 * none is not an error: processes gone before they were looked up then
+	 * lose their container, which the description says
+	 */
+	if (kind == KEPLER_INFORMER_EBPF)
+		kepler_cgroup_ids_open(&inf->cgroups, p->sysfs);
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
 	if (r == 0 && kind == KEPLER_INFORMER_EBPF) {
@@ -408,7 +416,7 @@ int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_i
 	inf = calloc(1, sizeof(*inf));
 	if (!inf)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	inf->procfd = inf->statfd = -1;
+	inf->procfd = inf->statfd = inf->cgroups.rootfd = -1;
 	if (p->kind != KEPLER_INFORMER_AUTO) {
 		r = open_kind(inf, p->kind, p, err);
 	} else {

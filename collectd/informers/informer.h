@@ -91,6 +91,7 @@ struct kepler_informer_stats {
 struct kepler_informer_params {
 	enum kepler_informer_kind kind;
 	const char *procfs;         /* "/proc" */
+	const char *sysfs;          /* "/sys": the cgroup hierarchies under fs/cgroup (ebpf) */
 	uint32_t bpf_max_processes; /* entries of the eBPF map */
 	/*
 	 * Tests only: count with software events (cpu-clock, in ns) in place of

@@ -6,6 +6,7 @@
 #ifndef KEPLER_COLLECTD_INFORMER_INTERNAL_H
 #define KEPLER_COLLECTD_INFORMER_INTERNAL_H
 
+#include "cgroup_tree.h"
 #include "informer.h"
 
 /* One process as a source sees it at a refresh. */
@@ -93,18 +94,23 @@ struct kepler_informer_ops {
 	bool resets_on_exit;   /* the source's counter restarts after an exit */
 };
 
-/* cgroup v2 ids to paths (cgroup_ids.c), for processes gone before they were looked up. */
+/* cgroup ids to paths (cgroup_ids.c), for processes gone before they were looked up. */
 struct kepler_cgroup_id {
 	uint64_t id;
-	char *path; /* from the cgroup2 root, "/" for the root */
+	char *path; /* from the hierarchy's root, "/" for the root */
 };
 
 struct kepler_cgroup_ids {
-	struct kepler_cgroup_id *items;
+	struct kepler_cgroup_tree tree; /* the hierarchy, found through host.sysfs */
+	int rootfd;                     /* its root, opened at start; -1 if none */
+	struct kepler_cgroup_id *items; /* sorted by id */
 	size_t n, cap;
+	uint64_t walks;
 	bool rescanned; /* this refresh: at most one walk per refresh */
 };
 
+/* Find the hierarchy under @sysfs and open it: -ENOENT if none, or open(2)'s error. */
+int kepler_cgroup_ids_open(struct kepler_cgroup_ids *c, const char *sysfs);
 /* The path of cgroup @id, walking the hierarchy again on a miss (once per refresh); NULL if none. */
 const char *kepler_cgroup_ids_path(struct kepler_cgroup_ids *c, uint64_t id);
 void kepler_cgroup_ids_free(struct kepler_cgroup_ids *c);
@@ -142,7 +148,7 @@ struct kepler_informer {
 	size_t ncpu_busy;
 	uint64_t census_until_ns; /* CLOCK_MONOTONIC: identities read at open serve until then */
 	void *priv;
-	char describe[512];
+	char describe[1024];
 };
 
 #define KEPLER_NOT_IN_TABLE UINT32_MAX

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cgroup_tree.h"
 #include "cpu_size.h"
 #include "keymap.h"
 #include "procfs.h"
@@ -46,27 +47,26 @@ static bool lists_cpu(const char *controllers)
 int kepler_cpu_sizes_open(const char *sysfs, struct kepler_cpu_sizes **ret, struct kepler_error *err)
 {
 	struct kepler_cpu_sizes *s = calloc(1, sizeof(*s));
-	char path[4096], buf[512];
+	struct kepler_cgroup_tree tree;
+	char path[4200], buf[512];
 	size_t len;
 
 	if (!s)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	s->rootfd = -1;
-	snprintf(path, sizeof(path), "%s/fs/cgroup/cgroup.controllers", sysfs);
-	if (kepler_read_file(path, buf, sizeof(buf), &len) == 0 && lists_cpu(buf)) {
-		snprintf(path, sizeof(path), "%s/fs/cgroup", sysfs);
-		s->v2 = true;
-	} else {
-		snprintf(path, sizeof(path), "%s/fs/cgroup/cpu", sysfs);
-	}
-	s->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	kepler_cgroup_tree_find(sysfs, &tree);
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", tree.path);
+	s->v2 = tree.layout == KEPLER_CGROUP_V2 && kepler_read_file(path, buf, sizeof(buf), &len) == 0 &&
+		lists_cpu(buf);
+	if (s->v2 || tree.v1_cpu)
+		s->rootfd = open(tree.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd >= 0)
-		snprintf(s->describe, sizeof(s->describe), "sizes from %s in %s (cgroup %s)",
-			 s->v2 ? "cpu.weight" : "cpu.shares", path, s->v2 ? "v2" : "v1");
+		snprintf(s->describe, sizeof(s->describe), "sizes from %s in %.160s (cgroup %s)",
+			 s->v2 ? "cpu.weight" : "cpu.shares", tree.path, s->v2 ? "v2" : "v1");
 	else
 		snprintf(
 			s->describe, sizeof(s->describe),
-			"no cpu controller under %s/fs/cgroup: every workload without a CPU request counts as 1024 shares",
+			"no cpu controller under %.100s/fs/cgroup: every workload without a CPU request counts as 1024 shares",
 			sysfs);
 	*ret = s;
 	return 0;
