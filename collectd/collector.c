@@ -104,7 +104,7 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		kepler_collector_close(c);
 		return r;
 	}
-	kepler_handover_resume(c->handover, c->ledger);
+	kepler_handover_resume(c->handover, c->ledger, cfg->host_procfs);
 	*ret = c;
 	return 0;
 }

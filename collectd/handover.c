@@ -4,9 +4,11 @@
  * resume at start, and the backlog of intervals the store refused.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backlog.h"
 #include "cpuinfo.h"
@@ -15,6 +17,7 @@
 #include "kepler/log.h"
 #include "monotonic.h"
 #include "node.h"
+#include "procfs.h"
 
 /*
  * Workloads gone from view that a backlog keeps while the store refuses
@@ -124,11 +127,35 @@ unsigned kepler_handover_held(const struct kepler_handover *h)
 	return kepler_backlog_intervals(h->backlog);
 }
 
-void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *ledger)
+/* Liveness of resumed processes: their /proc/PID/stat, counted. */
+struct alive_check {
+	int procfd;
+	size_t asked, alive;
+};
+
+static bool still_alive(void *arg, uint32_t pid, uint64_t start_time_ns)
+{
+	struct alive_check *a = arg;
+	struct kepler_pid_stat st;
+	char path[32], buf[1024];
+	size_t len;
+
+	a->asked++;
+	snprintf(path, sizeof(path), "%u/stat", pid);
+	if (a->procfd < 0 || kepler_read_file_at(a->procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, &st) < 0 ||
+	    st.start_ticks * kepler_ns_per_tick() != start_time_ns)
+		return false;
+	a->alive++;
+	return true;
+}
+
+void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *ledger, const char *procfs)
 {
 	struct kepler_store_meta old;
 	struct kepler_snapshot *s = NULL;
 	struct kepler_error err = { 0 };
+	struct alive_check alive = { .procfd = -1 };
 
 	if (kepler_store_get_meta(h->store, &old, &err) < 0 || !old.last_seq)
 		return;
@@ -140,12 +167,16 @@ void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *led
 		kepler_warn("cannot read the newest snapshot to resume totals: %s", err.msg);
 		return;
 	}
-	if (kepler_ledger_resume(ledger, s) < 0)
+	alive.procfd = open(procfs && *procfs ? procfs : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (kepler_ledger_resume(ledger, s, still_alive, &alive) < 0)
 		kepler_warn("out of memory resuming the totals of snapshot %llu: totals start from 0",
 			    (unsigned long long)s->seq);
 	else
-		kepler_info("resuming the totals of snapshot %llu (same boot): %zu processes",
-			    (unsigned long long)s->seq, s->nprocesses);
+		kepler_info("resuming the totals of snapshot %llu (same boot): %zu processes, %zu of the "
+			    "%zu running still alive (kept in the snapshots until they run)",
+			    (unsigned long long)s->seq, s->nprocesses, alive.alive, alive.asked);
+	if (alive.procfd >= 0)
+		close(alive.procfd);
 	kepler_snapshot_free(s);
 }
 

@@ -34,10 +34,12 @@ struct kepler_store *kepler_handover_store(const struct kepler_handover *h);
 
 /*
  * Continue @ledger's totals from the store's newest snapshot when it comes
- * from this boot (same boot ID as the meta written at open). Logs what it
- * did; a failure only means totals start from 0.
+ * from this boot (same boot ID as the meta written at open). Its running
+ * processes still alive in @procfs (the host's: same pid and start time)
+ * stay in the snapshots until the informer reports them. Logs what it did;
+ * a failure only means totals start from 0.
  */
-void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *ledger);
+void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *ledger, const char *procfs);
 
 /*
  * Hand @snap (the ledger's) over: merged with the intervals held so far,

@@ -21,11 +21,15 @@ stdout=$build/readers/stdout/kepler-stdout
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root to create a cgroup"
 command -v python3 >/dev/null || skip "python3 missing"
+# the hierarchy containers are in, as the collector finds it (cgroup_tree.h):
+# cgroup2 on v2 hosts, the cpu controller's v1 hierarchy on v1 and hybrid ones
 cg2=
-for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
-	[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroup2fs ] && { cg2=$d; break; }
-done
-[ -n "$cg2" ] || skip "no cgroup2 hierarchy"
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	cg2=/sys/fs/cgroup
+else
+	for d in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do [ -f "$d/cpu.shares" ] && { cg2=$(readlink -f "$d"); break; }; done
+fi
+[ -n "$cg2" ] || skip "no cgroup hierarchy with the cpu controller"
 id=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 64)
 cg=$cg2/kepler-churn-$$/docker-$id.scope
 mkdir -p "$cg" || skip "cannot create a cgroup under $cg2"

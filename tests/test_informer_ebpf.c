@@ -997,7 +997,6 @@ static void test_census_at_open_from_proc(void **state)
 	census_at_open(CENSUS_PROCFS);
 }
 
-
 /*
  * A process moved into a container's cgroup while it runs (what `docker
  * exec` or a runtime's `runc init` does) belongs to that container from the

@@ -633,6 +633,87 @@ static void test_terminated_carry(void **state)
 	kepler_ledger_free(l);
 }
 
+/* Alive: every pid but 105 (it ended while the collector was down). */
+static bool alive_but_105(void *arg, uint32_t pid, uint64_t start_time_ns)
+{
+	(void)start_time_ns;
+	++*(int *)arg;
+	return pid != 105;
+}
+
+/*
+ * Processes asleep through a restart (the eBPF informer reports them only
+ * once they run): those still alive are carried, running with delta 0 and
+ * their totals, in every snapshot until they run, with their containers
+ * and pods; so a second restart resumes them again, and they continue from
+ * their totals when they wake. The one that ended meanwhile is not shown.
+ */
+static void test_resume_asleep(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l, *l2, *l3;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t total104;
+	int asked = 0;
+
+	(void)state;
+	world_init(&w, 6);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	in = input(&w, 0, true);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	for (size_t i = 0; i < 6; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, 5 * SEC, false);
+	in.zones[0].delta_uj = 600 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	total104 = find(s, 104)->usage.zones[0].total_uj;
+	assert_int_equal(total104, 100 * J);
+	/* restart: only 100-102 run */
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
+	assert_int_equal(kepler_ledger_resume(l2, s, alive_but_105, &asked), 0);
+	assert_int_equal(asked, 6);
+	kepler_ledger_free(l);
+	w.n = 3;
+	for (int k = 0; k < 3; k++) {
+		in = input(&w, (100 + 5 * (uint64_t)k) * SEC, k == 0);
+		in.zones[0].delta_uj = 30 * J;
+		in.busy_delta_ns = in.total_delta_ns = SEC;
+		for (size_t i = 0; i < 3; i++)
+			w.procs[i].cpu_time_delta_ns = k ? SEC : 0;
+		KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+		assert_int_equal(s->nprocesses, 5); /* 100-102 measured, 103-104 asleep, not 105 */
+		assert_null(find(s, 105));
+		assert_int_equal(find(s, 104)->usage.state, KEPLER_STATE_RUNNING);
+		assert_int_equal(find(s, 104)->usage.zones[0].total_uj, total104);
+		assert_int_equal(find(s, 104)->usage.zones[0].delta_uj, 0);
+		assert_int_equal(find(s, 104)->usage.cpu_time_delta_ns, 0);
+		assert_string_equal(find(s, 104)->comm, "p4");
+		assert_string_equal(find(s, 104)->container_id, w.cids[0]); /* its container, shown */
+		assert_true(s->ncontainers >= 2 && s->npods >= 2);
+		check_sums(s);
+	}
+	/* a second restart resumes it again from the store's snapshot */
+	KEPLER_OK(kepler_ledger_new(&p, &l3, &err));
+	assert_int_equal(kepler_ledger_resume(l3, s, alive_but_105, &asked), 0);
+	kepler_ledger_free(l2);
+	w.n = 6;
+	in = input(&w, 200 * SEC, true);
+	KEPLER_OK(kepler_ledger_build(l3, &in, &s, &err));
+	for (size_t i = 0; i < 6; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, 205 * SEC, false);
+	in.zones[0].delta_uj = 60 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	KEPLER_OK(kepler_ledger_build(l3, &in, &s, &err));
+	assert_int_equal(find(s, 104)->usage.zones[0].total_uj, total104 + 10 * J); /* woke: goes on */
+	check_sums(s);
+	kepler_ledger_free(l3);
+}
+
 static void test_resume(void **state)
 {
 	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
@@ -677,7 +758,7 @@ static void test_resume(void **state)
 	copy.ncontainers = 0;
 	copy.nvms = copy.npods = 0;
 	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
-	assert_int_equal(kepler_ledger_resume(l2, &copy), 0);
+	assert_int_equal(kepler_ledger_resume(l2, &copy, NULL, NULL), 0);
 	free(procs);
 	free(swapped);
 	/* the informer reports only some processes at first (eBPF: those that ran) */
@@ -820,7 +901,7 @@ static void test_idle_policies(void **state)
 		}
 		/* a restarted ledger continues the idle totals */
 		KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
-		assert_int_equal(kepler_ledger_resume(l2, s), 0);
+		assert_int_equal(kepler_ledger_resume(l2, s, NULL, NULL), 0);
 		{
 			uint64_t before = s->processes[1].usage.idle[0].total_uj;
 			uint32_t pid = s->processes[1].pid;
@@ -912,7 +993,7 @@ static void test_device_zone(void **state)
 	assert_int_equal(unattributed, 250 * J + 2);
 	/* a restarted collector continues the unattributed total */
 	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
-	assert_int_equal(kepler_ledger_resume(l2, s), 0);
+	assert_int_equal(kepler_ledger_resume(l2, s, NULL, NULL), 0);
 	in = input(&w, 20 * SEC, true);
 	in.nzones = 4;
 	in.zones[3] = (struct kepler_ledger_zone_in){ .name = "gpu0",
@@ -1046,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_monotonic_check),
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_resume_asleep),
 		cmocka_unit_test(test_container_comes_back),
 		cmocka_unit_test(test_device_zone),
 		cmocka_unit_test(test_idle_policies),

@@ -272,7 +272,7 @@ static void test_resume_out_of_memory(void **state)
 		KEPLER_OK(kepler_ledger_new(&params, &l2, &err));
 		countdown = n;
 		allocs = 0;
-		r = kepler_ledger_resume(l2, prev);
+		r = kepler_ledger_resume(l2, prev, NULL, NULL);
 		countdown = 0;
 		if (r == 0 && allocs < n) {
 			kepler_ledger_free(l2);

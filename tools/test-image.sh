@@ -16,13 +16,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "test-image.sh: needs root (debootstrap, podman)" >&2; exit 2; }
-need=()
-for p in podman debootstrap runc; do command -v $p >/dev/null || need+=($p); done
-[ ${#need[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
-	{ echo "test-image.sh: cannot install ${need[*]}" >&2; exit 2; }
-pm() { podman --runtime runc "$@"; }
-limits=(--ulimit nofile=20000:20000 --ulimit nproc=4096:4096)
-base_img=localhost/debian:bookworm img=localhost/kepler-c:0.1.0
+. tools/image.sh
+kepler_install_podman || { echo "test-image.sh: cannot install podman, runc, debootstrap" >&2; exit 2; }
+limits=("${kepler_limits[@]}")
+base_img=$kepler_base_img img=$kepler_img
 fails=0
 ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -33,24 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! pm image exists $base_img; then
-	root=${KEPLER_TEST_ROOT:-/var/tmp/kepler-bookworm}
-	if [ ! -x "$root/bin/sh" ]; then
-		echo "debootstrap --variant=minbase bookworm $root (once)"
-		debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$root.log" 2>&1 ||
-			{ echo "test-image.sh: debootstrap failed: $(tail -3 "$root.log")" >&2; exit 1; }
-	fi
-	tar -C "$root" -c . | pm import --quiet --change 'CMD ["/bin/bash"]' - $base_img >/dev/null ||
-		{ echo "test-image.sh: podman import failed" >&2; exit 1; }
-fi
-ok "base image $base_img (Debian 12 minbase from Debian's archive)"
-t0=$(date +%s)
-if pm build --network host "${limits[@]}" --build-arg BASE=$base_img -t $img -f Containerfile . >/tmp/kepler-image-build.log 2>&1; then
-	ok "podman build: $img in $(($(date +%s) - t0)) s, $(pm image inspect $img --format '{{.Size}}' | awk '{printf "%.0f MB", $1/1e6}')"
-else
-	fail "podman build: $(tail -5 /tmp/kepler-image-build.log)"
-	exit 1
-fi
+kepler_base_image || exit 1
+kepler_build_image /tmp/kepler-image-build.log || exit 1
 for b in kepler-collectd kepler-exporter kepler-stdout kepler-top kepler-dataset kepler-train kepler-passthrough; do
 	pm run --rm "${limits[@]}" $img $b --version >/dev/null 2>&1 || fail "$b does not run in the image"
 done

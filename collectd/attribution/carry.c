@@ -46,9 +46,30 @@ static void carry_one(struct kepler_ledger *l, const struct kepler_ledger_input 
 	r->p.cycles = r->p.instructions = r->p.cache_misses =
 		in->hw_counters ? 0 : KEPLER_COUNTER_UNAVAILABLE;
 	r->ended_mono_ns = o->ended_mono_ns;
+	r->dormant = o->dormant;
 	ledger_gen_own(cur, r, o->owned); /* moved */
 	o->owned = NULL;
 	ledger_gen_index_last(cur); /* room reserved */
+}
+
+/*
+ * Resumed processes alive at start that the informer has not reported
+ * since: from the resumed generation at first, then from the previous one
+ * (ownership moves with each carry), until reported or past the horizon.
+ */
+static void carry_dormant(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	struct proc_gen *gens[] = { &l->resumed, &l->gen[!l->cur] };
+
+	if (!l->resumed_until_ns || in->mono_ns > l->resumed_until_ns)
+		return;
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < gens[k]->nowners; i++) {
+			struct proc_rec *o = &gens[k]->recs[gens[k]->owners[i]];
+
+			if (o->dormant && !o->taken && o->owned)
+				carry_one(l, in, o);
+		}
 }
 
 void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -60,7 +81,7 @@ void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_
 	for (size_t i = 0; i < prev->nowners; i++) {
 		struct proc_rec *o = &prev->recs[prev->owners[i]];
 
-		if (o->taken || !o->owned || o->p.usage.state != KEPLER_STATE_TERMINATED)
+		if (o->taken || !o->owned || o->dormant || o->p.usage.state != KEPLER_STATE_TERMINATED)
 			continue;
 		if (ledger_keep_terminated(l, in->mono_ns, o->ended_mono_ns,
 					   l->nzones ? o->p.usage.zones[z].total_uj : 0))
@@ -73,6 +94,7 @@ void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_
 	}
 	for (size_t k = 0; k < keep; k++)
 		carry_one(l, in, l->cand[k]);
+	carry_dormant(l, in);
 }
 
 void ledger_carry_groups(struct kepler_ledger *l, struct group_table *t, uint64_t now)

@@ -151,9 +151,17 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
  * boot, read back at start): the node's per zone (matched by zone name) and
  * those of every running process (same pid and start time), container, VM
  * and pod, so that exported counters never go down across a restart.
+ * Running processes that @alive (may be NULL) says still run (same pid and
+ * start time) are carried in every snapshot, with delta 0, until the
+ * informer reports them: a process asleep through a restart keeps its
+ * place in the store, and the next restart resumes it again. Ended
+ * containers, VMs and pods of @prev are kept, not shown, for the horizon:
+ * one that comes back under the same id continues its totals.
  * Call before the first kepler_ledger_build(). -ENOMEM (nothing resumed).
  */
-int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev);
+typedef bool (*kepler_ledger_alive_fn)(void *arg, uint32_t pid, uint64_t start_time_ns);
+int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev,
+			 kepler_ledger_alive_fn alive, void *arg);
 
 /*
  * Build the snapshot of @in. The result is owned by the ledger and valid

@@ -25,6 +25,14 @@ struct proc_rec {
 	uint64_t ended_mono_ns; /* terminated: when it ended */
 	char *owned;            /* terminated: block holding p's strings */
 	bool taken;             /* prev generation: carried into the new one */
+	/*
+	 * Resumed at start and alive then (same pid and start time), not
+	 * reported by the informer since (eBPF reports a process once it
+	 * runs): carried, running with delta 0, until it is, for up to
+	 * RESUME_HORIZON; so its totals stay in the store and a second restart
+	 * resumes them again. Owns its strings, as a terminated record.
+	 */
+	bool dormant;
 };
 
 /* A slot of a generation's index: a record's pid, and 1 + its index (0: empty). */

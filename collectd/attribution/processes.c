@@ -134,6 +134,7 @@ struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots)
 	r->ended_mono_ns = 0;
 	r->owned = NULL;
 	r->taken = false;
+	r->dormant = false;
 	r->p.usage.idle = NULL;
 	r->p.usage.zones = &g->pool[g->n * nslots];
 	memset(r->p.usage.zones, 0, nslots * sizeof(struct kepler_energy));
@@ -208,7 +209,8 @@ void ledger_release_processes(struct kepler_ledger *l, size_t n)
 int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in)
 {
 	struct proc_gen *next = &l->gen[!l->cur], *prev = &l->gen[l->cur];
-	size_t n = in->nprocs, most = n + prev->n, nz = l->nzones ? l->nzones : 1;
+	size_t n = in->nprocs, nz = l->nzones ? l->nzones : 1;
+	size_t most = n + prev->n + l->resumed.n; /* measured, carried, and dormant resumed */
 
 	if (l->resumed.n && !l->resumed_until_ns)
 		l->resumed_until_ns = in->mono_ns + RESUME_HORIZON_NS;
@@ -262,9 +264,11 @@ static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler
 		old->taken = true;
 		return old;
 	}
-	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)))
+	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)) ||
+	    old->p.usage.state != KEPLER_STATE_RUNNING)
 		return NULL;
-	return old->p.usage.state == KEPLER_STATE_RUNNING ? old : NULL;
+	old->taken = true; /* reported: no longer carried as dormant */
+	return old;
 }
 
 static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_input *in, size_t i)
@@ -276,6 +280,13 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 
 	old = previous_of(l, kp);
 	fill_process(&r->p, kp);
+	/*
+	 * Never below what was stored: after a restart the informer reads a
+	 * process's lifetime anew, from /proc in whole ticks (truncated), where
+	 * the run before had counted it to the ns.
+	 */
+	if (old && old->p.usage.cpu_time_ns > r->p.usage.cpu_time_ns)
+		r->p.usage.cpu_time_ns = old->p.usage.cpu_time_ns;
 	ledger_point_usage(l, &r->p.usage, slots);
 	r->p.usage.cpu_time_delta_ns = in->first ? 0 : kp->cpu_time_delta_ns;
 	for (unsigned z = 0; z < l->nzones; z++) {

@@ -3,8 +3,10 @@
  * Resume: a restarted collector continues the totals of the newest
  * snapshot of the same boot. The node's bases wait, by zone name, for the
  * first build; processes wait in the resumed generation (for up to
- * RESUME_HORIZON) until the informer reports them; containers, VMs and
- * pods wait in their tables as dormant groups.
+ * RESUME_HORIZON) until the informer reports them, and those still alive
+ * are carried meanwhile (carry.c), so that they stay in the store;
+ * containers, VMs and pods wait in their tables as dormant groups, and
+ * show again through their carried processes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +67,8 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 	return 0;
 }
 
-static int resume_processes(struct kepler_ledger *l, const struct kepler_snapshot *s)
+static int resume_processes(struct kepler_ledger *l, const struct kepler_snapshot *s,
+			    kepler_ledger_alive_fn alive, void *arg)
 {
 	struct proc_gen *g = &l->resumed;
 	unsigned nz = l->nresume;
@@ -91,6 +94,8 @@ static int resume_processes(struct kepler_ledger *l, const struct kepler_snapsho
 		}
 		ledger_gen_own(g, r, block);
 		ledger_gen_index_last(g); /* room reserved */
+		r->dormant = alive && sp->usage.state == KEPLER_STATE_RUNNING &&
+			     alive(arg, sp->pid, sp->start_time_ns);
 	}
 	return 0;
 }
@@ -101,8 +106,6 @@ static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const stru
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 		struct group_rec *g;
 
-		if (w.usage->state != KEPLER_STATE_RUNNING)
-			continue;
 		g = ledger_group_get(l, k, w.id, w.name, w.detail, w.parent);
 		if (!g)
 			return -ENOMEM;
@@ -111,13 +114,15 @@ static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const stru
 			g->total[l->nresume + z] = w.usage->idle ? w.usage->idle[z].total_uj : 0;
 		}
 		g->cpu_total = w.usage->cpu_time_ns;
+		g->terminated = w.usage->state == KEPLER_STATE_TERMINATED; /* back under its id: goes on */
 		g->fresh = false;
 		g->dormant = g->keep = true;
 	}
 	return 0;
 }
 
-int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev)
+int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev,
+			 kepler_ledger_alive_fn alive, void *arg)
 {
 	int r = 0;
 
@@ -129,7 +134,7 @@ int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *
 		l->resume_base[z][2] = prev->zones[z].idle.total_uj;
 		l->resume_base[z][NODE_UNATTRIBUTED] = prev->zones[z].unattributed.total_uj;
 	}
-	r = resume_processes(l, prev);
+	r = resume_processes(l, prev, alive, arg);
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && r == 0; k++)
 		r = resume_groups(l, (enum kepler_kind)k, prev);
 	if (r < 0) { /* nothing resumed rather than part of it */
