@@ -42,7 +42,14 @@ void kepler_node_meta(const struct kepler_config *cfg, const struct kepler_cpuin
 	memset(m, 0, sizeof(*m));
 	gethostname(m->hostname, sizeof(m->hostname) - 1);
 	kepler_node_name(cfg, m->node_name, sizeof(m->node_name));
-	read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
+	/*
+	 * The host's, through its PID 1's root (host.procfs; readable at start,
+	 * with CAP_SYS_PTRACE): in a pod, /etc/machine-id is the image's
+	 */
+	snprintf(path, sizeof(path), "%s/1/root/etc/machine-id", cfg->host_procfs);
+	read_first_line(path, m->machine_id, sizeof(m->machine_id));
+	if (!m->machine_id[0])
+		read_first_line("/etc/machine-id", m->machine_id, sizeof(m->machine_id));
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", cfg->host_procfs);
 	read_first_line(path, m->boot_id, sizeof(m->boot_id));
 	if (cpus->n)
