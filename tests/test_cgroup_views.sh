@@ -140,13 +140,13 @@ run_view() {
 		fail "$name: the collector did not start: $(tail -3 "$tmp/$name.log")"
 		return
 	fi
-	# two containers: guaranteed (cgroupfs, v1) or burstable (systemd), and besteffort/guaranteed
+	# two containers: v1 guaranteed (cgroupfs) and besteffort (systemd); v2 burstable (systemd) and guaranteed (cgroupfs)
 	local u1 c1 u2 c2 p1 p2 w1 w2
 	u1=$(uuid) c1=$(hex 64) u2=$(uuid) c2=$(hex 64)
 	if [ "$layout" = v1 ]; then
 		p1=$(shape cgroupfs "" "$u1" "$c1") p2=$(shape systemd besteffort "$u2" "$c2")
 	else
-		p1=$(shape systemd burstable "$u1" "$c1") p2=$(shape systemd "" "$u2" "$c2")
+		p1=$(shape systemd burstable "$u1" "$c1") p2=$(shape cgroupfs "" "$u2" "$c2")
 	fi
 	workload "$layout" "$p1" "$tmp/$name.w1"
 	w1=$wpid
