@@ -256,6 +256,8 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	r = kepler_handover_commit(c->handover, snap, &snap, err);
 	if (r < 0)
 		return r;
+	if (r == 0)
+		kepler_handover_remember(c->handover, c->ledger);
 	c->first = false;
 	c->last_mono_ns = sample.mono_ns;
 	ret->held = kepler_handover_held(c->handover);

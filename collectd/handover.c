@@ -150,6 +150,30 @@ static bool still_alive(void *arg, uint32_t pid, uint64_t start_time_ns)
 	return true;
 }
 
+#define KEPLER_MEMORY_KEY "collector.memory"
+
+/* The memory of forgotten identities the run before left in the store (memory.c). */
+static void load_memory(struct kepler_handover *h, struct kepler_ledger *ledger)
+{
+	struct kepler_error err = { 0 };
+	size_t len, skipped;
+	char *text;
+	int r = kepler_store_get_text(h->store, KEPLER_MEMORY_KEY, &text, &len, &err);
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		kepler_warn("cannot read the collector's memory of ended workloads: %s", err.msg);
+		return;
+	}
+	if (kepler_ledger_memory_load(ledger, text, len, &skipped, &err) < 0)
+		kepler_warn("the collector's memory of ended workloads is not used: %s", err.msg);
+	else if (skipped)
+		kepler_warn("the collector's memory of ended workloads: %zu malformed lines skipped",
+			    skipped);
+	free(text);
+}
+
 void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *ledger, const char *procfs)
 {
 	struct kepler_store_meta old;
@@ -178,6 +202,27 @@ void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *led
 	if (alive.procfd >= 0)
 		close(alive.procfd);
 	kepler_snapshot_free(s);
+	load_memory(h, ledger);
+}
+
+/* Write the ledger's memory into the store when it changed (after a commit); retried at the next one. */
+void kepler_handover_remember(struct kepler_handover *h, struct kepler_ledger *ledger)
+{
+	struct kepler_error err = { 0 };
+	char *text;
+
+	if (!kepler_ledger_memory_changed(ledger))
+		return;
+	if (kepler_ledger_memory_save(ledger, &text) < 0) {
+		kepler_debug("out of memory saving the collector's memory: retried at the next snapshot");
+		return;
+	}
+	if (kepler_store_set_text(h->store, KEPLER_MEMORY_KEY, text, &err) == 0)
+		kepler_ledger_memory_saved(ledger);
+	else
+		kepler_debug("cannot save the collector's memory (retried at the next snapshot): %s",
+			     err.msg);
+	free(text);
 }
 
 /*

@@ -52,6 +52,14 @@ void kepler_handover_resume(struct kepler_handover *h, struct kepler_ledger *led
 int kepler_handover_commit(struct kepler_handover *h, struct kepler_snapshot *snap,
 			   struct kepler_snapshot **ret_snap, struct kepler_error *err);
 
+/*
+ * After a snapshot was stored: write @ledger's memory of forgotten
+ * identities (ledger.h) into the store's meta "collector.memory" when it
+ * changed, so that a restarted collector continues their counters when they
+ * come back; kepler_handover_resume() reads it back.
+ */
+void kepler_handover_remember(struct kepler_handover *h, struct kepler_ledger *ledger);
+
 /* Intervals held for the store (0 when it took the last one). */
 unsigned kepler_handover_held(const struct kepler_handover *h);
 

@@ -139,6 +139,39 @@ int kepler_store_get_cpus(struct kepler_store *s, struct kepler_cpuinfo *ret, st
 	return STORE_GUARDED(s, err, get_cpus_in(s, ret, err));
 }
 
+STORE_OP static int get_text_in(struct kepler_store *s, const char *key, char **ret, size_t *ret_len,
+				struct kepler_error *err)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+	MDB_txn *txn;
+	int r = begin(s, &txn, err);
+
+	*ret = NULL;
+	*ret_len = 0;
+	if (r < 0)
+		return r;
+	r = mdb_get(txn, s->meta, &k, &v);
+	if (r == MDB_NOTFOUND) {
+		r = kepler_error_set(err, -ENOENT, "the store '%s' has no '%s'", s->path, key);
+	} else if (r) {
+		r = kepler_store_lmdb_error(r, "reading meta", err);
+	} else if (!(*ret = malloc(v.mv_size + 1))) {
+		r = kepler_error_set(err, -ENOMEM, "out of memory");
+	} else {
+		memcpy(*ret, v.mv_data, v.mv_size);
+		(*ret)[v.mv_size] = '\0';
+		*ret_len = v.mv_size;
+	}
+	kepler_store_end_read(txn);
+	return r;
+}
+
+int kepler_store_get_text(struct kepler_store *s, const char *key, char **ret, size_t *ret_len,
+			  struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, get_text_in(s, key, ret, ret_len, err));
+}
+
 STORE_OP static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t *ret,
 			     struct kepler_error *err)
 {

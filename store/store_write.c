@@ -328,6 +328,27 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
 }
 
+int kepler_store_set_text(struct kepler_store *s, const char *key, const char *text, struct kepler_error *err)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	if (strncmp(key, "collector.", strlen("collector.")) != 0)
+		return kepler_error_set(err, -EINVAL, "'%s' is not a collector's meta key", key);
+	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "writing meta", err);
+	rc = kepler_store_meta_put(s, txn, key, text);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return kepler_store_lmdb_error(rc, "writing meta", err);
+	}
+	rc = mdb_txn_commit(txn);
+	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
+}
+
 int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *cpus, struct kepler_error *err)
 {
 	char *text;

@@ -714,6 +714,110 @@ static void test_resume_asleep(void **state)
 	kepler_ledger_free(l3);
 }
 
+static const struct kepler_container *container_of(const struct kepler_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->ncontainers; i++)
+		if (!strcmp(s->containers[i].id, id))
+			return &s->containers[i];
+	return NULL;
+}
+
+static bool alive_all(void *arg, uint32_t pid, uint64_t start_time_ns)
+{
+	(void)arg;
+	(void)pid;
+	(void)start_time_ns;
+	return true;
+}
+
+/*
+ * The memory of forgotten identities outlives a restart: a container that
+ * ended and left the snapshots (a tombstone) is saved as text, loaded by a
+ * restarted ledger, and a process back in that container continues its
+ * totals. A container that ended while the collector was down (no process
+ * of it alive at the resume) becomes a tombstone too. Malformed lines are
+ * skipped and counted; zones other than the resumed snapshot's refuse it.
+ */
+static void test_memory_outlives_restart(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 5 * SEC, .max_terminated = 500 };
+	static struct world w;
+	struct kepler_ledger *l, *l2;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	uint64_t gone_total, t = 0;
+	size_t skipped;
+	char *text, *bad;
+
+	(void)state;
+	world_init(&w, 6);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	in = input(&w, t, true);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	for (size_t i = 0; i < 6; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, t += SEC, false);
+	in.zones[0].delta_uj = 600 * J;
+	in.busy_delta_ns = in.total_delta_ns = SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	gone_total = container_of(s, w.cids[0])->usage.zones[0].total_uj; /* pid 104's */
+	assert_true(gone_total > 0);
+	assert_false(kepler_ledger_memory_changed(l));
+	/* 104 ends; its container is carried for the ttl, then forgotten: a tombstone */
+	w.procs[4].state = KEPLER_STATE_TERMINATED;
+	for (size_t i = 0; i < 6; i++)
+		w.procs[i].cpu_time_delta_ns = 0;
+	in = input(&w, t += SEC, false);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	w.n = 4; /* the informer forgets 104 and 105 */
+	for (int k = 0; k < 8; k++) {
+		in = input(&w, t += SEC, false);
+		KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	}
+	assert_null(container_of(s, w.cids[0]));
+	assert_true(kepler_ledger_memory_changed(l));
+	KEPLER_OK(kepler_ledger_memory_save(l, &text));
+	kepler_ledger_memory_saved(l);
+	assert_false(kepler_ledger_memory_changed(l));
+	print_message("memory:\n%s", text);
+	assert_non_null(strstr(text, "kepler-memory 1 3 0\npackage\tcore\tdram\n"));
+	assert_non_null(strstr(text, w.cids[0]));
+	/* restart: resumed from the newest snapshot, the memory loaded */
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
+	assert_int_equal(kepler_ledger_resume(l2, s, alive_all, NULL), 0);
+	bad = malloc(strlen(text) + 64);
+	sprintf(bad, "%scontainer\tnot a number\tx\n\tpod\n", text);
+	KEPLER_OK(kepler_ledger_memory_load(l2, bad, strlen(bad), &skipped, &err));
+	assert_int_equal(skipped, 2);
+	free(bad);
+	kepler_ledger_free(l);
+	/* a new process in that container: it goes on from the container's totals */
+	w.n = 6;
+	w.procs[4].state = KEPLER_STATE_RUNNING;
+	w.procs[4].pid = 110;
+	w.procs[4].start_time_ns = 5000;
+	in = input(&w, 100 * SEC, true);
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+	assert_non_null(container_of(s, w.cids[0]));
+	assert_int_equal(container_of(s, w.cids[0])->usage.zones[0].total_uj, gone_total);
+	check_sums(s);
+	kepler_ledger_free(l2);
+	/* zones that are not the resumed snapshot's: refused whole */
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	world_init(&w, 3);
+	in = input(&w, 0, true);
+	in.nzones = 2;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	assert_int_equal(kepler_ledger_resume(l2, s, alive_all, NULL), 0);
+	assert_int_equal(kepler_ledger_memory_load(l2, text, strlen(text), &skipped, &err), -EBADMSG);
+	print_message("%s\n", err.msg);
+	free(text);
+	kepler_ledger_free(l);
+	kepler_ledger_free(l2);
+}
+
 static void test_resume(void **state)
 {
 	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
@@ -1128,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_resume_asleep),
+		cmocka_unit_test(test_memory_outlives_restart),
 		cmocka_unit_test(test_container_comes_back),
 		cmocka_unit_test(test_device_zone),
 		cmocka_unit_test(test_idle_policies),

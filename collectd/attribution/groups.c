@@ -54,6 +54,7 @@ static void bury(struct kepler_ledger *l, enum kepler_kind k, const struct group
 	snprintf(t->id, sizeof(t->id), "%s", g->id);
 	memcpy(t->total, g->total, sizeof(t->total));
 	t->cpu_total = g->cpu_total;
+	l->memory_dirty = true;
 }
 
 struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,

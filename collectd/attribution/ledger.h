@@ -159,6 +159,21 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
  * one that comes back under the same id continues its totals.
  * Call before the first kepler_ledger_build(). -ENOMEM (nothing resumed).
  */
+/*
+ * The ledger's memory of forgotten identities (containers, VMs and pods
+ * that ended and left the snapshots, with their totals), as text for the
+ * store (memory.c), so that it outlives a restart. Changed: since the
+ * last save. Save: NUL-terminated text in *@ret (free() it); -ENOMEM.
+ * Load: after kepler_ledger_resume(), before the first build; lines that
+ * do not parse are skipped and counted in *@ret_skipped; -EBADMSG when the
+ * text's zones are not the resumed snapshot's, -EINVAL when not resumed.
+ */
+bool kepler_ledger_memory_changed(const struct kepler_ledger *l);
+int kepler_ledger_memory_save(const struct kepler_ledger *l, char **ret);
+void kepler_ledger_memory_saved(struct kepler_ledger *l);
+int kepler_ledger_memory_load(struct kepler_ledger *l, const char *text, size_t len, size_t *ret_skipped,
+			      struct kepler_error *err);
+
 typedef bool (*kepler_ledger_alive_fn)(void *arg, uint32_t pid, uint64_t start_time_ns);
 int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev,
 			 kepler_ledger_alive_fn alive, void *arg);

@@ -121,6 +121,7 @@ struct kepler_ledger {
 	struct group_table groups[KEPLER_KIND_COUNT];
 	struct tombstone *tombs[KEPLER_KIND_COUNT]; /* LEDGER_TOMBSTONES each (PROCESS unused) */
 	size_t tomb_next[KEPLER_KIND_COUNT];
+	bool memory_dirty; /* a tombstone was written since the memory was last saved (memory.c) */
 	/* resume: node bases by zone name, until the first build */
 	unsigned nresume;
 	char resume_names[KEPLER_MAX_ZONES][64];

@@ -23,6 +23,17 @@ int ledger_resumed_index(const struct kepler_ledger *l, const char *zone)
 	return -1;
 }
 
+/* @total, in the resume layout, into this ledger's slots by @map. */
+static void remap_totals(uint64_t *total, const int *map, unsigned nslots)
+{
+	uint64_t t[LEDGER_MAX_SLOTS] = { 0 };
+
+	for (unsigned z = 0; z < nslots; z++)
+		if (map[z] >= 0)
+			t[z] = total[map[z]];
+	memcpy(total, t, sizeof(t));
+}
+
 /*
  * The resumed totals were in the old snapshot's zone order, its active
  * energies then its idle ones (nresume each): put them in @names' order,
@@ -54,16 +65,14 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 	free(g->pool);
 	g->pool = pool;
 	g->pool_cap = cap;
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
-		for (size_t i = 0; i < l->groups[k].n; i++) {
-			struct group_rec *gr = &l->groups[k].recs[i];
-			uint64_t t[LEDGER_MAX_SLOTS] = { 0 };
-
-			for (unsigned z = 0; z < nslots; z++)
-				if (map[z] >= 0)
-					t[z] = gr->total[map[z]];
-			memcpy(gr->total, t, sizeof(t));
-		}
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		for (size_t i = 0; i < l->groups[k].n; i++)
+			remap_totals(l->groups[k].recs[i].total, map, nslots);
+		for (size_t i = 0; l->tombs[k] && i < LEDGER_TOMBSTONES;
+		     i++) /* resumed or loaded (memory.c) */
+			if (l->tombs[k][i].id[0])
+				remap_totals(l->tombs[k][i].total, map, nslots);
+	}
 	return 0;
 }
 
@@ -114,11 +123,52 @@ static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const stru
 			g->total[l->nresume + z] = w.usage->idle ? w.usage->idle[z].total_uj : 0;
 		}
 		g->cpu_total = w.usage->cpu_time_ns;
-		g->terminated = w.usage->state == KEPLER_STATE_TERMINATED; /* back under its id: goes on */
 		g->fresh = false;
-		g->dormant = g->keep = true;
+		g->dormant = true;
+		/* an ended one becomes a tombstone (ledger_compact_groups()): back under its id, it goes on */
+		g->keep = w.usage->state == KEPLER_STATE_RUNNING;
 	}
 	return 0;
+}
+
+/* Whether a resumed process still alive names @id as its container (or VM). */
+static bool has_live_member(const struct kepler_ledger *l, enum kepler_kind k, const char *id)
+{
+	for (size_t i = 0; i < l->resumed.n; i++) {
+		const struct proc_rec *r = &l->resumed.recs[i];
+
+		if (r->dormant && !strcmp(k == KEPLER_KIND_VM ? r->p.vm_id : r->p.container_id, id))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * With liveness known: a container or VM none of whose processes is still
+ * alive ended while the collector was down, and so did a pod none of whose
+ * containers is kept; they become tombstones now, which the store keeps
+ * (memory.c), rather than dormant groups a second restart would forget.
+ */
+static void bury_ended(struct kepler_ledger *l)
+{
+	struct group_table *pods = &l->groups[KEPLER_KIND_POD], *cts = &l->groups[KEPLER_KIND_CONTAINER];
+
+	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+		if (k == KEPLER_KIND_POD)
+			continue;
+		for (size_t i = 0; i < l->groups[k].n; i++) {
+			struct group_rec *g = &l->groups[k].recs[i];
+
+			g->keep = g->keep && has_live_member(l, (enum kepler_kind)k, g->id);
+		}
+	}
+	for (size_t i = 0; i < pods->n; i++) {
+		bool kept = false;
+
+		for (size_t j = 0; j < cts->n && !kept; j++)
+			kept = cts->recs[j].keep && !strcmp(cts->recs[j].pod_id, pods->recs[i].id);
+		pods->recs[i].keep = pods->recs[i].keep && kept;
+	}
 }
 
 int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *prev,
@@ -142,6 +192,10 @@ int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *
 		for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 			ledger_groups_truncate(&l->groups[k], 0);
 		l->nresume = 0;
+		return r;
 	}
-	return r;
+	if (alive)
+		bury_ended(l);
+	ledger_compact_groups(l); /* the ended ones to tombstones */
+	return 0;
 }

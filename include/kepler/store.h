@@ -179,6 +179,21 @@ int kepler_store_set_cpus(struct kepler_store *store, const struct kepler_cpuinf
  */
 int kepler_store_get_cpus(struct kepler_store *store, struct kepler_cpuinfo *ret, struct kepler_error *err);
 
+/*
+ * Writer: record @text under meta key @key (a "collector." key: what the
+ * collector keeps for itself across restarts, such as "collector.memory").
+ * -EBADF for a reader, -EINVAL for another key, LMDB's errors.
+ */
+int kepler_store_set_text(struct kepler_store *store, const char *key, const char *text,
+			  struct kepler_error *err);
+
+/*
+ * The text under meta key @key, NUL-terminated, in *@ret (free() it), its
+ * length in *@ret_len. -ENOENT when there is none.
+ */
+int kepler_store_get_text(struct kepler_store *store, const char *key, char **ret, size_t *ret_len,
+			  struct kepler_error *err);
+
 /* Newest and oldest retained seq; -ENOENT when the store has no snapshot. */
 int kepler_store_latest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
 int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
