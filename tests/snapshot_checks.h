@@ -85,7 +85,7 @@ static inline const char *snapshot_sums(const struct kepler_snapshot *s)
 			act += checks_delta(&s->processes[i].usage, z, false);
 			idle += checks_delta(&s->processes[i].usage, z, true);
 		}
-		if (!policy && act + (device ? zn->unattributed.delta_uj : 0) != zn->active.delta_uj) {
+		if (!policy && act + zn->unattributed.delta_uj != zn->active.delta_uj) {
 			snprintf(why, sizeof(why), "seq %llu zone %zu: processes %llu != active %llu",
 				 (unsigned long long)s->seq, z, (unsigned long long)act,
 				 (unsigned long long)zn->active.delta_uj);

@@ -390,11 +390,12 @@ else
 	fail "metrics.process.top 5: promtool: $(head -3 "$tmp/top.lint")"
 fi
 bad=$(awk '
-	/^kepler_node_cpu_active_watts\{/ { match($0, /zone="[^"]*"/); node[substr($0, RSTART, RLENGTH)] = $NF }
+	/^kepler_node_cpu_active_watts\{/ { match($0, /zone="[^"]*"/); node[substr($0, RSTART, RLENGTH)] += $NF }
+	/^kepler_node_cpu_unattributed_watts\{/ { match($0, /zone="[^"]*"/); node[substr($0, RSTART, RLENGTH)] -= $NF }
 	/^kepler_process_cpu_watts\{/ { match($0, /zone="[^"]*"/); z = substr($0, RSTART, RLENGTH); sum[z] += $NF; n[z]++ }
 	END { for (z in node) { d = node[z] - sum[z]; if (d < 0) d = -d; if (d > 1e-9 || n[z] != 6) print z, node[z], sum[z], n[z] } }' "$tmp/top.txt")
 series=$(grep -c '^kepler_process_cpu_' "$tmp/top.txt")
-[ -z "$bad" ] && ok "metrics.process.top 5: per zone 5 processes + other, sum == node active watts; $series process series for $all processes (every process: $((all * 7)))" ||
+[ -z "$bad" ] && ok "metrics.process.top 5: per zone 5 processes + other, sum == node active - unattributed watts; $series process series for $all processes (every process: $((all * 7)))" ||
 	fail "metrics.process.top sums: $bad"
 # HTTP keep-alive: two scrapes on one connection (few connections open)
 ka=$(curl -sv -o /dev/null -o /dev/null "http://127.0.0.1:$port/metrics" "http://127.0.0.1:$port/metrics" 2>&1)

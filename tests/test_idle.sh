@@ -96,8 +96,12 @@ for s in snaps:
     for zi, z in enumerate(s["node"]["zones"]):
         act = sum(p["zones"][zi]["delta_uj"] for p in s["processes"])
         idle = sum(p["zones"][zi]["idle_delta_uj"] for p in s["processes"])
-        if not s["first"] and z["unattributed_delta_uj"]:
-            bad.append(f"seq {s['seq']} {z['name']}: {z['unattributed_delta_uj']} uJ unattributed with processes to take it")
+        # the active part the processes' CPU time accounts for is theirs, the rest unattributed; all of the idle is given
+        cpu = sum(p["cpu_time_delta_ns"] for p in s["processes"])
+        busy = s["node"]["cpu_busy_delta_ns"]
+        want = 0 if not cpu else z["active_delta_uj"] if cpu >= busy else z["active_delta_uj"] * cpu // busy
+        if not s["first"] and (idle != z["idle_delta_uj"] or act != want):
+            bad.append(f"seq {s['seq']} {z['name']}: processes took active {act} (their CPU time says {want}), idle {idle} of {z['idle_delta_uj']}")
         if act + idle + z["unattributed_delta_uj"] != z["delta_uj"] or act > z["active_delta_uj"]:
             bad.append(f"seq {s['seq']} {z['name']}: active {act} + idle {idle} + unattributed {z['unattributed_delta_uj']} != {z['delta_uj']}")
         for c in s["containers"]:
@@ -116,7 +120,7 @@ for s in snaps:
         part = sum(got)
         sc = sum(sizes)
         # step 1: the containers' part of the node's idle (there are always processes outside them)
-        if not largest_remainder_ok(z["idle_delta_uj"], [sc, max(0, cap - sc)], [part, z["idle_delta_uj"] - part - z["unattributed_delta_uj"]]):
+        if not largest_remainder_ok(z["idle_delta_uj"], [sc, max(0, cap - sc)], [part, z["idle_delta_uj"] - part - (z["idle_delta_uj"] - idle)]):
             bad.append(f"seq {s['seq']} {z['name']}: containers took {part} of idle {z['idle_delta_uj']} with sizes {sc} of {cap}")
         # step 2: among the containers by size
         if not largest_remainder_ok(part, sizes, got):

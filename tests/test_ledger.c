@@ -97,6 +97,8 @@ static struct kepler_ledger_input input(struct world *w, uint64_t t, bool first)
 	return in;
 }
 
+static const struct kepler_process *find(const struct kepler_snapshot *s, uint32_t pid);
+
 static void check_sums(const struct kepler_snapshot *s)
 {
 	const char *why = snapshot_sums(s);
@@ -314,7 +316,13 @@ static void test_hints_change_nothing(void **state)
 	kepler_ledger_free(b);
 }
 
-static void test_no_cpu_is_all_idle(void **state)
+/*
+ * CPU time no listed process accounts for (processes the informer did not
+ * see, interrupts, steal) is shown, not spread: its share of the active
+ * energy is the zone's unattributed energy, and the listed processes get
+ * the energy of their own CPU time only.
+ */
+static void test_unseen_cpu_is_unattributed(void **state)
 {
 	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
 	static struct world w;
@@ -328,11 +336,32 @@ static void test_no_cpu_is_all_idle(void **state)
 	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
 	in = input(&w, 0, true);
 	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	/* the node 30 % busy (3 s of 10 s), no listed process ran: all of the active part unattributed */
 	in = input(&w, 5 * SEC, false);
 	in.zones[0].delta_uj = 1000;
 	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
-	assert_int_equal(s->zones[0].active.delta_uj, 0);
-	assert_int_equal(s->zones[0].idle.delta_uj, 1000);
+	assert_int_equal(s->zones[0].active.delta_uj, 300);
+	assert_int_equal(s->zones[0].idle.delta_uj, 700);
+	assert_int_equal(s->zones[0].unattributed.delta_uj, 300);
+	check_sums(s);
+	/* the listed processes account for 1 s of the 3 s busy: they take a third, split by CPU time */
+	w.procs[0].cpu_time_delta_ns = SEC / 4;
+	w.procs[1].cpu_time_delta_ns = 3 * SEC / 4;
+	in = input(&w, 10 * SEC, false);
+	in.zones[0].delta_uj = 1000 * J;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	assert_int_equal(s->zones[0].active.delta_uj, 300 * J);
+	assert_int_equal(find(s, 100)->usage.zones[0].delta_uj, 25 * J);
+	assert_int_equal(find(s, 101)->usage.zones[0].delta_uj, 75 * J);
+	assert_int_equal(s->zones[0].unattributed.delta_uj, 200 * J);
+	assert_int_equal(s->zones[0].unattributed.total_uj, 200 * J + 300);
+	check_sums(s);
+	/* they account for more than /proc/stat's busy time (its ticks): all of the active part, none unattributed */
+	w.procs[2].cpu_time_delta_ns = 3 * SEC;
+	in = input(&w, 15 * SEC, false);
+	in.zones[0].delta_uj = 1000 * J;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	assert_int_equal(s->zones[0].unattributed.delta_uj, 0);
 	check_sums(s);
 	kepler_ledger_free(l);
 }
@@ -1226,7 +1255,7 @@ int main(void)
 		cmocka_unit_test(test_hints_change_nothing),
 		cmocka_unit_test(test_backlog_covers_the_gap),
 		cmocka_unit_test(test_backlog_is_bounded),
-		cmocka_unit_test(test_no_cpu_is_all_idle),
+		cmocka_unit_test(test_unseen_cpu_is_unattributed),
 		cmocka_unit_test(test_baseline_split),
 		cmocka_unit_test(test_monotonic_check),
 		cmocka_unit_test(test_terminated_carry),

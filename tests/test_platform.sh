@@ -6,7 +6,7 @@
 # the platform meter says). Checked on every snapshot: the zone
 # platform-other is platform - package - dram, so that those three add up
 # to platform exactly, except in the spell, where it is 0, counted and
-# logged; per zone Σ processes == active and active + idle == energy;
+# logged; per zone Σ processes + unattributed == active and active + idle == energy;
 # kepler_platform_watts in the exporter.
 # Usage: test_platform.sh BUILD_DIR
 set -uo pipefail
@@ -118,8 +118,8 @@ for s in snaps[1:]:
         clipped += 1
     for i, zone in enumerate(s["node"]["zones"]):
         procs = sum(p["zones"][i]["delta_uj"] for p in s["processes"])
-        if procs != zone["active_delta_uj"] or zone["active_delta_uj"] + zone["idle_delta_uj"] != zone["delta_uj"]:
-            bad.append(f"seq {s['seq']} {zone['name']}: processes {procs}, active {zone['active_delta_uj']}")
+        if procs + zone["unattributed_delta_uj"] != zone["active_delta_uj"] or zone["active_delta_uj"] + zone["idle_delta_uj"] != zone["delta_uj"]:
+            bad.append(f"seq {s['seq']} {zone['name']}: processes {procs} + unattributed {zone['unattributed_delta_uj']}, active {zone['active_delta_uj']}")
 if clipped < 2:
     bad.append(f"only {clipped} clipped intervals in a 3 s spell")
 tot = {n: sum(x["delta_uj"] for s in snaps for x in s["node"]["zones"] if x["name"] == n) for n in ("package", "dram", "platform", "platform-other")}
@@ -127,7 +127,7 @@ tot = {n: sum(x["delta_uj"] for s in snaps for x in s["node"]["zones"] if x["nam
 # package + dram + platform-other == platform + what is still owed at the end
 if tot["package"] + tot["dram"] + tot["platform-other"] != tot["platform"] + debt:
     bad.append(f"over the run: {tot} with {debt} owed does not add up")
-print("\n".join(bad) if bad else f"{exact} intervals: package + dram + platform-other == platform exactly; {clipped} clipped to 0 in the spell, the excess taken back after; over the run package + dram + platform-other == platform + {debt} still owed, to the uJ; per zone processes == active")
+print("\n".join(bad) if bad else f"{exact} intervals: package + dram + platform-other == platform exactly; {clipped} clipped to 0 in the spell, the excess taken back after; over the run package + dram + platform-other == platform + {debt} still owed, to the uJ; per zone processes + unattributed == active")
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check.out")" || fail "$(head -8 "$tmp/check.out")"
@@ -167,7 +167,11 @@ for s in snaps[1:]:
         # cpu: idle goes as active goes, so in an interval no process ran (procfs ticks) none can take it
         ran = any(p["cpu_time_delta_ns"] for p in s["processes"])
         must_give = sys.argv[2] == "size" or ran
-        if a + d + zone["unattributed_delta_uj"] != zone["delta_uj"] or a != zone["active_delta_uj"] or (must_give and zone["unattributed_delta_uj"]):
+        # the active part their CPU time accounts for is the processes', the rest (CPU time none of them accounts for) unattributed
+        cpu = sum(p["cpu_time_delta_ns"] for p in s["processes"])
+        busy = s["node"]["cpu_busy_delta_ns"]
+        want = 0 if not cpu else zone["active_delta_uj"] if cpu >= busy else zone["active_delta_uj"] * cpu // busy
+        if a + d + zone["unattributed_delta_uj"] != zone["delta_uj"] or a != want or (must_give and d != zone["idle_delta_uj"]):
             bad.append(f"seq {s['seq']} {zone['name']}: active {a} + idle {d} + unattributed {zone['unattributed_delta_uj']} vs {zone['delta_uj']}")
         n += 1
 tot = {k: sum(x["delta_uj"] for s in snaps for x in s["node"]["zones"] if x["name"] == k) for k in ("package", "dram", "platform", "platform-other")}

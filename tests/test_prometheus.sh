@@ -94,8 +94,9 @@ check() {
 		fail "$name: worst '$worst', groups '$groups' (need $4)"
 	fi
 }
-check "Σ process watts == node active watts, per zone" \
-	'sum by (zone) (kepler_process_cpu_watts)' 'sum by (zone) (kepler_node_cpu_active_watts)' 3
+check "Σ process watts + unattributed == node active watts, per zone" \
+	'sum by (zone) (kepler_process_cpu_watts)' \
+	'sum by (zone) (kepler_node_cpu_active_watts) - sum by (zone) (kepler_node_cpu_unattributed_watts)' 3
 ncg=$((have_cg * 3))
 check "Σ process watts == container watts" \
 	'sum by (zone, container_id) (kepler_process_cpu_watts{container_id!=""})' \

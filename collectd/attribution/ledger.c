@@ -70,8 +70,7 @@ static int setup_zones(struct kepler_ledger *l, const struct kepler_ledger_input
 	return 0;
 }
 
-void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,
-			 uint64_t cpu_delta_sum, uint64_t *active)
+void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in, uint64_t *active)
 {
 	for (unsigned z = 0; z < l->nzones; z++) {
 		uint64_t d = in->first ? 0 : in->zones[z].delta_uj;
@@ -80,9 +79,9 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 
 		if (in->zones[z].device)
 			a = in->first ? 0 : in->zones[z].active_uj < d ? in->zones[z].active_uj : d;
-		else if (cpu_delta_sum && b->method != KEPLER_BASELINE_NONE)
+		else if (b->method != KEPLER_BASELINE_NONE)
 			a = kepler_active_above_uj(d, b->idle_uw, in->interval_ns);
-		else if (cpu_delta_sum)
+		else
 			a = kepler_active_uj(d, in->busy_delta_ns, in->total_delta_ns);
 
 		active[z] = a;

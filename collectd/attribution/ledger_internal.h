@@ -152,8 +152,7 @@ struct kepler_ledger {
 /* Make *@p hold @need elements of @size (at least one); on failure *@p is unchanged. -ENOMEM. */
 
 /* ledger.c: the node's zones for this interval; @active gets each zone's active part. */
-void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in,
-			 uint64_t cpu_delta_sum, uint64_t *active);
+void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_input *in, uint64_t *active);
 /* ledger.c: energy of zone @z the processes did not take this interval (added up) */
 void ledger_account_unattributed(struct kepler_ledger *l, unsigned z, uint64_t uj);
 /* ledger.c: point @u's energies at @slots (nslots entries): active, then idle under a policy */

@@ -335,6 +335,27 @@ uint64_t ledger_split_device(struct kepler_ledger *l, const struct kepler_ledger
 	return taken;
 }
 
+/*
+ * @amount of a CPU zone's active energy over the processes by CPU time:
+ * they take the part of it that their CPU time is of the node's busy CPU
+ * time (all of it when they account for at least that), split exactly
+ * among them; the rest, the energy of CPU time no listed process accounts
+ * for (processes the informer did not see, interrupts, steal), is left for
+ * the caller to count as the zone's unattributed energy.
+ */
+static uint64_t split_cpu(struct kepler_ledger *l, const struct kepler_ledger_input *in, uint64_t amount,
+			  uint64_t sum, uint64_t *shares)
+{
+	uint64_t taken = amount;
+
+	if (!sum)
+		taken = 0;
+	else if (sum < in->busy_delta_ns)
+		taken = (uint64_t)((unsigned __int128)amount * sum / in->busy_delta_ns);
+	kepler_split(taken, l->weights, in->nprocs, shares, l->scratch);
+	return taken;
+}
+
 /* How many processes ahead add_measured()'s index slot is prefetched. */
 #define SLOT_PREFETCH_AHEAD 8
 
@@ -348,7 +369,7 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 		l->weights[i] = in->first ? 0 : in->procs[i].cpu_time_delta_ns;
 		sum += l->weights[i];
 	}
-	ledger_account_node(l, in, sum, active);
+	ledger_account_node(l, in, active);
 	for (unsigned z = 0; z < l->nzones; z++) {
 		uint64_t *shares = &l->shares[(size_t)z * n];
 
@@ -356,7 +377,8 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 			ledger_account_unattributed(
 				l, z, active[z] - ledger_split_device(l, in, z, active[z], shares));
 		else
-			kepler_split(active[z], l->weights, n, shares, l->scratch);
+			ledger_account_unattributed(l, z,
+						    active[z] - split_cpu(l, in, active[z], sum, shares));
 		if (l->idle)
 			ledger_split_idle(l, in, z, l->node[z][NODE_IDLE].delta_uj);
 	}

@@ -147,8 +147,7 @@ static void node(struct kepler_buf *out, const struct kepler_snapshot *s)
 			kv_u64(out, "samples", zn->baseline.samples, false);
 			kepler_buf_addc(out, '}');
 		}
-		if (kepler_zone_is_device(zn) || s->idle_policy != KEPLER_IDLE_NONE)
-			unattributed(out, zn);
+		unattributed(out, zn);
 		if (kepler_zone_is_device(zn))
 			device(out, zn);
 		kepler_buf_addc(out, '}');

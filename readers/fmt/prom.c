@@ -163,14 +163,12 @@ static void node_families(struct prom *pr)
 		  "Energy consumption of cpu in idle state at node level in joules" ESTIMATE_NOTE,
 		  "Power consumption of cpu in idle state at node level in watts" ESTIMATE_NOTE },
 		{ "kepler_node_cpu_unattributed_joules_total", "kepler_node_cpu_unattributed_watts",
-		  "Energy of cpu at node level that attribution.idle gave to no workload (no process to take it) "
-		  "in joules" ESTIMATE_NOTE,
-		  "Power of cpu at node level that attribution.idle gave to no workload in watts" ESTIMATE_NOTE },
+		  "Energy of cpu at node level that no process took (CPU time no listed process accounts for; "
+		  "idle energy attribution.idle gave to no workload) in joules" ESTIMATE_NOTE,
+		  "Power of cpu at node level that no process took in watts" ESTIMATE_NOTE },
 	};
 	const struct kepler_snapshot *s = pr->s;
-	int last = s->idle_policy == KEPLER_IDLE_NONE ? NODE_IDLE : NODE_UNATTRIBUTED;
-
-	for (int part = NODE_TOTAL; part <= last; part++) {
+	for (int part = NODE_TOTAL; part <= NODE_UNATTRIBUTED; part++) {
 		prom_family(pr->out, names[part].joules, "counter", names[part].jhelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
