@@ -14,6 +14,7 @@
 #   500      HTTP 500 to every GET
 #   garbage  200 with a body that is not JSON
 #   hang     answer nothing for 30 s
+#   steady   answer, always 250 W
 # Usage: fake_bmc.py PORT CERT KEY USER PASSWORD MODE_FILE [legacy]
 import http.server
 import json
@@ -105,7 +106,7 @@ class BMC(http.server.BaseHTTPRequestHandler):
             return self.send(200, doc)
         if p in ("/redfish/v1/Chassis/1U/EnvironmentMetrics", "/redfish/v1/Chassis/1U/Power"):
             with lock:
-                w = WATTS[state["served"] % len(WATTS)]
+                w = 250.0 if m == "steady" else WATTS[state["served"] % len(WATTS)]
                 state["served"] += 1
             print(f"served {w} W", flush=True)
             if p.endswith("Power"):

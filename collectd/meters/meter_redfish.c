@@ -3,10 +3,16 @@
  * The Redfish platform meter: a thread of its own polls the BMC (BMCs take
  * seconds to answer) at platform.redfish.poll-interval and hands each
  * reading, timed by CLOCK_MONOTONIC when it arrived, to the meter, which
- * integrates consecutive readings with the trapezoid rule; the collector's
- * read takes what was integrated since its last read under a lock held for
- * a few instructions, so a slow, failing or hanging BMC never delays an
- * interval.
+ * integrates consecutive readings with the trapezoid rule. The collector's
+ * read, under a lock held for a few instructions (so a slow, failing or
+ * hanging BMC never delays an interval), spreads that integral over the
+ * intervals it covers: its energy at the read's time is the integral up to
+ * the last reading plus that reading held since (the last reading held,
+ * not interpolated: no reading from the future is needed), and the read
+ * takes what grew since the last read. When the next reading arrives the
+ * integral replaces what was held: the energy reported so far never goes
+ * down (what was held too high is taken back from the next reads), so the
+ * sum over time is the integral, to the microjoule, at each reading.
  *
  * The session: POST /redfish/v1/SessionService/Sessions with the user and
  * password once, then the X-Auth-Token on every request (credentials are
@@ -33,6 +39,7 @@
 #include <time.h>
 
 #include "kepler/clock.h"
+#include "kepler/log.h"
 
 #include "curl_runtime.h"
 #include "meter_internal.h"
@@ -60,7 +67,8 @@ struct redfish {
 	pthread_cond_t wake;
 	uint64_t last_mw, last_ns; /* the last reading */
 	bool have_last;
-	unsigned __int128 acc; /* integrated, not yet read: mW x ns x 2 */
+	unsigned __int128 integral; /* all the readings joined: mW x ns x 2 */
+	uint64_t reported_uj;       /* what the reads took, in all */
 	uint64_t gaps;         /* spans not joined */
 	char error[KEPLER_ERROR_MSG_MAX];
 	bool error_new; /* not yet reported by a read */
@@ -261,7 +269,7 @@ static void take(struct redfish *rf, uint64_t mw, uint64_t t)
 		uint64_t dt = t - rf->last_ns;
 
 		if (dt <= 3 * rf->poll_ns) {
-			rf->acc += (unsigned __int128)(rf->last_mw + mw) * dt;
+			rf->integral += (unsigned __int128)(rf->last_mw + mw) * dt;
 		} else {
 			rf->gaps++;
 			snprintf(
@@ -323,16 +331,29 @@ static void *poller(void *arg)
 	return NULL;
 }
 
+/* The energy at @t: the integral, and the last reading held since it (up to 3 polls), in uJ. */
+static uint64_t energy_at(const struct redfish *rf, uint64_t t)
+{
+	unsigned __int128 e = rf->integral;
+
+	if (rf->have_last && t > rf->last_ns && t - rf->last_ns <= 3 * rf->poll_ns)
+		e += (unsigned __int128)2 * rf->last_mw * (t - rf->last_ns);
+	return (uint64_t)(e / 2000000u); /* mW x ns x 2 -> uJ */
+}
+
 static int redfish_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	struct redfish *rf = m->priv;
-	uint64_t delta;
+	uint64_t delta, now, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
 	int r = 0;
 
-	(void)s;
 	pthread_mutex_lock(&rf->lock);
-	delta = (uint64_t)(rf->acc / 2000000u); /* mW x ns x 2 -> uJ; the rest carried */
-	rf->acc -= (unsigned __int128)delta * 2000000u;
+	now = energy_at(rf, t);
+	delta = now > rf->reported_uj ? now - rf->reported_uj : 0; /* held too high: taken back */
+	rf->reported_uj += delta;
+	kepler_debug("redfish read at %llu ns: %llu uJ in all (the last reading %llu mW at %llu ns)",
+		     (unsigned long long)t, (unsigned long long)rf->reported_uj, (unsigned long long)rf->last_mw,
+		     (unsigned long long)rf->last_ns);
 	if (rf->error_new) {
 		r = kepler_error_set(err, -EIO, "%s", rf->error);
 		rf->error_new = false;
