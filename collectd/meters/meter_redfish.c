@@ -69,7 +69,7 @@ struct redfish {
 	bool have_last;
 	unsigned __int128 integral; /* all the readings joined: mW x ns x 2 */
 	uint64_t reported_uj;       /* what the reads took, in all */
-	uint64_t gaps;         /* spans not joined */
+	uint64_t gaps;              /* spans not joined */
 	char error[KEPLER_ERROR_MSG_MAX];
 	bool error_new; /* not yet reported by a read */
 };
@@ -352,8 +352,8 @@ static int redfish_read(struct kepler_meter *m, const struct kepler_meter_sample
 	delta = now > rf->reported_uj ? now - rf->reported_uj : 0; /* held too high: taken back */
 	rf->reported_uj += delta;
 	kepler_debug("redfish read at %llu ns: %llu uJ in all (the last reading %llu mW at %llu ns)",
-		     (unsigned long long)t, (unsigned long long)rf->reported_uj, (unsigned long long)rf->last_mw,
-		     (unsigned long long)rf->last_ns);
+		     (unsigned long long)t, (unsigned long long)rf->reported_uj,
+		     (unsigned long long)rf->last_mw, (unsigned long long)rf->last_ns);
 	if (rf->error_new) {
 		r = kepler_error_set(err, -EIO, "%s", rf->error);
 		rf->error_new = false;
