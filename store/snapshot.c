@@ -16,7 +16,7 @@ static const char *const source_names[] = { "unknown", "rapl", "hwmon",       "n
 static const char *const state_names[] = { "running", "terminated" };
 static const char *const type_names[] = { "regular", "container", "vm", "kernel" };
 static const char *const kind_names[] = { "process", "container", "vm", "pod" };
-static const char *const baseline_names[] = { "none", "configured", "fitted", "minimum" };
+static const char *const baseline_names[] = { "none", "configured", "fitted", "minimum", "unfitted" };
 static const char *const sort_names[] = { "watts", "energy", "cpu", "pid", "name" };
 
 _Static_assert(sizeof(source_names) / sizeof(source_names[0]) == KEPLER_SOURCE_COUNT, "source names");

@@ -75,7 +75,7 @@ static uint64_t to_uw(double watts)
 /* Least squares over the window; true if the fit is trusted (into @ret). */
 static bool fit(const struct zone_fit *f, struct kepler_baseline *ret)
 {
-	double mu = 0, mw = 0, suu = 0, suw = 0, sww = 0, slope, idle, rss, se, r2;
+	double mu = 0, mw = 0, suu = 0, suw = 0, sww = 0, slope, idle, rss, se, r2, lo = 1, hi = 0;
 	unsigned n = f->n;
 
 	if (n < KEPLER_BASELINE_MIN_FIT)
@@ -83,7 +83,11 @@ static bool fit(const struct zone_fit *f, struct kepler_baseline *ret)
 	for (unsigned i = 0; i < n; i++) {
 		mu += f->usage[i];
 		mw += f->watts[i];
+		lo = fmin(lo, f->usage[i]);
+		hi = fmax(hi, f->usage[i]);
 	}
+	if (hi - lo < KEPLER_BASELINE_MIN_SPREAD)
+		return false; /* no load variation: the intercept would be a far extrapolation */
 	mu /= n;
 	mw /= n;
 	for (unsigned i = 0; i < n; i++) {
@@ -113,20 +117,18 @@ static bool fit(const struct zone_fit *f, struct kepler_baseline *ret)
 	return true;
 }
 
+/*
+ * The newest trusted fit, kept until a newer one; until there is one,
+ * UNFITTED: the zone is split by the usage ratio. The lowest power seen is
+ * not taken for the idle power: on a node busy since start it is the
+ * power at that load (37-39.5 W where the idle is 12 W).
+ */
 static void refit(struct zone_fit *f)
 {
-	double lowest = f->watts[0];
-
-	for (unsigned i = 1; i < f->n; i++)
-		lowest = fmin(lowest, f->watts[i]);
-	if (fit(f, &f->trusted))
-		f->now = f->trusted;
-	else if (f->trusted.method == KEPLER_BASELINE_FITTED)
+	if (fit(f, &f->trusted) || f->trusted.method == KEPLER_BASELINE_FITTED)
 		f->now = f->trusted;
 	else
-		f->now = (struct kepler_baseline){ .idle_uw = to_uw(lowest),
-						   .method = KEPLER_BASELINE_MINIMUM,
-						   .samples = f->n };
+		f->now = (struct kepler_baseline){ .method = KEPLER_BASELINE_UNFITTED, .samples = f->n };
 }
 
 int kepler_baseline_learner_add(struct kepler_baseline_learner *l, const char *zone, double usage,

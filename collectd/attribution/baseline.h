@@ -23,6 +23,8 @@
 
 /* Fewest samples before a fit is tried. */
 #define KEPLER_BASELINE_MIN_FIT 8
+/* A fit needs load variation: the window's CPU usage spans at least this much (of all CPUs). */
+#define KEPLER_BASELINE_MIN_SPREAD 0.2
 
 struct kepler_baseline_learner;
 

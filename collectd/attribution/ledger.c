@@ -79,7 +79,7 @@ void ledger_account_node(struct kepler_ledger *l, const struct kepler_ledger_inp
 
 		if (in->zones[z].device)
 			a = in->first ? 0 : in->zones[z].active_uj < d ? in->zones[z].active_uj : d;
-		else if (b->method != KEPLER_BASELINE_NONE)
+		else if (b->method != KEPLER_BASELINE_NONE && b->method != KEPLER_BASELINE_UNFITTED)
 			a = kepler_active_above_uj(d, b->idle_uw, in->interval_ns);
 		else
 			a = kepler_active_uj(d, in->busy_delta_ns, in->total_delta_ns);

@@ -85,16 +85,19 @@ struct kepler_energy {
 
 /*
  * How a zone's energy was split into active and idle (attribution.active-split):
- * NONE is Kepler's usage-ratio rule (active = energy x CPU usage); the others
- * subtract an idle baseline power, configured, fitted from the node's history
- * of power against CPU usage, or the minimum power seen while no fit was
- * good enough yet.
+ * NONE is Kepler's usage-ratio rule (active = energy x CPU usage); CONFIGURED,
+ * FITTED (from the node's history of power against CPU usage) and MINIMUM
+ * (a GPU's lowest power with no process on it; a CPU zone's in older stores)
+ * subtract an idle baseline power. UNFITTED: attribution.active-split
+ * baseline, but no fit trusted yet, so the zone was split by the usage ratio
+ * (idle_uw 0): an idle power is never invented.
  */
 enum kepler_baseline_method {
 	KEPLER_BASELINE_NONE = 0,
 	KEPLER_BASELINE_CONFIGURED,
 	KEPLER_BASELINE_FITTED,
 	KEPLER_BASELINE_MINIMUM,
+	KEPLER_BASELINE_UNFITTED,
 	KEPLER_BASELINE_METHOD_COUNT,
 };
 
