@@ -423,6 +423,17 @@ static int chown_files(struct kepler_store *s, uid_t uid, bool only_others, stru
 	return 0;
 }
 
+/* writer.lock alone to root (see kepler_store_open_writer). */
+static int chown_lock(struct kepler_store *s, struct kepler_error *err)
+{
+	char file[4200];
+
+	snprintf(file, sizeof(file), "%s/writer.lock", s->path);
+	if (lchown(file, 0, (gid_t)-1) < 0)
+		return kepler_error_set(err, -errno, "cannot take back '%s': %s", file, strerror(errno));
+	return 0;
+}
+
 /*
  * LMDB's flags for store.sync. Killing the collector loses nothing under
  * any: what it wrote is in the page cache. MDB_NOMETASYNC keeps the store
@@ -476,14 +487,18 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 		goto fail;
 	}
 	/*
-	 * Root again after a run as collector.user (kepler_store_give): take
-	 * the files back, as root may lack CAP_DAC_OVERRIDE (systemd's
-	 * bounding set) to open another user's 0600 and 0640 files.
+	 * The writer lock first: a second collector, refused, changes nothing
+	 * in the store. Root again after a run as collector.user
+	 * (kepler_store_give) may lack CAP_DAC_OVERRIDE (systemd's bounding
+	 * set) to open another user's 0600 lock: it takes that file alone
+	 * back first, and the others once it holds the lock.
 	 */
-	if (geteuid() == 0 && (r = chown_files(s, 0, true, err)) < 0)
-		goto fail;
 	r = take_writer_lock(s, err);
+	if (r == -EACCES && geteuid() == 0 && (r = chown_lock(s, err)) == 0)
+		r = take_writer_lock(s, err);
 	if (r < 0)
+		goto fail;
+	if (geteuid() == 0 && (r = chown_files(s, 0, true, err)) < 0)
 		goto fail;
 	r = fresh_lock_file(s, err);
 	if (r < 0)

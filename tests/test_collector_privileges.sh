@@ -127,6 +127,16 @@ else
 	ok "PTRACE_ATTACH to root's pid $victim: refused"
 fi
 [ "$(cat "$tmp/root-owned")" = root ] || fail "the root-owned file changed"
+# a second collector started by hand as root beside it is refused, and changes nothing in the store
+owners() { stat -c '%n %U:%G %a' "$tmp/store"/* | sed "s|$tmp/store/||" | tr '\n' ' '; }
+before_owners=$(owners)
+"$collectd" --host.sysfs "$tmp/sys" --informer procfs --store.path "$tmp/store" --store.group nogroup \
+	--collector.user $uid --monitor.interval 300ms >"$tmp/second.log" 2>&1
+rc=$?
+after_owners=$(owners)
+[ $rc != 0 ] && grep -q "another kepler-collectd (pid $cpid) is writing to the store" "$tmp/second.log" &&
+	[ "$before_owners" = "$after_owners" ] && ok "a second collector as root: refused, naming pid $cpid; the store's files unchanged ($after_owners)" ||
+	fail "second collector: status $rc, $(tail -1 "$tmp/second.log"); owners before: $before_owners, after: $after_owners"
 kill -0 $cpid 2>/dev/null && ok "the collector still runs" || fail "the collector died: $(tail -3 "$tmp/c.log")"
 grep -E "error|SIGSYS|Bad system call" "$tmp/c.log" && fail "errors in the collector's log"
 kill $cpid
