@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kepler/log.h"
 #include "store_internal.h"
 
 #define MAX_DBS 4
@@ -78,29 +79,70 @@ int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, str
  * two meta pages themselves are checked by the caller (open) or were when
  * the store was opened.
  */
+static int damaged(struct kepler_store *s, const char *what, struct kepler_error *err)
+{
+	return kepler_error_set(
+		err, -EUCLEAN,
+		"the store '%s' is damaged: %s; to recover, stop kepler-collectd and start it "
+		"again with --store.move-damaged (it keeps the file as data.mdb.damaged-TIME and "
+		"starts a new store), or move '%s' aside yourself",
+		s->path, what, s->path);
+}
+
+/* The writer: a damaged meta page copied over from the other, said once. */
+static void repair_meta(struct kepler_store *s, int fd, const struct store_meta m[2], int good)
+{
+	int r = store_meta_repair(fd, m, good);
+
+	if (r < 0)
+		kepler_warn("the store '%s': meta page %d of data.mdb is damaged (%s) and could not be "
+			    "restored from the other: %s",
+			    s->path, !good, m[!good].why, strerror(-r));
+	else
+		kepler_warn("the store '%s': meta page %d of data.mdb was damaged (%s): restored from "
+			    "meta page %d (transaction %llu); at most the last commit is lost",
+			    s->path, !good, m[!good].why, good, (unsigned long long)m[good].txnid);
+}
+
 int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
 {
+	struct store_meta m[2];
 	mdb_filehandle_t fd;
-	MDB_envinfo info;
-	MDB_stat st;
 	struct stat fs;
+	char what[200];
 	uint64_t need;
+	int newest;
 
-	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs) < 0)
+	if (!s->env || mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs) < 0)
 		return 0; /* cannot tell: LMDB reports its own errors */
-	if (fs.st_size < 2 * sysconf(_SC_PAGESIZE) || mdb_env_stat(s->env, &st) ||
-	    mdb_env_info(s->env, &info))
-		need = 2 * (uint64_t)sysconf(_SC_PAGESIZE);
-	else
-		need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	need = 2 * (uint64_t)sysconf(_SC_PAGESIZE);
+	if ((uint64_t)fs.st_size < need) {
+		snprintf(what, sizeof(what), "data.mdb is %lld bytes, shorter than its two meta pages",
+			 (long long)fs.st_size);
+		return damaged(s, what, err);
+	}
+	newest = store_meta_read(fd, m);
+	if (newest < 0) {
+		snprintf(what, sizeof(what), "both meta pages of data.mdb are damaged (%s; %s)", m[0].why,
+			 m[1].why);
+		return damaged(s, what, err);
+	}
+	if (!m[!newest].valid) {
+		if (s->writer)
+			repair_meta(s, fd, m, newest);
+		else if (m[!newest].txnid > m[newest].txnid) /* LMDB would pick the damaged one */
+			return kepler_error_set(
+				err, -EUCLEAN,
+				"the store '%s': meta page %d of data.mdb is damaged (%s); "
+				"kepler-collectd restores it from the other at its next commit",
+				s->path, !newest, m[!newest].why);
+	}
+	need = (m[newest].last_pg + 1) * m[newest].psize;
 	if ((uint64_t)fs.st_size >= need)
 		return 0;
-	return kepler_error_set(err, -EUCLEAN,
-				"the store '%s' is damaged: data.mdb is %lld bytes but its pages reach %llu "
-				"(truncated?); to recover, stop kepler-collectd and start it again with "
-				"--store.move-damaged (it keeps the file as data.mdb.damaged-TIME and starts "
-				"a new store), or move '%s' aside yourself",
-				s->path, (long long)fs.st_size, (unsigned long long)need, s->path);
+	snprintf(what, sizeof(what), "data.mdb is %lld bytes but its pages reach %llu (truncated?)",
+		 (long long)fs.st_size, (unsigned long long)need);
+	return damaged(s, what, err);
 }
 
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
@@ -146,9 +188,49 @@ static const char *group_of(const char *file, const char *dir, char *buf, size_t
 }
 
 /* Why opening @path failed, in terms an operator can act on. */
+/*
+ * data.mdb's meta pages before LMDB opens it (LMDB refuses a file with a
+ * damaged one, MDB_INVALID): both damaged: -EUCLEAN with what to do; one
+ * damaged: the writer restores it from the other, a reader says so
+ * (-EUCLEAN); a file too short to hold them, or none: 0, LMDB decides.
+ */
+static int check_metas_at_open(struct kepler_store *s, struct kepler_error *err)
+{
+	struct store_meta m[2];
+	char file[4200], what[200];
+	struct stat st;
+	int fd, newest, r = 0;
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	fd = open(file, (s->writer ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || st.st_size < 2 * sysconf(_SC_PAGESIZE)) {
+		close(fd);
+		return 0;
+	}
+	newest = store_meta_read(fd, m);
+	if (newest < 0) {
+		snprintf(what, sizeof(what), "both meta pages of data.mdb are damaged (%s; %s)", m[0].why,
+			 m[1].why);
+		r = damaged(s, what, err);
+	} else if (!m[!newest].valid && s->writer) {
+		repair_meta(s, fd, m, newest);
+	} else if (!m[!newest].valid) {
+		r = kepler_error_set(
+			err, -EUCLEAN,
+			"the store '%s': meta page %d of data.mdb is damaged (%s); kepler-collectd "
+			"restores it from the other when it next opens the store or commits",
+			s->path, !newest, m[!newest].why);
+	}
+	close(fd);
+	return r;
+}
+
 static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 {
 	char file[4096], group[64];
+	int r;
 
 	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
 	if (rc == ENOENT)
@@ -162,6 +244,8 @@ static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 					"read access to data.mdb; run as a member of group '%s' "
 					"(the store's group)",
 					s->path, group_of(file, s->path, group, sizeof(group)));
+	if ((rc == MDB_INVALID || rc == MDB_CORRUPTED) && (r = check_metas_at_open(s, err)) < 0)
+		return r;
 	return kepler_store_lmdb_error(rc, "opening the store", err);
 }
 
@@ -452,8 +536,10 @@ static unsigned sync_flags(enum kepler_store_sync sync)
 /* Open the environment, and check that its data file is whole. */
 static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 {
-	int r = env_create(s, err), rc;
+	int r = check_metas_at_open(s, err), rc;
 
+	if (r == 0)
+		r = env_create(s, err);
 	if (r < 0)
 		return r;
 	rc = mdb_env_open(s->env, s->path, MDB_NOTLS | sync_flags(s->opts.sync), 0640);

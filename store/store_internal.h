@@ -60,10 +60,28 @@ int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler
 void kepler_store_end_read(MDB_txn *txn);
 
 /*
- * -EUCLEAN with what to do when data.mdb is shorter than the pages its
- * newest meta page points at (touching them would raise SIGBUS); else 0.
+ * -EUCLEAN with what to do when both of data.mdb's meta pages are damaged,
+ * or a damaged one would be the one LMDB picks (a reader; the writer
+ * repairs it from the other and goes on), or data.mdb is shorter than the
+ * pages its newest meta page points at (touching them would raise SIGBUS);
+ * else 0. Reads the file (pread), never the maps: a truncated lock.mdb or
+ * data.mdb cannot fault here.
  */
 int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
+
+/* meta_pages.c: LMDB's two meta pages of data.mdb, read with pread. */
+struct store_meta {
+	bool valid;
+	uint32_t psize;
+	uint64_t txnid, last_pg;
+	char why[48]; /* when not valid */
+};
+
+/* Both meta pages of data.mdb (@fd) into @m; the index of the newest valid one, -1 if none. */
+int store_meta_read(int fd, struct store_meta m[2]);
+
+/* Copy meta page @good over the other (the writer alone, between commits). -errno. */
+int store_meta_repair(int fd, const struct store_meta m[2], int good);
 
 /*
  * store_guard.c: a fault (SIGBUS, SIGSEGV) on the mapped store inside a

@@ -8,7 +8,10 @@
 # exporter stays up and says so in /healthz. Then the same under running
 # binaries, at six sizes again: the file truncated while a collector, an
 # exporter and kepler-stdout --follow have it open and mapped. And --store.move-damaged,
-# which keeps the damaged file aside and begins a new store.
+# which keeps the damaged file aside and begins a new store. Then LMDB's meta
+# pages zeroed under running binaries: the newest one (the collector restores
+# it from the other, nothing stops), then both (no process aborts; the
+# collector stops saying so; --store.move-damaged begins a new store).
 # Usage: test_store_damage.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -138,4 +141,76 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 }
 for cut in 0 4096 8192 half short1page short1byte; do under_running $cut; done
 ok "data.mdb cut at 6 sizes under running binaries: messages, no signal"
+
+# meta pages damaged under running binaries: LMDB keeps two so that one can be lost
+# zero_meta DIR WHICH: WHICH is newest, or both (the pages LMDB's meta pages are)
+zero_meta() {
+	python3 - "$1/data.mdb" "$2" <<'PY'
+import struct, sys
+path, which = sys.argv[1], sys.argv[2]
+with open(path, 'r+b') as f:
+    head = f.read(160)
+    psize = struct.unpack_from('<I', head, 40)[0]
+    f.seek(psize)
+    t = [struct.unpack_from('<Q', head, 144)[0], struct.unpack_from('<Q', f.read(160), 144)[0]]
+    pages = [0, 1] if which == 'both' else [0 if t[0] > t[1] else 1]
+    for pg in pages:
+        f.seek(pg * psize)
+        f.write(b'\0' * psize)
+    print(' '.join(f'{pg} (transaction {t[pg]})' for pg in pages))
+PY
+}
+meta_under_running() { # $1: newest or both
+	local uc ue us body zeroed st
+	rm -rf "$tmp/m2"
+	"$collectd" --store.path "$tmp/m2" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" >"$tmp/m2-c.log" 2>&1 &
+	uc=$!
+	pids+=($uc)
+	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>&1 && break; sleep 0.1; done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/m2" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/m2-e.log" 2>&1 &
+	ue=$!
+	pids+=($ue)
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" --follow --format json >/dev/null 2>"$tmp/m2-s.log" &
+	us=$!
+	pids+=($us)
+	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	zeroed=$(zero_meta "$tmp/m2" "$1")
+	sleep 2
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	for p in $uc $ue $us; do
+		if ! kill -0 "$p" 2>/dev/null; then
+			wait "$p"
+			st=$?
+			[ "$st" -ge 128 ] && fail "meta page(s) $zeroed zeroed: pid $p died of signal $((st - 128))"
+		fi
+	done
+	if [ "$1" = newest ]; then
+		kill -0 "$uc" 2>/dev/null && kill -0 "$us" 2>/dev/null && kill -0 "$ue" 2>/dev/null &&
+			grep -q "was damaged (.*): restored from meta page" "$tmp/m2-c.log" &&
+			"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>"$tmp/m2-new.log" &&
+			ok "the newest meta page ($zeroed) zeroed under running binaries: the collector restored it from the other ($(grep -o 'at most the last commit is lost' "$tmp/m2-c.log" | head -1)); every process goes on; a new reader opens the store" ||
+			fail "newest meta page zeroed: $(grep -i meta "$tmp/m2-c.log" | head -2) $(cat "$tmp/m2-new.log" 2>/dev/null)"
+	else
+		! kill -0 "$uc" 2>/dev/null && grep -q "both meta pages of data.mdb are damaged" "$tmp/m2-c.log" &&
+			kill -0 "$ue" 2>/dev/null && grep -q "damaged" <<<"$body" &&
+			ok "both meta pages zeroed under running binaries: no process aborts; the collector stops saying so, the exporter stays up saying so" ||
+			fail "both meta pages zeroed: collector $(tail -c 300 "$tmp/m2-c.log"); exporter $body"
+		"$collectd" --store.path "$tmp/m2" --meter.source fake --informer procfs --monitor.interval 100ms \
+			--store.group "" --store.move-damaged --log.level info >"$tmp/m2-m.log" 2>&1 &
+		uc=$!
+		pids+=($uc)
+		sleep 1.5
+		kill -0 "$uc" 2>/dev/null && ls "$tmp/m2"/data.mdb.damaged-* >/dev/null 2>&1 &&
+			ok "--store.move-damaged keeps a store with both meta pages gone aside and begins a new one" ||
+			fail "move-damaged after both meta pages: $(tail -c 400 "$tmp/m2-m.log")"
+		kill "$uc" 2>/dev/null
+		wait "$uc" 2>/dev/null
+	fi
+	kill "$uc" "$ue" "$us" 2>/dev/null
+	wait "$uc" "$ue" "$us" 2>/dev/null
+}
+meta_under_running newest
+meta_under_running both
 finish store_damage
