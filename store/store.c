@@ -280,10 +280,46 @@ static struct kepler_store *store_new(const char *path)
 	return s;
 }
 
+bool kepler_store_mend_lock(struct kepler_store *s)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	if (!s->writer || !s->env || !s->lock_size)
+		return false;
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	if (stat(path, &st) < 0 || st.st_size >= s->lock_size)
+		return false;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (ftruncate(fd, s->lock_size) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	kepler_warn("the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
+		    "size restored, the store is opened again",
+		    s->path, (long long)st.st_size, (long long)s->lock_size);
+	return true;
+}
+
+/* lock.mdb's size once LMDB set it up (kepler_store_mend_lock). */
+static void note_lock_size(struct kepler_store *s)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	s->lock_size = stat(path, &st) == 0 ? st.st_size : 0;
+}
+
 void kepler_store_close(struct kepler_store *s)
 {
 	if (!s)
 		return;
+	kepler_store_mend_lock(s); /* closing touches its map */
 	for (int i = 0; i < 2; i++)
 		if (s->pin[i])
 			mdb_txn_abort(s->pin[i]);
@@ -545,6 +581,7 @@ static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 	rc = mdb_env_open(s->env, s->path, MDB_NOTLS | sync_flags(s->opts.sync), 0640);
 	if (rc)
 		return open_error(s, rc, err);
+	note_lock_size(s);
 	return kepler_store_check_size(s, err);
 }
 
@@ -631,6 +668,7 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	kepler_store_mend_lock(s); /* closing touches its map */
 	for (int i = 0; i < 2; i++) {
 		if (s->pin[i])
 			mdb_txn_abort(s->pin[i]);

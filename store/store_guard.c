@@ -89,11 +89,22 @@ void store_guard_track(MDB_txn *txn)
 
 int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err)
 {
+	bool mended;
 	int r;
 
+	/* lock.mdb cut short: its size back first, as ending the transaction touches its map */
+	mended = kepler_store_mend_lock(s);
 	if (g->txn)
 		mdb_txn_abort(g->txn); /* a read transaction holds nothing but itself */
 	g->txn = NULL;
+	if (mended) {
+		g->attempts = GUARD_ATTEMPTS; /* the store must be opened again */
+		return kepler_error_set(
+			err, -EAGAIN,
+			"the store '%s': lock.mdb was cut short under this process; the store is "
+			"opened again",
+			s->path);
+	}
 	r = kepler_store_check_size(s, err);
 	if (r < 0) {
 		g->attempts = GUARD_ATTEMPTS; /* damaged: no retry mends it */

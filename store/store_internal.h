@@ -38,6 +38,7 @@ struct kepler_store {
 	unsigned commits;  /* writer: for periodic stale-reader checks */
 	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
 	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
+	off_t lock_size;   /* writer: lock.mdb's size once LMDB set it up (0: unknown) */
 	/*
 	 * writer: read transactions of its own that keep the pages of recent
 	 * snapshots from being reused while lock-free readers may still read
@@ -68,6 +69,14 @@ void kepler_store_end_read(MDB_txn *txn);
  * data.mdb cannot fault here.
  */
 int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
+
+/*
+ * The writer: when lock.mdb is shorter than LMDB made it (truncated under
+ * the collector: touching its map would raise SIGBUS), give it its size
+ * back, zero-filled, so that the map can be touched again; true if it did.
+ * The store must then be opened again (LMDB reinitializes the file).
+ */
+bool kepler_store_mend_lock(struct kepler_store *s);
 
 /* meta_pages.c: LMDB's two meta pages of data.mdb, read with pread. */
 struct store_meta {

@@ -277,6 +277,12 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
 	if (!s->env)
 		return kepler_error_set(err, -EIO, "the store is closed (it could not be opened again)");
+	if (kepler_store_mend_lock(s))
+		return kepler_error_set(
+			err, -EAGAIN,
+			"the store '%s': lock.mdb was cut short under the collector; the store is "
+			"opened again",
+			s->path);
 	r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
 	if (r < 0)
 		return r;

@@ -11,7 +11,8 @@
 # which keeps the damaged file aside and begins a new store. Then LMDB's meta
 # pages zeroed under running binaries: the newest one (the collector restores
 # it from the other, nothing stops), then both (no process aborts; the
-# collector stops saying so; --store.move-damaged begins a new store).
+# collector stops saying so; --store.move-damaged begins a new store). And
+# lock.mdb truncated under the running collector: it goes on.
 # Usage: test_store_damage.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -213,4 +214,31 @@ meta_under_running() { # $1: newest or both
 }
 meta_under_running newest
 meta_under_running both
+
+# lock.mdb truncated under the running collector (0 bytes, then half): it gives the file its
+# size back, opens the store again and goes on; nothing dies of SIGBUS
+rm -rf "$tmp/l"
+"$collectd" --store.path "$tmp/l" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" >"$tmp/l-c.log" 2>&1 &
+lc=$!
+pids+=($lc)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>&1 && break; sleep 0.1; done
+lsize=$(stat -c %s "$tmp/l/lock.mdb")
+for cut in 0 $((lsize / 2)); do
+	before=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	truncate -s "$cut" "$tmp/l/lock.mdb"
+	sleep 1
+	after=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	if kill -0 "$lc" 2>/dev/null && [ "${after:-0}" -gt "${before:-0}" ]; then
+		echo "lock.mdb cut to $cut of $lsize bytes under the collector: it goes on (seq $before -> $after)"
+	else
+		fail "lock.mdb cut to $cut: collector alive: $(kill -0 "$lc" 2>/dev/null && echo yes || echo no), seq $before -> $after: $(grep -v '^ ' "$tmp/l-c.log" | tail -2)"
+	fi
+done
+kill "$lc"
+wait "$lc"
+st=$?
+[ "$st" -lt 128 ] && grep -q "lock.mdb was cut short under the collector (0 of $lsize bytes): its size restored" "$tmp/l-c.log" &&
+	ok "lock.mdb truncated twice under the running collector: its size restored, the store opened again, commits go on; it stops cleanly (status $st)" ||
+	fail "lock.mdb: the collector ended with status $st: $(grep -v '^ ' "$tmp/l-c.log" | tail -3)"
 finish store_damage
