@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "store_internal.h"
@@ -267,6 +268,31 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 	return 0;
 }
 
+/*
+ * data.mdb deleted or replaced under the writer (its path no longer names
+ * the file the store has open): commits would go into a file no reader
+ * sees. -EAGAIN with what happened (the caller opens the store again, which
+ * makes a new file or adopts the one put in its place); 0 if it is in place.
+ */
+static int still_in_place(struct kepler_store *s, struct kepler_error *err)
+{
+	char path[4200];
+	mdb_filehandle_t fd;
+	struct stat open_st, path_st;
+	bool gone;
+
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &open_st) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/data.mdb", s->path);
+	gone = stat(path, &path_st) < 0;
+	if (!gone && path_st.st_ino == open_st.st_ino && path_st.st_dev == open_st.st_dev)
+		return 0;
+	return kepler_error_set(err, -EAGAIN,
+				"the store '%s': data.mdb was %s under the collector; the store is opened "
+				"again (a new one if there is none)",
+				s->path, gone ? "deleted" : "replaced");
+}
+
 int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err)
 {
 	void *blob;
@@ -283,7 +309,9 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 			"the store '%s': lock.mdb was cut short under the collector; the store is "
 			"opened again",
 			s->path);
-	r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
+	r = still_in_place(s, err);
+	if (r == 0)
+		r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
 	if (r < 0)
 		return r;
 	snap->seq = s->last_seq + 1;

@@ -12,7 +12,8 @@
 # pages zeroed under running binaries: the newest one (the collector restores
 # it from the other, nothing stops), then both (no process aborts; the
 # collector stops saying so; --store.move-damaged begins a new store). And
-# lock.mdb truncated under the running collector: it goes on.
+# lock.mdb truncated under the running collector: it goes on. And data.mdb
+# deleted under it: noticed, said once, a new one made.
 # Usage: test_store_damage.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -241,4 +242,24 @@ st=$?
 [ "$st" -lt 128 ] && grep -q "lock.mdb was cut short under the collector (0 of $lsize bytes): its size restored" "$tmp/l-c.log" &&
 	ok "lock.mdb truncated twice under the running collector: its size restored, the store opened again, commits go on; it stops cleanly (status $st)" ||
 	fail "lock.mdb: the collector ended with status $st: $(grep -v '^ ' "$tmp/l-c.log" | tail -3)"
+
+# data.mdb deleted under the running collector (in a directory it may write, as the image's
+# 2775 root:kepler): noticed at the next commit, said once, a new file made, commits go on
+rm -rf "$tmp/d"
+mkdir -p "$tmp/d/store" && chmod 1777 "$tmp/d/store"
+"$collectd" --store.path "$tmp/d/store" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" >"$tmp/d-c.log" 2>&1 &
+dc=$!
+pids+=($dc)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1 && break; sleep 0.1; done
+rm "$tmp/d/store/data.mdb"
+sleep 1
+if kill -0 "$dc" 2>/dev/null && [ "$(grep -c 'data.mdb was deleted under the collector' "$tmp/d-c.log")" = 1 ] &&
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1; then
+	ok "data.mdb deleted under the running collector: said once, a new store made, readers read it"
+else
+	fail "data.mdb deleted: $(grep -v '^ ' "$tmp/d-c.log" | tail -3)"
+fi
+kill "$dc"
+wait "$dc"
 finish store_damage
