@@ -36,6 +36,7 @@ struct kepler_store {
 	uint64_t map_size;
 	uint64_t last_seq; /* writer */
 	unsigned commits;  /* writer: for periodic stale-reader checks */
+	int warned_reader; /* writer: the pid last said to hold an old read transaction */
 	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
 	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
 	off_t lock_size;   /* writer: lock.mdb's size once LMDB set it up (0: unknown) */

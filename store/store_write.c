@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "kepler/log.h"
 #include "store_internal.h"
 
 /*
@@ -220,6 +222,63 @@ static int prune_half(struct kepler_store *s)
 	return mdb_txn_commit(txn);
 }
 
+/* The oldest read transaction another process holds (mdb_reader_list's lines: pid, thread, txnid). */
+struct oldest_reader {
+	int self, pid;
+	uint64_t txnid;
+};
+
+static int on_reader(const char *line, void *ctx)
+{
+	struct oldest_reader *o = ctx;
+	unsigned long long txnid;
+	unsigned long thread;
+	int pid;
+
+	if (sscanf(line, " %d %lx %llu", &pid, &thread, &txnid) == 3 && pid != o->self &&
+	    (o->pid == 0 || txnid < o->txnid)) {
+		o->pid = pid;
+		o->txnid = txnid;
+	}
+	return 0;
+}
+
+/*
+ * A process that holds a read transaction in LMDB's reader table (kepler-c's
+ * readers take no lock: mdb_stat, mdb_dump, another LMDB tool, left
+ * suspended) keeps every page freed since from being reused, so data.mdb
+ * grows up to store.max-map-size, then the oldest snapshots are pruned.
+ * Said once per such process, with what to do.
+ */
+/* The pid of another process holding a read transaction at least 2 x STALE_READER_CHECK_EVERY commits old; 0 if none. */
+static int old_reader(struct kepler_store *s, uint64_t *ret_age)
+{
+	struct oldest_reader o = { .self = (int)getpid() };
+	MDB_envinfo info;
+
+	if (mdb_reader_list(s->env, on_reader, &o) < 0 || !o.pid || mdb_env_info(s->env, &info) ||
+	    info.me_last_txnid - o.txnid < 2 * STALE_READER_CHECK_EVERY)
+		return 0;
+	*ret_age = info.me_last_txnid - o.txnid;
+	return o.pid;
+}
+
+static void say_old_reader(struct kepler_store *s)
+{
+	uint64_t age = 0;
+	int pid = old_reader(s, &age);
+
+	if (!pid || pid == s->warned_reader)
+		return;
+	s->warned_reader = pid;
+	kepler_warn(
+		"the store '%s': process %d has held a read transaction for %llu commits: LMDB cannot "
+		"reuse the pages freed since, so data.mdb grows (up to 16 x store.map-size, %llu MiB: "
+		"then commits are refused, history kept, until it ends); end that process (kepler-c's "
+		"readers take no lock: this is another LMDB tool, such as a suspended mdb_stat or mdb_dump)",
+		s->path, pid, (unsigned long long)age, (unsigned long long)(s->opts.max_map_size >> 20));
+}
+
 /*
  * The map is full: grow it if allowed, else free the oldest snapshots. The
  * pins go first (the next commit takes a new one): a full store needs every
@@ -228,22 +287,29 @@ static int prune_half(struct kepler_store *s)
 static int make_room(struct kepler_store *s)
 {
 	/* pinned pages cannot be reused, and no transaction may be open while the map is resized */
+	uint64_t age;
+	int dead;
+
 	release_pins(s);
+	mdb_reader_check(s->env, &dead); /* the slots of readers that ended free their pages */
 	if (s->map_size * 2 <= s->opts.max_map_size) {
 		if (mdb_env_set_mapsize(s->env, s->map_size * 2) == 0) {
 			s->map_size *= 2;
 			return 0;
 		}
 	}
+	/* pruning frees nothing an old reader's transaction pins: keep the history, refuse */
+	if (old_reader(s, &age))
+		return MDB_MAP_FULL;
 	return prune_half(s);
 }
 
 STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *snap, void *blob, size_t len,
 				struct kepler_error *err)
 {
-	uint64_t keep = s->opts.retention_snapshots ? s->opts.retention_snapshots : 1;
+	uint64_t keep = s->opts.retention_snapshots ? s->opts.retention_snapshots : 1, age = 0;
 	MDB_txn *txn;
-	int rc = 0;
+	int rc = 0, pid;
 
 	for (int attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
 		rc = mdb_txn_begin(s->env, NULL, 0, &txn);
@@ -263,6 +329,12 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 			break;
 		rc = MDB_MAP_FULL;
 	}
+	if (rc == MDB_MAP_FULL && (pid = old_reader(s, &age)) != 0)
+		return kepler_error_set(
+			err, -ENOSPC,
+			"the store '%s' is full (%llu MiB) because process %d has held a read "
+			"transaction for %llu commits (LMDB cannot reuse the pages freed since): end it",
+			s->path, (unsigned long long)(s->map_size >> 20), pid, (unsigned long long)age);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "committing a snapshot", err);
 	return 0;
@@ -324,8 +396,10 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 		return r;
 	rotate_pins(s);
 	s->last_seq = snap->seq;
-	if (++s->commits % STALE_READER_CHECK_EVERY == 0)
-		mdb_reader_check(s->env, &dead);
+	if (++s->commits % STALE_READER_CHECK_EVERY == 0) {
+		mdb_reader_check(s->env, &dead); /* slots of readers that died */
+		say_old_reader(s);
+	}
 	return 0;
 }
 
