@@ -739,7 +739,8 @@ static void test_census_iterator_matches_proc(void **state)
 	struct census_seen c = { 0 };
 	struct kepler_error err = { 0 };
 	const struct kepler_census_proc *t, *w0, *w1, *self;
-	size_t nbefore, n = 0, matched = 0, exes = 0, tokens = 0, moved = 0;
+	size_t nbefore, n = 0, matched = 0, exes = 0, tokens = 0, moved = 0, renamed = 0;
+	bool own;
 	char(*texts)[1024], (*before_texts)[1024], top[256] = "", cg[512] = "";
 	struct kepler_informer *inf;
 	int wake[2];
@@ -830,16 +831,28 @@ static void test_census_iterator_matches_proc(void **state)
 			continue; /* gone since */
 		matched++;
 		assert_int_equal(!!(st.flags & KEPLER_PF_KTHREAD), p->kthread);
-		if (p->kthread) /* /proc adds a kworker's workqueue: "kworker/0:0H-events_highpri" */
+		own = p->pid == (uint32_t)getpid() || st.ppid == (uint32_t)getpid();
+		if (p->kthread) { /* /proc adds a kworker's workqueue: "kworker/0:0H-events_highpri" */
 			assert_memory_equal(st.comm, p->comm, strlen(p->comm));
-		else
-			assert_string_equal(st.comm, p->comm);
+		} else if (strcmp(st.comm, p->comm) != 0) {
+			/*
+			 * Another job's process may rename itself or exec between the
+			 * census and this read: only this test's own are held to it.
+			 */
+			assert_false(own);
+			renamed++;
+			continue;
+		}
 		assert_true((st.utime_ticks + st.stime_ticks + 2) * tick >= p->lifetime_ns);
 		snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
 		k = readlink(path, exe, sizeof(exe) - 1);
 		if (k > 0 && !p->kthread) {
 			exe[k] = '\0';
-			assert_string_equal(exe, p->exe);
+			if (strcmp(exe, p->exe) != 0) { /* exec'd since: the same rule */
+				assert_false(own);
+				renamed++;
+				continue;
+			}
 			exes++;
 		}
 		snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
@@ -863,9 +876,10 @@ static void test_census_iterator_matches_proc(void **state)
 			}
 		tokens += first && !c.v[i].kthread;
 	}
-	print_message("census: %zu still running checked against /proc, %zu programs, %zu cgroup tokens "
-		      "(%zu moved to other cgroups meanwhile, left out)\n",
-		      matched, exes, tokens, moved);
+	print_message(
+		"census: %zu still running checked against /proc, %zu programs, %zu cgroup tokens "
+		"(%zu moved to other cgroups meanwhile, %zu other jobs' renamed or exec'd meanwhile: left out)\n",
+		matched, exes, tokens, moved, renamed);
 	assert_true(matched > 0 && exes > 0);
 	free(texts);
 	free(before_texts);
