@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tools/test-under-load.sh [N] [CTEST ARGS...]: run the ctest suite of
 # build-asan/ N times (default 3) while `stress-ng --cpu 4 --io 1` loads the
-# machine, as a busy server or a shared CI machine would; prints each run's
+# machine, as a busy server or a shared CI machine would, and foreign churn
+# runs beside the tests as other jobs do: processes that fork, exec short
+# programs and rename themselves (prctl PR_SET_NAME to names the tests use:
+# "short", "child", "worker-N") every few milliseconds; prints each run's
 # failed tests and ends with "N passed, M failed". Exit status 0 only when
 # every run passed. Builds first through tools/test.sh's set-up (no fuzzing).
 # Not part of .ci/run (it takes N times the suite); run it after every change
@@ -23,7 +26,18 @@ logdir=build-asan/under-load
 mkdir -p "$logdir"
 stress-ng --cpu 4 --io 1 --timeout 0 --quiet &
 stress=$!
-trap 'kill $stress 2>/dev/null; wait $stress 2>/dev/null' EXIT
+# foreign churn: four processes that rename themselves, fork and exec beside the tests
+python3 -c 'import ctypes, os, random, time  # kepler-foreign-churn
+libc = ctypes.CDLL(None)
+for _ in range(2):
+    os.fork()
+while True:
+    libc.prctl(15, ctypes.c_char_p(random.choice([b"short", b"child", b"worker-%d" % random.randint(0, 9)])), 0, 0, 0)
+    if random.random() < 0.05:
+        os.system("true")
+    time.sleep(0.002)' &
+churn=$!
+trap 'kill $stress 2>/dev/null; pkill -P $churn 2>/dev/null; kill $churn 2>/dev/null; pkill -f kepler-foreign-churn 2>/dev/null; wait 2>/dev/null' EXIT
 sleep 2
 passed=0 failed=0
 for i in $(seq "$runs"); do
