@@ -45,11 +45,21 @@ void kepler_privileges_check(void)
 		cap_free(caps);
 }
 
-/* The user to become: @name, a numeric uid, or nobody when no such user exists. */
+/*
+ * The uid the collector takes when collector.user does not exist: one no
+ * account uses (Debian reserves 65000-65533 and allocates none of them), so
+ * that the store never belongs to a user anything else runs as. nobody, the
+ * fallback before, is what the exporter and many daemons run as: as nobody
+ * one could chmod, zero or truncate the store, and signal the collector.
+ */
+#define KEPLER_OWN_UID 65432
+
+/* The user to become: @name, a numeric uid, or KEPLER_OWN_UID when no such user exists. */
 static int resolve_user(const char *name, uid_t *uid, gid_t *gid, char *shown, size_t size,
 			struct kepler_error *err)
 {
 	struct passwd *pw = getpwnam(name);
+	struct group *nog;
 	char *end;
 	unsigned long n;
 
@@ -66,17 +76,22 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid, char *shown, s
 		snprintf(shown, size, "uid %lu", n);
 		return 0;
 	}
-	pw = getpwnam("nobody");
-	if (!pw)
-		return kepler_error_set(err, -ENOENT,
-					"collector.user '%s' does not exist, and neither does nobody", name);
-	kepler_warn("collector.user '%s' does not exist: running as nobody, the owner of the store then; "
-		    "a user of its own is better (the package makes one: useradd --system --gid kepler "
-		    "--no-create-home --shell /usr/sbin/nologin kepler)",
-		    name);
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	snprintf(shown, size, "nobody");
+	pw = getpwuid(KEPLER_OWN_UID);
+	if (pw)
+		return kepler_error_set(
+			err, -EEXIST,
+			"collector.user '%s' does not exist, and uid %d, which the collector would "
+			"take instead, is '%s''s: create the user (useradd --system --gid kepler "
+			"--no-create-home --shell /usr/sbin/nologin kepler) or name another",
+			name, KEPLER_OWN_UID, pw->pw_name);
+	nog = getgrnam("nogroup");
+	kepler_warn("collector.user '%s' does not exist: running as uid %d, a uid no account uses, the "
+		    "owner of the store then; a user of its own is better (the package makes one: useradd "
+		    "--system --gid kepler --no-create-home --shell /usr/sbin/nologin kepler)",
+		    name, KEPLER_OWN_UID);
+	*uid = KEPLER_OWN_UID;
+	*gid = nog ? nog->gr_gid : 65534; /* readers in it read the store when store.group is "" */
+	snprintf(shown, size, "uid %d", KEPLER_OWN_UID);
 	return 0;
 }
 

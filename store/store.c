@@ -527,7 +527,13 @@ static int move_damaged(struct kepler_store *s, const char *why, struct kepler_e
 static const char *const writer_files[] = { "data.mdb", "lock.mdb", "writer.lock" };
 
 /* Owner of the writer's files: @uid (-1 for all of them whatever their owner, else only those not @uid's). */
-static int chown_files(struct kepler_store *s, uid_t uid, bool only_others, struct kepler_error *err)
+/*
+ * The store's files to @uid; with @gid (not -1), those still in root's group
+ * (no store.group) to @gid too, so that readers in the collector's group
+ * read data.mdb (0640) as the directory's group says they may.
+ */
+static int chown_files(struct kepler_store *s, uid_t uid, gid_t gid, bool only_others,
+		       struct kepler_error *err)
 {
 	char file[4200];
 	struct stat st;
@@ -536,7 +542,7 @@ static int chown_files(struct kepler_store *s, uid_t uid, bool only_others, stru
 		snprintf(file, sizeof(file), "%s/%s", s->path, writer_files[i]);
 		if (lstat(file, &st) < 0 || !S_ISREG(st.st_mode) || (only_others && st.st_uid == uid))
 			continue;
-		if (lchown(file, uid, (gid_t)-1) < 0)
+		if (lchown(file, uid, gid != (gid_t)-1 && st.st_gid == 0 ? gid : (gid_t)-1) < 0)
 			return kepler_error_set(err, -errno, "cannot give '%s' to uid %u: %s", file,
 						(unsigned)uid, strerror(errno));
 	}
@@ -621,7 +627,7 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 		r = take_writer_lock(s, err);
 	if (r < 0)
 		goto fail;
-	if (geteuid() == 0 && (r = chown_files(s, 0, true, err)) < 0)
+	if (geteuid() == 0 && (r = chown_files(s, 0, (gid_t)-1, true, err)) < 0)
 		goto fail;
 	r = fresh_lock_file(s, err);
 	if (r < 0)
@@ -659,7 +665,7 @@ int kepler_store_give(struct kepler_store *s, uid_t uid, gid_t gid, struct keple
 	if (stat(s->path, &st) == 0 && st.st_gid != gid && chown(s->path, (uid_t)-1, gid) < 0)
 		return kepler_error_set(err, -errno, "cannot give the store directory '%s' to gid %u: %s",
 					s->path, (unsigned)gid, strerror(errno));
-	return chown_files(s, uid, false, err);
+	return chown_files(s, uid, gid, false, err);
 }
 
 int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)

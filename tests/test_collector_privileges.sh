@@ -13,7 +13,8 @@
 # worked against the old credentials (append to a root-owned file, read
 # /etc/shadow, PTRACE_ATTACH to a root process) are replayed with exactly
 # the collector's credentials (setpriv) and each is refused. A collector
-# told to become a user that does not exist becomes nobody and says so.
+# told to become a user that does not exist becomes uid 65432, which no
+# account uses (never nobody, which the exporter runs as), and says so.
 # Restarted as root without CAP_DAC_OVERRIDE (the systemd unit's bounding
 # set) it takes its store back and goes on.
 # Needs root, setpriv and BPF; skips otherwise.
@@ -160,14 +161,15 @@ done
 kill $c3
 wait $c3 2>/dev/null
 
-# a user that does not exist: nobody, said
+# a user that does not exist: a uid of its own (no account uses it), not nobody (the exporter's), said
 "$collectd" --meter.source fake --informer procfs --store.path "$tmp/store2" --store.group "" \
 	--collector.user no-such-user-here --monitor.interval 200ms >"$tmp/c2.log" 2>&1 &
 c2=$!
 pids+=($c2)
 for _ in $(seq 50); do grep -q "started:" "$tmp/c2.log" && break; sleep 0.1; done
-grep -q "collector.user 'no-such-user-here' does not exist: running as nobody" "$tmp/c2.log" &&
-	[ "$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$c2/status)" = 65534 ] &&
-	ok "a user that does not exist: nobody, and the log says so" ||
-	fail "unknown user: $(grep -m1 -E 'collector.user|privileges' "$tmp/c2.log")"
+owner=$(stat -c '%u' "$tmp/store2/data.mdb" 2>/dev/null)
+grep -q "collector.user 'no-such-user-here' does not exist: running as uid 65432, a uid no account uses" "$tmp/c2.log" &&
+	[ "$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$c2/status)" = 65432 ] && [ "$owner" = 65432 ] &&
+	ok "a user that does not exist: uid 65432 (no account's), the store's owner ($owner), and the log says so" ||
+	fail "unknown user: owner $owner; $(grep -m1 -E 'collector.user|privileges' "$tmp/c2.log")"
 finish collector_privileges

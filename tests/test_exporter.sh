@@ -322,6 +322,14 @@ if [ "$(id -u)" -eq 0 ]; then
 		fail "started as root: $creds; $(head -3 "$tmp/asroot.log")"
 	fi
 	kill $epid; wait $epid 2>/dev/null
+	# a store its exporter.user owns (a collector that ran as nobody): refused, the network side must not own it
+	"$probe" write "$tmp/owned" 2 nogroup >/dev/null 2>&1
+	chown 65534 "$tmp/owned/data.mdb"
+	out=$("$exporter" --store.path "$tmp/owned" --web.listen-address 127.0.0.1:0 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "exporter.user 'nobody' owns the store" <<<"$out" &&
+		ok "started as root on a store nobody owns: refused (exit 1), exporter.user must not own it" ||
+		fail "an exporter.user that owns the store ($rc): $out"
 	out=$("$exporter" --store.path "$tmp/rootgrp" --web.listen-address 127.0.0.1:0 --exporter.user no-such-user-kepler 2>&1)
 	rc=$?
 	[ $rc -eq 1 ] && grep -q "exporter.user 'no-such-user-kepler' does not exist: the exporter refuses to serve the network as root" <<<"$out" &&

@@ -51,6 +51,8 @@ int kepler_exporter_drop_root(const char *user, const char *store_path, struct k
 	struct passwd *pw;
 	gid_t groups[1];
 	bool have_group;
+	char data[4200];
+	struct stat st;
 
 	if (geteuid() != 0)
 		return 0;
@@ -65,6 +67,14 @@ int kepler_exporter_drop_root(const char *user, const char *store_path, struct k
 		return kepler_error_set(
 			err, -EPERM,
 			"exporter.user '%s' is root: the exporter does not serve the network as root", user);
+	snprintf(data, sizeof(data), "%s/data.mdb", store_path);
+	if (stat(data, &st) == 0 && st.st_uid == pw->pw_uid)
+		return kepler_error_set(
+			err, -EPERM,
+			"exporter.user '%s' owns the store (%s): the network-facing process must not own it "
+			"(it could change or remove it); run the collector as a user of its own (collector.user) "
+			"or name another exporter.user",
+			user, data);
 	groups[0] = store_group(store_path, &have_group);
 	if (setgroups(have_group ? 1 : 0, groups) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
 		return kepler_error_set(err, -errno, "cannot become %s: %s", user, strerror(errno));
