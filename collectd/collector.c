@@ -308,6 +308,7 @@ int kepler_collector_drop_privileges(struct kepler_collector *c, const struct ke
 		.store = kepler_handover_store(c->handover),
 		.bpf_fd = kepler_informer_bpf_fd(c->informer),
 		.nvidia = kepler_zones_gpus(c->zones) > 0,
+		.ipmi = cfg->ipmi_enabled,
 	};
 	size_t exes = kepler_informer_exes_read(c->informer);
 

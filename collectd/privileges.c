@@ -229,7 +229,7 @@ int kepler_privileges_drop(const struct kepler_privileges_params *p, struct kepl
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return kepler_error_set(err, -errno, "cannot set no_new_privs: %s", strerror(errno));
-	n = kepler_syscall_filter_apply(p->nvidia, err);
+	n = kepler_syscall_filter_apply(p->nvidia, p->ipmi, err);
 	if (n < 0)
 		return n;
 	kepler_info("privileges: now %s, no_new_privs, a seccomp filter of %d system calls", held, n);

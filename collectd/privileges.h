@@ -20,6 +20,7 @@ struct kepler_privileges_params {
 	struct kepler_store *store; /* given to the user (kepler_store_give) */
 	int bpf_fd;                 /* a BPF map the loop reads, to probe; -1 if none */
 	bool nvidia;                /* the GPU meter reads NVIDIA devices: their ioctls stay allowed */
+	bool ipmi; /* the IPMI platform meter: bind and the IPMI driver's ioctls stay allowed */
 };
 
 /*

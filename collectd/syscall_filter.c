@@ -8,7 +8,9 @@
  * is not on it (ptrace, mount, setuid, perf_event_open, process_vm_*,
  * keyctl, io_uring, userfaultfd, unshare, execve, ...) fails with ENOSYS.
  * ioctl and prctl are allowed only for the requests glibc and libcurl make,
- * and with a GPU meter those of the NVIDIA driver (NVML's).
+ * and with a GPU meter those of the NVIDIA driver (NVML's); with the IPMI
+ * platform meter, bind (libfreeipmi binds its UDP socket) and the IPMI
+ * driver's ioctls.
  */
 #include <errno.h>
 #include <seccomp.h>
@@ -178,9 +180,11 @@ static int add_rule(scmp_filter_ctx ctx, int nr, unsigned count, const struct sc
  * meter, those, and only those, are added.
  */
 #define NVIDIA_IOCTL_TYPE ((unsigned long)'F' << _IOC_TYPESHIFT)
+/* the Linux IPMI driver's ioctls (IPMI_IOC_MAGIC, linux/ipmi.h) */
+#define IPMI_IOCTL_TYPE ((unsigned long)'i' << _IOC_TYPESHIFT)
 #define IOCTL_TYPE_MASK ((unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT)
 
-int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err)
+int kepler_syscall_filter_apply(bool nvidia, bool ipmi, struct kepler_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
 	int r = 0, n = 0;
@@ -206,6 +210,14 @@ int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err)
 		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
 	}
 	n += r == 0;
+	if (ipmi && r == 0) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_TYPE_MASK, IPMI_IOCTL_TYPE);
+
+		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
+		if (r == 0)
+			r = add_rule(ctx, SCMP_SYS(bind), 0, NULL);
+		n += r == 0;
+	}
 #if !defined(__SANITIZE_ADDRESS__)
 	if (r == 0) {
 		/* glibc names threads (pthread_setname_np goes through /proc), curl does not: read only */

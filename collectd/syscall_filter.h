@@ -12,9 +12,12 @@
 #include "kepler/error.h"
 
 /*
- * Load the filter on every thread of the process. Returns the number of
- * system calls allowed, or a negative errno with a message.
+ * Load the filter on every thread of the process. @nvidia: the NVIDIA
+ * driver's ioctls stay allowed (a GPU meter); @ipmi: bind (libfreeipmi's
+ * UDP socket for RMCP+) and the IPMI driver's ioctls (/dev/ipmi0) too.
+ * Returns the number of system calls allowed, or a negative errno with a
+ * message.
  */
-int kepler_syscall_filter_apply(bool nvidia, struct kepler_error *err);
+int kepler_syscall_filter_apply(bool nvidia, bool ipmi, struct kepler_error *err);
 
 #endif /* KEPLER_COLLECTD_SYSCALL_FILTER_H */

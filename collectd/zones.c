@@ -28,11 +28,10 @@ struct kepler_zones {
 	uint64_t rest_debt;
 };
 
-/* Each Redfish reading at debug level: what the platform energy is integrated from. */
-static void log_redfish_sample(void *ctx, uint64_t mono_ns, uint64_t mw)
+/* Each BMC reading at debug level: what the platform energy is integrated from. */
+static void log_bmc_sample(void *ctx, uint64_t mono_ns, uint64_t mw)
 {
-	(void)ctx;
-	kepler_debug("redfish reading: %llu mW at %llu ns", (unsigned long long)mw,
+	kepler_debug("%s reading: %llu mW at %llu ns", (const char *)ctx, (unsigned long long)mw,
 		     (unsigned long long)mono_ns);
 }
 
@@ -47,11 +46,13 @@ static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret
 	int r;
 
 	kepler_meter_params_from_config(cfg, &params);
-	if (params.redfish && !(params.redfish_node && params.redfish_node[0])) {
-		kepler_node_name(cfg, node, sizeof(node));
+	kepler_node_name(cfg, node, sizeof(node));
+	if (params.redfish && !(params.redfish_node && params.redfish_node[0]))
 		params.redfish_node = node;
-	}
-	params.redfish_on_sample = log_redfish_sample;
+	if (params.ipmi && !(params.ipmi_node && params.ipmi_node[0]))
+		params.ipmi_node = node;
+	params.bmc_on_sample = log_bmc_sample;
+	params.bmc_ctx = params.ipmi ? "ipmi" : "redfish";
 	r = kepler_meter_open(&params, &attempts, ret, &err);
 	for (unsigned i = 0; i < attempts.count; i++)
 		kepler_log(r < 0 ? KEPLER_LOG_ERROR : KEPLER_LOG_INFO, "meter %s not used: %s",
@@ -59,6 +60,8 @@ static int open_meter(const struct kepler_config *cfg, struct kepler_meter **ret
 	if (r < 0) {
 		if (params.redfish && strstr(err.msg, "BMC"))
 			kepler_err("platform.redfish: %s", err.msg);
+		else if (params.ipmi && strstr(err.msg, "IPMI"))
+			kepler_err("platform.ipmi: %s", err.msg);
 		else if (params.source != KEPLER_METER_AUTO)
 			kepler_err("meter.source %s: %s", kepler_meter_source_name(params.source), err.msg);
 		return r;

@@ -31,13 +31,16 @@ struct decoder {
 static const uint32_t base_size[SEC_MAX] = {
 	[SEC_INFO] = offsetof(struct blob_info, cpu_count),
 	[SEC_ZONES] = offsetof(struct blob_zone, baseline_uw),
-	[SEC_PROCESSES] = sizeof(struct blob_process),
+	[SEC_PROCESSES] = offsetof(struct blob_process, flags),
 	[SEC_CONTAINERS] = sizeof(struct blob_container),
 	[SEC_VMS] = sizeof(struct blob_named),
 	[SEC_PODS] = sizeof(struct blob_named),
 	[SEC_ENERGY] = sizeof(struct blob_energy),
 	[SEC_STRINGS] = 1,
 	[SEC_IDLE] = sizeof(struct blob_energy),
+	[SEC_FOLDS] = sizeof(struct blob_fold),
+	[SEC_FOLD_ENERGY] = sizeof(struct blob_energy),
+	[SEC_FOLD_IDLE] = sizeof(struct blob_energy),
 };
 
 static int check_table(struct decoder *d, const struct blob_header *h);
@@ -273,6 +276,7 @@ static int take_processes(const struct decoder *d, struct kepler_snapshot *s)
 		p->cycles = b.cycles;
 		p->instructions = b.instructions;
 		p->cache_misses = b.cache_misses;
+		p->flags = b.flags; /* 0 before format 4.1 */
 		take_usage(d, s, i, &b.usage, &p->usage);
 	}
 	return 0;
@@ -319,6 +323,67 @@ static int take_vms_and_pods(const struct decoder *d, struct kepler_snapshot *s)
 	return 0;
 }
 
+/*
+ * The folds (format 4.1 / 1.6; none before): their energies are copied
+ * into the pool allocate() made, active then idle, nzones per fold.
+ */
+static int take_folds(const struct decoder *d, struct kepler_snapshot *s)
+{
+	size_t nz = s->nzones, n = s->nfolds;
+
+	for (size_t i = 0; i < n; i++) {
+		struct kepler_fold *f = &s->folds[i];
+		struct kepler_energy *act = s->fold_pool + i * nz, *idle = s->fold_pool + (n + i) * nz;
+		struct blob_fold b;
+
+		get_record(d, SEC_FOLDS, i, &b, sizeof(b));
+		STR(b.container_id, f->container_id);
+		STR(b.vm_id, f->vm_id);
+		f->processes = b.processes;
+		f->processes_delta = b.processes_delta;
+		f->usage = (struct kepler_usage){
+			.state = b.usage.state < KEPLER_STATE_COUNT ? b.usage.state : KEPLER_STATE_RUNNING,
+			.cpu_time_ns = b.usage.cpu_time_ns,
+			.cpu_time_delta_ns = b.usage.cpu_time_delta_ns,
+			.zones = act,
+			.idle = s->idle_policy ? idle : NULL,
+		};
+		for (size_t z = 0; z < nz; z++) {
+			struct blob_energy e;
+
+			get_record(d, SEC_FOLD_ENERGY, i * nz + z, &e, sizeof(e));
+			act[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
+			if (!s->idle_policy)
+				continue;
+			get_record(d, SEC_FOLD_IDLE, i * nz + z, &e, sizeof(e));
+			idle[z] = (struct kepler_energy){ e.total_uj, e.delta_uj };
+		}
+	}
+	return 0;
+}
+
+/* The folds' arrays, their energies counted as the workloads' are. */
+static int allocate_folds(struct decoder *d, struct kepler_snapshot *s)
+{
+	uint64_t n = d->sec[SEC_FOLDS].count;
+
+	if (d->sec[SEC_FOLD_ENERGY].count != n * s->nzones)
+		return CORRUPT(d, "%llu zone energies for %llu folds x %zu zones",
+			       (unsigned long long)d->sec[SEC_FOLD_ENERGY].count, (unsigned long long)n,
+			       s->nzones);
+	if (s->idle_policy && d->sec[SEC_FOLD_IDLE].count != n * s->nzones)
+		return CORRUPT(d, "idle policy %s but %llu idle energies for %llu folds x %zu zones",
+			       kepler_idle_policy_name(s->idle_policy),
+			       (unsigned long long)d->sec[SEC_FOLD_IDLE].count, (unsigned long long)n,
+			       s->nzones);
+	s->nfolds = n;
+	s->folds = malloc((n + 1) * sizeof(*s->folds));
+	s->fold_pool = malloc((2 * n * s->nzones + 1) * sizeof(*s->fold_pool));
+	if (!s->folds || !s->fold_pool)
+		return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
+	return 0;
+}
+
 /* A section of zone energies read in place, or a pool allocated for copies of a newer minor's records. */
 static bool in_place(const struct decoder *d, uint32_t id)
 {
@@ -358,7 +423,7 @@ static int allocate(struct decoder *d, struct kepler_snapshot *s)
 		return kepler_error_set(d->err, -ENOMEM, "out of memory decoding a snapshot");
 	d->energies = energies(d, SEC_ENERGY, s->energy_pool);
 	d->idle = s->idle_policy ? energies(d, SEC_IDLE, s->idle_pool) : NULL;
-	return 0;
+	return allocate_folds(d, s);
 }
 
 static int decode_into(struct decoder *d, struct kepler_snapshot *s)
@@ -388,6 +453,8 @@ static int decode_into(struct decoder *d, struct kepler_snapshot *s)
 		r = take_containers(d, s);
 	if (!r)
 		r = take_vms_and_pods(d, s);
+	if (!r)
+		r = take_folds(d, s);
 	return r;
 }
 
@@ -477,6 +544,8 @@ void kepler_snapshot_free(struct kepler_snapshot *snap)
 	free(snap->containers);
 	free(snap->vms);
 	free(snap->pods);
+	free(snap->folds);
+	free(snap->fold_pool);
 	free(snap->energy_pool);
 	free(snap->idle_pool);
 	free(snap->blob);

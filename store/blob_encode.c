@@ -163,6 +163,9 @@ static uint64_t layout(struct encoder *e)
 		{ SEC_PODS, sizeof(struct blob_named), s->npods },
 		{ SEC_ENERGY, sizeof(struct blob_energy), nwork * s->nzones },
 		{ SEC_IDLE, sizeof(struct blob_energy), s->idle_policy ? nwork * s->nzones : 0 },
+		{ SEC_FOLDS, sizeof(struct blob_fold), s->nfolds },
+		{ SEC_FOLD_ENERGY, sizeof(struct blob_energy), s->nfolds * s->nzones },
+		{ SEC_FOLD_IDLE, sizeof(struct blob_energy), s->idle_policy ? s->nfolds * s->nzones : 0 },
 	};
 	uint64_t off = e->header_size + (SEC_MAX - 1) * sizeof(struct blob_section);
 
@@ -331,6 +334,8 @@ static int put_processes(struct encoder *e)
 		b->cycles = p->cycles;
 		b->instructions = p->instructions;
 		b->cache_misses = p->cache_misses;
+		b->flags = p->flags;
+		b->pad = 0;
 		if (put_usage(e, &p->usage, &b->usage) < 0)
 			return -EINVAL;
 	}
@@ -382,6 +387,35 @@ static int put_vms_and_pods(struct encoder *e)
 			      &s->pods[i].usage);
 		if (r < 0)
 			return r;
+	}
+	return 0;
+}
+
+static int put_folds(struct encoder *e)
+{
+	const struct kepler_snapshot *s = e->snap;
+	struct blob_energy *act = record(e, SEC_FOLD_ENERGY, 0), *idle = record(e, SEC_FOLD_IDLE, 0);
+
+	for (size_t i = 0; i < s->nfolds; i++) {
+		const struct kepler_fold *f = &s->folds[i];
+		struct blob_fold *b = record(e, SEC_FOLDS, i);
+
+		ADD(f->container_id, b->container_id);
+		ADD(f->vm_id, b->vm_id);
+		b->processes = f->processes;
+		b->processes_delta = f->processes_delta;
+		b->usage = (struct blob_usage){ .state = f->usage.state,
+						.cpu_time_ns = f->usage.cpu_time_ns,
+						.cpu_time_delta_ns = f->usage.cpu_time_delta_ns };
+		if ((s->nzones && !f->usage.zones) || (s->idle_policy && s->nzones && !f->usage.idle))
+			return -EINVAL;
+		for (size_t z = 0; z < s->nzones; z++) {
+			*act++ = (struct blob_energy){ f->usage.zones[z].total_uj,
+						       f->usage.zones[z].delta_uj };
+			if (s->idle_policy)
+				*idle++ = (struct blob_energy){ f->usage.idle[z].total_uj,
+								f->usage.idle[z].delta_uj };
+		}
 	}
 	return 0;
 }
@@ -497,6 +531,8 @@ static int encode(struct encoder *e0, int level, void **ret_blob, size_t *ret_le
 		r = put_containers(&e);
 	if (!r)
 		r = put_vms_and_pods(&e);
+	if (!r)
+		r = put_folds(&e);
 	if (!r && level == PLAIN) {
 		r = finish_plain(&e, fixed, ret_blob, ret_len);
 	} else if (!r) {

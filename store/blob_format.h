@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.5 and 4.0), private to store/
+ * The snapshot blob on disk (formats 1.6 and 4.1), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *   2.x: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
@@ -15,7 +15,8 @@
  * and the INFO record stay plain, so a peek needs no decompression, and the
  * decoder unpacks the frame into the image and reads it as it reads 1.x.
  * total_size is the image's size; the checksum covers the stored blob.
- * Minor versions are shared: 2.2, 1.5, 3.0 and 4.0 hold the same records.
+ * Minor versions are shared: 2.2, 1.5, 3.0 and 4.0 hold the same records;
+ * 1.6 and 4.1 add the folds of short processes.
  *
  * Every integer is little-endian; records are fixed-width with explicit
  * padding, each section 8-byte aligned. Strings live once each in the
@@ -55,7 +56,15 @@ enum blob_section_id {
 	 * (info.idle_policy not NONE), laid out as ENERGY; count 0 otherwise
 	 */
 	SEC_IDLE = 9,
-	SEC_MAX = 10,
+	/*
+	 * format 4.1 / 1.6: the folds of short processes (struct blob_fold),
+	 * their zone energies (nzones entries per fold) and, under an idle
+	 * policy, their idle energies (laid out as FOLD_ENERGY; count 0 otherwise)
+	 */
+	SEC_FOLDS = 10,
+	SEC_FOLD_ENERGY = 11,
+	SEC_FOLD_IDLE = 12,
+	SEC_MAX = 13,
 };
 
 struct blob_header {
@@ -163,6 +172,15 @@ struct blob_process {
 	struct blob_str comm, exe, container_id, vm_id;
 	uint64_t cycles, instructions, cache_misses;
 	struct blob_usage usage;
+	/* format 4.1 / 1.6 */
+	uint32_t flags;
+	uint32_t pad;
+};
+
+struct blob_fold {
+	struct blob_str container_id, vm_id;
+	uint64_t processes, processes_delta;
+	struct blob_usage usage;
 };
 
 struct blob_container {
@@ -187,7 +205,9 @@ _Static_assert(offsetof(struct blob_info, cpu_count) == 72, "info record of form
 _Static_assert(offsetof(struct blob_zone, baseline_uw) == 72, "zone record layout (format 1.0)");
 _Static_assert(offsetof(struct blob_zone, unattributed) == 112, "zone record layout (format 1.2)");
 _Static_assert(sizeof(struct blob_zone) == 160, "zone record layout (format 2.1 / 1.4)");
-_Static_assert(sizeof(struct blob_process) == 96, "process record layout");
+_Static_assert(sizeof(struct blob_process) == 104, "process record layout (format 4.1 / 1.6)");
+_Static_assert(offsetof(struct blob_process, flags) == 96, "process record of format 1.0");
+_Static_assert(sizeof(struct blob_fold) == 56, "fold record layout");
 _Static_assert(sizeof(struct blob_container) == 64, "container record layout (format 2.2 / 1.5)");
 _Static_assert(offsetof(struct blob_container, size_shares) == 56, "container record of format 1.0");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");

@@ -11,8 +11,8 @@
 
 #include "kepler/snapshot.h"
 
-static const char *const source_names[] = { "unknown", "rapl", "hwmon",       "nvml",
-					    "model",   "fake", "passthrough", "redfish" };
+static const char *const source_names[] = { "unknown", "rapl",        "hwmon",   "nvml", "model",
+					    "fake",    "passthrough", "redfish", "ipmi" };
 static const char *const state_names[] = { "running", "terminated" };
 static const char *const type_names[] = { "regular", "container", "vm", "kernel" };
 static const char *const kind_names[] = { "process", "container", "vm", "pod" };

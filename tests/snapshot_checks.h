@@ -5,7 +5,8 @@
  * process took, its unattributed); under an idle policy, Σ processes'
  * active + idle + unattributed = energy; Σ processes of a container =
  * container; Σ containers of a pod = pod; Σ processes of a VM = VM, for the
- * active energies and, under an idle policy, for the idle ones. Returns
+ * active energies and, under an idle policy, for the idle ones; a fold =
+ * Σ its folded processes (the deltas, the CPU time and the count). Returns
  * NULL or what is wrong (a static string).
  */
 #ifndef KEPLER_TESTS_SNAPSHOT_CHECKS_H
@@ -66,6 +67,67 @@ static inline const char *checks_groups(const struct kepler_snapshot *s, size_t 
 	return NULL;
 }
 
+/* Whether process @p is of fold @f (a container's; else a VM's; else the node's). */
+static inline bool checks_of_fold(const struct kepler_process *p, const struct kepler_fold *f)
+{
+	if (f->container_id[0])
+		return !strcmp(p->container_id, f->container_id);
+	if (p->container_id[0])
+		return false;
+	return !strcmp(p->vm_id, f->vm_id);
+}
+
+/* Every fold the sum of its folded processes; every folded process in a fold. */
+static inline const char *checks_folds(const struct kepler_snapshot *s, char *why, size_t size)
+{
+	uint64_t flagged = 0, counted = 0;
+
+	for (size_t i = 0; i < s->nprocesses; i++)
+		flagged += (s->processes[i].flags & KEPLER_PROCESS_FOLDED) != 0;
+	for (size_t f = 0; f < s->nfolds; f++) {
+		const struct kepler_fold *fd = &s->folds[f];
+		uint64_t n = 0, cpu = 0;
+
+		for (size_t z = 0; z < s->nzones; z++)
+			for (int idle = 0; idle < 2; idle++) {
+				uint64_t sum = 0;
+
+				for (size_t i = 0; i < s->nprocesses; i++)
+					if ((s->processes[i].flags & KEPLER_PROCESS_FOLDED) &&
+					    checks_of_fold(&s->processes[i], fd))
+						sum += checks_delta(&s->processes[i].usage, z, idle);
+				if (sum != checks_delta(&fd->usage, z, idle)) {
+					snprintf(why, size, "seq %llu zone %zu: fold %s/%s%s",
+						 (unsigned long long)s->seq, z, fd->container_id, fd->vm_id,
+						 idle ? " (idle)" : "");
+					return why;
+				}
+			}
+		for (size_t i = 0; i < s->nprocesses; i++)
+			if ((s->processes[i].flags & KEPLER_PROCESS_FOLDED) &&
+			    checks_of_fold(&s->processes[i], fd)) {
+				n++;
+				cpu += s->processes[i].usage.cpu_time_delta_ns;
+			}
+		/* a process folded when new and again when it ends is counted once: at most n */
+		if (fd->processes_delta > n || cpu != fd->usage.cpu_time_delta_ns ||
+		    fd->processes < fd->processes_delta) {
+			snprintf(why, size, "seq %llu: fold %s/%s has %llu processes, %llu folded",
+				 (unsigned long long)s->seq, fd->container_id, fd->vm_id,
+				 (unsigned long long)fd->processes_delta, (unsigned long long)n);
+			return why;
+		}
+		counted += n;
+	}
+	if (counted != flagged) {
+		snprintf(why, size, "seq %llu: %llu processes folded, %llu in folds",
+			 (unsigned long long)s->seq, (unsigned long long)flagged,
+			 (unsigned long long)counted);
+		return why;
+	}
+	return NULL;
+}
+
 static inline const char *snapshot_sums(const struct kepler_snapshot *s)
 {
 	static char why[256];
@@ -108,7 +170,7 @@ static inline const char *snapshot_sums(const struct kepler_snapshot *s)
 		    (policy && checks_groups(s, z, true, why, sizeof(why))))
 			return why;
 	}
-	return NULL;
+	return checks_folds(s, why, sizeof(why));
 }
 
 #endif /* KEPLER_TESTS_SNAPSHOT_CHECKS_H */

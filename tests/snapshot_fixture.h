@@ -135,6 +135,24 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 	fixture_usage(f, &s->pods[0].usage, 11);
 }
 
+/* Flag every fifth process folded and give the snapshot two folds: the node's and a container's. */
+static inline void fixture_add_folds(struct fixture *f)
+{
+	struct kepler_snapshot *s = &f->snap;
+
+	for (size_t i = 0; i < s->nprocesses; i++)
+		s->processes[i].flags = i % 5 == 3 ? KEPLER_PROCESS_FOLDED : 0;
+	s->nfolds = 2;
+	s->folds = calloc(2, sizeof(*s->folds));
+	for (size_t i = 0; i < 2; i++) {
+		s->folds[i].container_id = i ? s->containers[0].id : "";
+		s->folds[i].vm_id = "";
+		s->folds[i].processes = 1000 + i;
+		s->folds[i].processes_delta = 3 + i;
+		fixture_usage(f, &s->folds[i].usage, i + 13);
+	}
+}
+
 /* Give every workload idle energies and the containers sizes, as under idle policy @policy. */
 static inline void fixture_add_idle(struct fixture *f, enum kepler_idle_policy policy)
 {
@@ -155,6 +173,15 @@ static inline void fixture_add_idle(struct fixture *f, enum kepler_idle_policy p
 		}
 	for (size_t i = 0; i < s->ncontainers; i++)
 		s->containers[i].size_shares = 100 * (i + 1);
+	for (size_t i = 0; i < s->nfolds; i++) {
+		struct kepler_usage *u = &s->folds[i].usage;
+		struct kepler_energy *e = realloc(u->zones, 2 * (s->nzones ? s->nzones : 1) * sizeof(*e));
+
+		u->zones = e;
+		u->idle = e + s->nzones;
+		for (size_t z = 0; z < s->nzones; z++)
+			u->idle[z] = (struct kepler_energy){ 55 * i + z + 1, 5 * z + 1 };
+	}
 }
 
 static inline void fixture_free(struct fixture *f)
@@ -169,6 +196,9 @@ static inline void fixture_free(struct fixture *f)
 		free(s->vms[i].usage.zones);
 	for (size_t i = 0; i < s->npods; i++)
 		free(s->pods[i].usage.zones);
+	for (size_t i = 0; i < s->nfolds; i++)
+		free(s->folds[i].usage.zones);
+	free(s->folds);
 	free(s->processes);
 	free(s->containers);
 	free(s->vms);
@@ -220,7 +250,7 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 	    x->collector_rss_bytes != y->collector_rss_bytes || x->idle_policy != y->idle_policy)
 		return "header";
 	if (x->nzones != y->nzones || x->nprocesses != y->nprocesses || x->ncontainers != y->ncontainers ||
-	    x->nvms != y->nvms || x->npods != y->npods)
+	    x->nvms != y->nvms || x->npods != y->npods || x->nfolds != y->nfolds)
 		return "counts";
 	for (size_t z = 0; z < x->nzones; z++) {
 		const struct kepler_zone *a = &x->zones[z], *b = &y->zones[z];
@@ -244,7 +274,7 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 
 		if (a->pid != b->pid || a->start_time_ns != b->start_time_ns || a->type != b->type ||
 		    a->cycles != b->cycles || a->instructions != b->instructions ||
-		    a->cache_misses != b->cache_misses)
+		    a->cache_misses != b->cache_misses || a->flags != b->flags)
 			return "process";
 		DIFF_STR(a->comm, b->comm, "comm");
 		DIFF_STR(a->exe, b->exe, "exe");
@@ -274,6 +304,14 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		DIFF_STR(x->pods[i].name, y->pods[i].name, "pod name");
 		DIFF_STR(x->pods[i].ns, y->pods[i].ns, "pod namespace");
 		DIFF_USAGE(x->pods[i].usage, y->pods[i].usage);
+	}
+	for (size_t i = 0; i < x->nfolds; i++) {
+		DIFF_STR(x->folds[i].container_id, y->folds[i].container_id, "fold container_id");
+		DIFF_STR(x->folds[i].vm_id, y->folds[i].vm_id, "fold vm_id");
+		if (x->folds[i].processes != y->folds[i].processes ||
+		    x->folds[i].processes_delta != y->folds[i].processes_delta)
+			return "fold processes";
+		DIFF_USAGE(x->folds[i].usage, y->folds[i].usage);
 	}
 	return NULL;
 }

@@ -388,7 +388,7 @@ n=$(( $(grep -c "serving snapshot" "$tmp/lazy.log") - before ))
 kill $epid
 wait $epid 2>/dev/null
 
-# --- metrics.process.top 5: per zone 5 processes and "other"; the sums still hold
+# --- metrics.process.top 5: per zone 5 processes and "other" (and the folds of short processes); the sums still hold
 start_exporter top --store.path "$tmp/lazy" --metrics.process.top 5
 curl -s "http://127.0.0.1:$port/metrics" >"$tmp/top.txt"
 all=$(curl -s "http://127.0.0.1:$port/metrics" >/dev/null; "$build/readers/stdout/kepler-stdout" --store.path "$tmp/lazy" --format json 2>/dev/null | jq '.processes | length')
@@ -400,7 +400,7 @@ fi
 bad=$(awk '
 	/^kepler_node_cpu_active_watts\{/ { match($0, /zone="[^"]*"/); node[substr($0, RSTART, RLENGTH)] += $NF }
 	/^kepler_node_cpu_unattributed_watts\{/ { match($0, /zone="[^"]*"/); node[substr($0, RSTART, RLENGTH)] -= $NF }
-	/^kepler_process_cpu_watts\{/ { match($0, /zone="[^"]*"/); z = substr($0, RSTART, RLENGTH); sum[z] += $NF; n[z]++ }
+	/^kepler_process_cpu_watts\{/ { match($0, /zone="[^"]*"/); z = substr($0, RSTART, RLENGTH); sum[z] += $NF; if ($0 !~ /type="folded"/) n[z]++ }
 	END { for (z in node) { d = node[z] - sum[z]; if (d < 0) d = -d; if (d > 1e-9 || n[z] != 6) print z, node[z], sum[z], n[z] } }' "$tmp/top.txt")
 series=$(grep -c '^kepler_process_cpu_' "$tmp/top.txt")
 [ -z "$bad" ] && ok "metrics.process.top 5: per zone 5 processes + other, sum == node active - unattributed watts; $series process series for $all processes (every process: $((all * 7)))" ||

@@ -497,6 +497,98 @@ static void test_process_top(void **state)
 	kepler_buf_free(&b);
 }
 
+/*
+ * metrics.process.fold: of 200 processes, the 100 folded (half in a
+ * container, half the node's) are two series type="folded" per zone
+ * instead of 100, whose counters are the folds' totals; the zone's process
+ * watts still add up to the node's active watts; with the top, the folded
+ * are not in "other"; off: every process its own series.
+ */
+static void test_process_fold(void **state)
+{
+	enum { N = 200 };
+	static struct kepler_process p[N];
+	static struct kepler_energy e[N][2], fe[2][2];
+	struct kepler_snapshot s = { .seq = 1, .interval_ns = 5000000000ULL, .nzones = 2 };
+	struct kepler_fold folds[2] = {
+		{ .container_id = "", .vm_id = "", .processes = 900, .usage = { .zones = fe[0] } },
+		{ .container_id = "c1", .vm_id = "", .processes = 7, .usage = { .zones = fe[1] } },
+	};
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_ALL,
+					 .node_name = "n1",
+					 .process_fold = true };
+	struct kepler_buf b = KEPLER_BUF_INIT;
+	uint64_t active[2] = { 0, 0 };
+	unsigned seed = 9;
+	size_t lines[3];
+	const char *out;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		bool folded = i % 2, in_c1 = i % 4 == 3;
+
+		for (int z = 0; z < 2; z++) {
+			e[i][z] = (struct kepler_energy){ 0, (uint64_t)rand_r(&seed) % 100000 };
+			e[i][z].total_uj = e[i][z].delta_uj + (folded ? 0 : 5000000);
+			active[z] += e[i][z].delta_uj;
+			if (folded) {
+				fe[in_c1][z].delta_uj += e[i][z].delta_uj;
+				fe[in_c1][z].total_uj = 1234567890 + (uint64_t)z;
+			}
+		}
+		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1,
+						.comm = "w",
+						.exe = "",
+						.container_id = in_c1 ? "c1" : "",
+						.vm_id = "",
+						.flags = folded ? KEPLER_PROCESS_FOLDED : 0,
+						.usage = { .zones = e[i],
+							   .state = folded ? KEPLER_STATE_TERMINATED
+									   : KEPLER_STATE_RUNNING } };
+	}
+	for (int z = 0; z < 2; z++)
+		s.zones[z] = (struct kepler_zone){ .name = z ? "dram" : "package",
+						   .path = "",
+						   .source = KEPLER_SOURCE_FAKE,
+						   .energy = { 0, active[z] },
+						   .active = { 0, active[z] },
+						   .device = { 0, "", "", "" } };
+	s.processes = p;
+	s.nprocesses = N;
+	s.folds = folds;
+	s.nfolds = 2;
+	for (int pass = 0; pass < 3; pass++) {
+		o.process_fold = pass < 2;
+		o.process_top = pass == 1 ? 5 : 0;
+		kepler_buf_reset(&b);
+		assert_int_equal(kepler_fmt_prom(&s, &o, &b), 0);
+		out = kepler_buf_cstr(&b);
+		lines[pass] = count_lines(out, "kepler_process_cpu_", NULL);
+		for (int z = 0; z < 2; z++) {
+			char zone[32];
+			double sum = 0, node = 0;
+			size_t series = pass == 0 ? N / 2 + 2 : pass == 1 ? 5 + 1 + 2 : N;
+
+			snprintf(zone, sizeof(zone), "zone=\"%s\"", z ? "dram" : "package");
+			assert_int_equal(scan_lines(out, "kepler_process_cpu_watts{", zone, &sum), series);
+			assert_int_equal(scan_lines(out, "kepler_node_cpu_active_watts{", zone, &node), 1);
+			assert_true(fabs(sum - node) < (double)N * 1e-12 + 1e-9);
+		}
+		assert_int_equal(
+			count_lines(out,
+				    "kepler_process_cpu_joules_total{comm=\"\",container_id=\"c1\",exe=\"\","
+				    "node_name=\"n1\",pid=\"\",state=\"terminated\",type=\"folded\"",
+				    "1234.567891"),
+			pass < 2 ? 1 : 0);
+		assert_int_equal(count_lines(out, "kepler_process_cpu_seconds_total{", "type=\"folded\""),
+				 pass < 2 ? 2 : 0);
+	}
+	print_message(
+		"metrics.process.fold: %d processes, %d folded into 2: %zu process series instead of %zu\n",
+		N, N / 2, lines[0], lines[2]);
+	kepler_buf_free(&b);
+}
+
 /* metrics.container.top 3: per zone 3 containers and "other"; the zone's container watts keep their sum. */
 static void test_container_top(void **state)
 {
@@ -678,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_reused_pid_is_one_series),
 		cmocka_unit_test(test_watts_sum),
 		cmocka_unit_test(test_process_top),
+		cmocka_unit_test(test_process_fold),
 		cmocka_unit_test(test_container_top),
 		cmocka_unit_test(test_cpu_info),
 		cmocka_unit_test(test_gpu_families),

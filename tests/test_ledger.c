@@ -2,8 +2,8 @@
 /*
  * Attribution and the ledger: exact integer splits, the sums every
  * snapshot must satisfy (over random intervals), the first interval,
- * idle-only intervals, terminated carry-forward (ttl, max, min energy)
- * and resuming totals after a restart.
+ * idle-only intervals, terminated carry-forward (ttl, max, min energy),
+ * short processes folded, and resuming totals after a restart.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -662,6 +662,152 @@ static void test_terminated_carry(void **state)
 	kepler_ledger_free(l);
 }
 
+static const struct kepler_fold *find_fold(const struct kepler_snapshot *s, const char *cid, const char *vm)
+{
+	for (size_t i = 0; i < s->nfolds; i++)
+		if (!strcmp(s->folds[i].container_id, cid) && !strcmp(s->folds[i].vm_id, vm))
+			return &s->folds[i];
+	return NULL;
+}
+
+/*
+ * Short processes folded: those that end below min_terminated_energy are
+ * flagged and their deltas go to their container's, VM's or the node's
+ * fold (snapshot_sums() checks every fold against its processes); a fold's
+ * totals go on over intervals, it lives as long as its group, and a
+ * restarted ledger continues it. A process that ends above the minimum is
+ * not folded (it is carried).
+ */
+static void test_short_processes_folded(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 20 * SEC,
+					  .max_terminated = 500,
+					  .min_terminated_energy_uj = 10 * J };
+	static const uint64_t cpu[6] = { 1, 20, 20, 1, 1, 20 };
+	static struct world w;
+	struct kepler_ledger *l, *l2;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	const struct kepler_fold *f;
+
+	(void)state;
+	world_init(&w, 6); /* 0, 2, 5: the node's; 1, 4: containers 1 and 0; 3: VM vm-1 */
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	in = input(&w, 0, true);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	assert_int_equal(s->nfolds, 0);
+	for (size_t i = 0; i < 6; i++) {
+		w.procs[i].cpu_time_delta_ns = cpu[i] * SEC;
+		w.procs[i].cpu_time_ns = cpu[i] * SEC;
+		if (i == 0 || i == 1 || i == 3 || i == 4)
+			w.procs[i].state = KEPLER_STATE_TERMINATED;
+	}
+	in = input(&w, 5 * SEC, false); /* 1 J a CPU-second */
+	in.zones[0].delta_uj = 63 * J;
+	in.busy_delta_ns = in.total_delta_ns = 63 * SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	check_sums(s);
+	assert_true(find(s, 100)->flags & KEPLER_PROCESS_FOLDED);
+	assert_true(find(s, 103)->flags & KEPLER_PROCESS_FOLDED);
+	assert_true(find(s, 104)->flags & KEPLER_PROCESS_FOLDED);
+	assert_false(find(s, 101)->flags & KEPLER_PROCESS_FOLDED); /* 20 J: carried instead */
+	assert_false(find(s, 102)->flags & KEPLER_PROCESS_FOLDED); /* running */
+	assert_int_equal(s->nfolds, 3);
+	assert_non_null(f = find_fold(s, "", ""));
+	assert_int_equal(f->usage.zones[0].delta_uj, 1 * J);
+	assert_int_equal(f->processes, 1);
+	assert_non_null(f = find_fold(s, "", "vm-1"));
+	assert_int_equal(f->usage.zones[0].total_uj, 1 * J);
+	assert_non_null(f = find_fold(s, w.cids[0], ""));
+	assert_int_equal(f->usage.cpu_time_delta_ns, 1 * SEC);
+	/* next: a new short process of the node; 100, 103, 104 are gone, and so are their groups */
+	w.procs[0].pid = 200;
+	w.procs[0].start_time_ns = 5000;
+	w.procs[0].cpu_time_delta_ns = w.procs[0].cpu_time_ns = 2 * SEC;
+	w.procs[1] = w.procs[2];
+	w.procs[2] = w.procs[5];
+	w.procs[1].cpu_time_delta_ns = w.procs[2].cpu_time_delta_ns = 3 * SEC;
+	w.n = 3;
+	in = input(&w, 10 * SEC, false);
+	in.zones[0].delta_uj = 8 * J;
+	in.busy_delta_ns = in.total_delta_ns = 8 * SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	check_sums(s);
+	assert_int_equal(s->nfolds, 1);
+	assert_non_null(f = find_fold(s, "", ""));
+	assert_int_equal(f->usage.zones[0].delta_uj, 2 * J);
+	assert_int_equal(f->usage.zones[0].total_uj, 3 * J);
+	assert_int_equal(f->usage.cpu_time_ns, 3 * SEC);
+	assert_int_equal(f->processes, 2);
+	assert_int_equal(f->processes_delta, 1);
+	assert_non_null(find(s, 101)); /* carried, with its container */
+	/* an interval without short processes: the node's fold stays, delta 0 */
+	w.n = 2;
+	w.procs[0] = w.procs[1];
+	w.procs[1] = w.procs[2];
+	in = input(&w, 15 * SEC, false);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	check_sums(s);
+	assert_non_null(f = find_fold(s, "", ""));
+	assert_int_equal(f->usage.zones[0].delta_uj, 0);
+	assert_int_equal(f->usage.zones[0].total_uj, 3 * J);
+	/* a restarted collector continues it */
+	KEPLER_OK(kepler_ledger_new(&p, &l2, &err));
+	assert_int_equal(kepler_ledger_resume(l2, s, NULL, NULL), 0);
+	w.procs[1].pid = 201;
+	w.procs[1].start_time_ns = 6000;
+	w.procs[1].state = KEPLER_STATE_TERMINATED;
+	w.procs[1].cpu_time_delta_ns = w.procs[1].cpu_time_ns = 4 * SEC;
+	w.procs[0].cpu_time_delta_ns = 0;
+	in = input(&w, 100 * SEC, false);
+	in.zones[0].delta_uj = 4 * J;
+	in.busy_delta_ns = in.total_delta_ns = 4 * SEC;
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+	check_sums(s);
+	assert_non_null(f = find_fold(s, "", ""));
+	assert_int_equal(f->usage.zones[0].total_uj, 7 * J);
+	assert_int_equal(f->processes, 3);
+	/* new and running with 1 J: folded in its first interval, counted once when it then ends short */
+	w.procs[1].pid = 202;
+	w.procs[1].start_time_ns = 7000;
+	w.procs[1].state = KEPLER_STATE_RUNNING;
+	w.procs[1].cpu_time_delta_ns = w.procs[1].cpu_time_ns = 1 * SEC;
+	in = input(&w, 105 * SEC, false);
+	in.zones[0].delta_uj = 1 * J;
+	in.busy_delta_ns = in.total_delta_ns = 1 * SEC;
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+	check_sums(s);
+	assert_true(find(s, 202)->flags & KEPLER_PROCESS_FOLDED);
+	assert_int_equal(find_fold(s, "", "")->processes, 4);
+	w.procs[1].state = KEPLER_STATE_TERMINATED;
+	w.procs[1].cpu_time_ns = 2 * SEC;
+	in = input(&w, 110 * SEC, false);
+	in.zones[0].delta_uj = 1 * J;
+	in.busy_delta_ns = in.total_delta_ns = 1 * SEC;
+	KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+	check_sums(s);
+	assert_true(find(s, 202)->flags & KEPLER_PROCESS_FOLDED);
+	assert_non_null(f = find_fold(s, "", ""));
+	assert_int_equal(f->processes, 4);
+	assert_int_equal(f->processes_delta, 0);
+	assert_int_equal(f->usage.zones[0].total_uj, 9 * J);
+	/* one that lives on is its own from its second interval */
+	w.procs[1].pid = 203;
+	w.procs[1].start_time_ns = 8000;
+	w.procs[1].state = KEPLER_STATE_RUNNING;
+	for (int k = 0; k < 2; k++) {
+		in = input(&w, (115 + 5 * (uint64_t)k) * SEC, false);
+		in.zones[0].delta_uj = 1 * J;
+		in.busy_delta_ns = in.total_delta_ns = 1 * SEC;
+		KEPLER_OK(kepler_ledger_build(l2, &in, &s, &err));
+		check_sums(s);
+		assert_int_equal(!!(find(s, 203)->flags & KEPLER_PROCESS_FOLDED), k == 0);
+	}
+	kepler_ledger_free(l);
+	kepler_ledger_free(l2);
+}
+
 /* Alive: every pid but 105 (it ended while the collector was down). */
 static bool alive_but_105(void *arg, uint32_t pid, uint64_t start_time_ns)
 {
@@ -1259,6 +1405,7 @@ int main(void)
 		cmocka_unit_test(test_baseline_split),
 		cmocka_unit_test(test_monotonic_check),
 		cmocka_unit_test(test_terminated_carry),
+		cmocka_unit_test(test_short_processes_folded),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_resume_asleep),
 		cmocka_unit_test(test_memory_outlives_restart),

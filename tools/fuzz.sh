@@ -62,6 +62,10 @@ printf '\x00{"Members": [{"@odata.id": "/redfish/v1/Chassis/1U"}], "Members@odat
 printf '\x01{"Id": "1U", "EnvironmentMetrics": {"@odata.id": "/redfish/v1/Chassis/1U/EnvironmentMetrics"}, "Power": {"@odata.id": "/redfish/v1/Chassis/1U/Power"}}' >"$redfish/chassis"
 printf '\x02{"PowerWatts": {"Reading": 312.5, "DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/PS"}}' >"$redfish/env"
 printf '\x03{"PowerControl": [{"MemberId": "0", "PowerConsumedWatts": 298, "PowerMetrics": {"AverageConsumedWatts": 290}}]}' >"$redfish/power"
+dcmi=build-fuzz/corpus/dcmi
+mkdir -p "$dcmi"
+printf '\x00\xdc\xfa\x00\xf0\x00\x10\x01\xfa\x00\x59\x18\x09\x6b\xe8\x03\x00\x00\x40' >"$dcmi/reading"
+printf '\xd4' >"$dcmi/privilege"
 memory=build-fuzz/corpus/memory
 mkdir -p "$memory"
 printf 'kepler-memory 1 3 0\npackage\tcore\tdram\ncontainer\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\t1000000000\t100000000 0 0\npod\t8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f60\t1000000000\t100000000 0 0\n' >"$memory/seed"
@@ -72,4 +76,5 @@ fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4 - secs / 10 - secs / 20)) "$
 fuzz fuzz_kube_names $((secs / 20)) "$kube" 65536 || rc=$?
 fuzz fuzz_redfish $((secs / 20)) "$redfish" 16384 || rc=$?
 fuzz fuzz_memory $((secs / 20)) "$memory" 16384 || rc=$?
+fuzz fuzz_dcmi $((secs / 20)) "$dcmi" 256 || rc=$?
 exit $rc

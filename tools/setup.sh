@@ -18,7 +18,7 @@ PACKAGES=(
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	# libraries
 	liblmdb-dev libmicrohttpd-dev libgnutls28-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev libzstd-dev libseccomp-dev
-	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev
+	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev libfreeipmi-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev clang-format-14 lmdb-utils tmux prometheus jq curl
 	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema strace
@@ -26,6 +26,8 @@ PACKAGES=(
 	man-db systemd dpkg-dev
 	# VM passthrough: real qemu processes, and another RAPL reader of the trees
 	qemu-system-x86 prometheus-node-exporter
+	# IPMI: OpenIPMI's BMC simulator, its headers for the test's DCMI module, FreeIPMI's tools beside
+	openipmi libopenipmi-dev freeipmi-tools
 )
 
 missing=()

@@ -27,6 +27,8 @@ struct kepler_backlog {
 	size_t cap[KEPLER_KIND_COUNT];
 	struct kepler_energy *pool;
 	size_t pool_cap;
+	size_t folds_cap, fold_pool_cap;
+	struct kepler_energy *fold_pool;
 };
 
 int kepler_backlog_new(size_t max_workloads, struct kepler_backlog **ret, struct kepler_error *err)
@@ -264,6 +266,63 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 	o->idle_pool = NULL;
 }
 
+static bool same_fold(const struct kepler_fold *a, const struct kepler_fold *b)
+{
+	return !strcmp(a->container_id, b->container_id) && !strcmp(a->vm_id, b->vm_id);
+}
+
+/* A copy of @f in the merged snapshot, its energies in the folds' pool. */
+static struct kepler_fold *append_fold(struct kepler_backlog *b, const struct kepler_fold *f, size_t nzones)
+{
+	struct kepler_fold *o = &b->out.folds[b->out.nfolds];
+	struct kepler_energy *e = b->fold_pool + b->out.nfolds * 2 * nzones;
+
+	*o = *f;
+	memcpy(e, f->usage.zones, nzones * sizeof(*e));
+	o->usage.zones = e;
+	if (f->usage.idle) {
+		memcpy(e + nzones, f->usage.idle, nzones * sizeof(*e));
+		o->usage.idle = e + nzones;
+	}
+	b->out.nfolds++;
+	return o;
+}
+
+/*
+ * The folds: the newest's with the held deltas added, then the held ones
+ * the newest lacks (a few: one per container at most, matched by scanning).
+ */
+static int merge_folds(struct kepler_backlog *b, const struct kepler_snapshot *s)
+{
+	const struct kepler_snapshot *h = b->held;
+	size_t n = s->nfolds + h->nfolds;
+
+	if (kepler_array_reserve((void **)&b->out.folds, &b->folds_cap, n, sizeof(*b->out.folds)) < 0 ||
+	    kepler_array_reserve((void **)&b->fold_pool, &b->fold_pool_cap, n * 2 * s->nzones,
+				 sizeof(*b->fold_pool)) < 0)
+		return -ENOMEM;
+	b->out.nfolds = 0;
+	for (size_t i = 0; i < s->nfolds; i++) {
+		struct kepler_fold *o = append_fold(b, &s->folds[i], s->nzones);
+
+		for (size_t j = 0; j < h->nfolds; j++)
+			if (same_fold(&h->folds[j], o)) {
+				merge_usage(&o->usage, &h->folds[j].usage, s->nzones);
+				o->processes_delta += h->folds[j].processes_delta;
+				break;
+			}
+	}
+	for (size_t j = 0; j < h->nfolds; j++) {
+		bool found = false;
+
+		for (size_t i = 0; i < s->nfolds && !found; i++)
+			found = same_fold(&h->folds[j], &s->folds[i]);
+		if (!found)
+			append_fold(b, &h->folds[j], s->nzones);
+	}
+	return 0;
+}
+
 int kepler_backlog_merge(struct kepler_backlog *b, const struct kepler_snapshot *snap,
 			 struct kepler_snapshot **ret, struct kepler_error *err)
 {
@@ -294,7 +353,8 @@ int kepler_backlog_merge(struct kepler_backlog *b, const struct kepler_snapshot 
 	dropped = drop_excess(b, missing);
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 		n[k] = kepler_workload_count(snap, (enum kepler_kind)k) + missing[k];
-	if (dropped < 0 || reserve_out(b, n, snap->nzones, snap->idle_policy != KEPLER_IDLE_NONE) < 0)
+	if (dropped < 0 || reserve_out(b, n, snap->nzones, snap->idle_policy != KEPLER_IDLE_NONE) < 0 ||
+	    merge_folds(b, snap) < 0)
 		return kepler_error_set(err, -ENOMEM,
 					"out of memory merging the intervals the store refused");
 	merge_header(b, snap, (uint32_t)dropped);
@@ -375,6 +435,8 @@ void kepler_backlog_free(struct kepler_backlog *b)
 	free(b->out.containers);
 	free(b->out.vms);
 	free(b->out.pods);
+	free(b->out.folds);
+	free(b->fold_pool);
 	free(b->pool);
 	free(b);
 }

@@ -13,7 +13,7 @@
 #include "kepler/array.h"
 #include "ledger_internal.h"
 
-static void group_rec_free(struct group_rec *g)
+void ledger_group_rec_free(struct group_rec *g)
 {
 	free(g->id);
 	free(g->name);
@@ -21,7 +21,7 @@ static void group_rec_free(struct group_rec *g)
 	free(g->pod_id);
 }
 
-static struct group_rec *group_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
+struct group_rec *ledger_group_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
 {
 	struct group_table *t = &l->groups[k];
 	int64_t idx = kepler_keymap_get(&t->map, id, strlen(id));
@@ -57,38 +57,44 @@ static void bury(struct kepler_ledger *l, enum kepler_kind k, const struct group
 	l->memory_dirty = true;
 }
 
-struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
-				   const char *name, const char *extra, const char *pod_id)
+struct group_rec *ledger_table_add(struct group_table *t, const char *key, size_t klen, const char *name,
+				   const char *extra, const char *pod_id)
 {
-	struct group_table *t = &l->groups[k];
-	struct group_rec *g = group_find(l, k, id);
+	struct group_rec *g;
 
-	if (g)
-		return g;
 	if (kepler_array_reserve((void **)&t->recs, &t->cap, t->n + 1, sizeof(*t->recs)) < 0)
 		return NULL;
 	g = &t->recs[t->n];
 	memset(g, 0, sizeof(*g));
-	g->id = strdup(id);
+	g->id = strndup(key, klen);
 	g->name = strdup(name ? name : "");
 	g->extra = strdup(extra ? extra : "");
 	g->pod_id = strdup(pod_id ? pod_id : "");
 	g->fresh = true;
-	if (l->tombs[k]) {
-		const struct tombstone *dead = tomb_find(l, k, id);
-
-		if (dead) { /* back under the same id: its counters go on */
-			memcpy(g->total, dead->total, sizeof(g->total));
-			g->cpu_total = dead->cpu_total;
-			g->revived = true;
-		}
-	}
 	if (!g->id || !g->name || !g->extra || !g->pod_id ||
-	    kepler_keymap_put(&t->map, id, strlen(id), (uint32_t)t->n) < 0) {
-		group_rec_free(g);
+	    kepler_keymap_put(&t->map, key, klen, (uint32_t)t->n) < 0) {
+		ledger_group_rec_free(g);
 		return NULL;
 	}
 	t->n++;
+	return g;
+}
+
+struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
+				   const char *name, const char *extra, const char *pod_id)
+{
+	struct group_rec *g = ledger_group_find(l, k, id);
+	const struct tombstone *dead;
+
+	if (g)
+		return g;
+	g = ledger_table_add(&l->groups[k], id, strlen(id), name, extra, pod_id);
+	if (g && l->tombs[k] &&
+	    (dead = tomb_find(l, k, id))) { /* back under the same id: its counters go on */
+		memcpy(g->total, dead->total, sizeof(g->total));
+		g->cpu_total = dead->cpu_total;
+		g->revived = true;
+	}
 	return g;
 }
 
@@ -96,7 +102,7 @@ struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, 
 void ledger_groups_truncate(struct group_table *t, size_t n)
 {
 	for (size_t i = n; i < t->n; i++)
-		group_rec_free(&t->recs[i]);
+		ledger_group_rec_free(&t->recs[i]);
 	t->n = n;
 	kepler_keymap_clear(&t->map);
 	for (size_t i = 0; i < n; i++) /* fewer keys than before: no allocation */
@@ -105,6 +111,11 @@ void ledger_groups_truncate(struct group_table *t, size_t n)
 
 void ledger_groups_free(struct kepler_ledger *l)
 {
+	ledger_groups_truncate(&l->folds, 0);
+	free(l->folds.recs);
+	kepler_keymap_free(&l->folds.map);
+	free(l->fold_out);
+	free(l->fold_pool);
 	for (int k = 0; k < KEPLER_KIND_COUNT; k++) {
 		ledger_groups_truncate(&l->groups[k], 0);
 		free(l->groups[k].recs);
@@ -236,6 +247,8 @@ int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_in
 	r = ensure_groups(l, in);
 	if (r == 0)
 		r = reserve_emission(l);
+	if (r == 0)
+		r = ledger_reserve_folds(l, in); /* on failure, the folds' table as it was */
 	if (r < 0)
 		for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 			ledger_groups_truncate(&l->groups[k], before[k]);
@@ -317,7 +330,7 @@ static void add_pods(struct kepler_ledger *l)
 		struct kepler_usage u;
 		struct group_rec *g;
 
-		if (!c->emit || !c->pod_id[0] || !(g = group_find(l, KEPLER_KIND_POD, c->pod_id)))
+		if (!c->emit || !c->pod_id[0] || !(g = ledger_group_find(l, KEPLER_KIND_POD, c->pod_id)))
 			continue; /* (dormant containers are not emitted; pods were reserved) */
 		for (unsigned z = 0; z < l->nslots; z++)
 			e[z] = (struct kepler_energy){ .total_uj = c->total[z], .delta_uj = c->delta[z] };
@@ -338,9 +351,9 @@ void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 		const struct kepler_process *p = &cur->recs[i].p;
 		struct group_rec *g;
 
-		if (p->container_id[0] && (g = group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
+		if (p->container_id[0] && (g = ledger_group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
 			group_add(l, g, &p->usage);
-		if (p->vm_id[0] && (g = group_find(l, KEPLER_KIND_VM, p->vm_id)))
+		if (p->vm_id[0] && (g = ledger_group_find(l, KEPLER_KIND_VM, p->vm_id)))
 			group_add(l, g, &p->usage);
 	}
 	for (size_t i = 0; in->units && i < in->nprocs; i++) { /* containers' sizes (SIZE) */
@@ -348,7 +361,7 @@ void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 		struct group_rec *g;
 
 		if (p->container_id[0] && p->unit < in->nunits &&
-		    (g = group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
+		    (g = ledger_group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
 			g->size_shares = in->units[p->unit].size_shares;
 	}
 	settle(l, &l->groups[KEPLER_KIND_CONTAINER], in->mono_ns);
@@ -424,7 +437,7 @@ void ledger_compact_groups(struct kepler_ledger *l)
 			if (!g->keep) {
 				if (!g->fresh) /* it had members: its totals outlive it */
 					bury(l, (enum kepler_kind)k, g);
-				group_rec_free(g);
+				ledger_group_rec_free(g);
 				continue;
 			}
 			g->present = false;

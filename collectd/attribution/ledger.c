@@ -175,9 +175,12 @@ int kepler_ledger_build(struct kepler_ledger *l, const struct kepler_ledger_inpu
 		return kepler_error_set(err, -ENOMEM, "out of memory building the snapshot");
 	ledger_apply_processes(l, in);
 	ledger_apply_groups(l, in);
+	ledger_apply_folds(l, in);
 	ledger_emit_groups(l);
+	ledger_emit_folds(l);
 	fill_header(l, in);
 	ledger_compact_groups(l);
+	ledger_compact_folds(l);
 	*ret = &l->snap;
 	return 0;
 }

@@ -9,6 +9,7 @@
  *                totals continued from the previous generation
  *   groups.c     containers, VMs and pods: sums of their processes
  *   carry.c      terminated workloads carried forward (ttl, max, minimum)
+ *   folds.c      short processes summed per container, VM or node
  *   resume.c     continuing the totals of a snapshot read back at start
  */
 #ifndef KEPLER_COLLECTD_LEDGER_INTERNAL_H
@@ -25,6 +26,8 @@ struct proc_rec {
 	uint64_t ended_mono_ns; /* terminated: when it ended */
 	char *owned;            /* terminated: block holding p's strings */
 	bool taken;             /* prev generation: carried into the new one */
+	bool fresh;             /* first seen in this build (not the first build): folds.c */
+	bool folded_before;     /* folded in the previous build (new then): counted in its fold once */
 	/*
 	 * Resumed at start and alive then (same pid and start time), not
 	 * reported by the informer since (eBPF reports a process once it
@@ -68,6 +71,7 @@ struct group_rec {
 	uint64_t total[LEDGER_MAX_SLOTS], delta[LEDGER_MAX_SLOTS];
 	uint64_t size_shares; /* containers under idle policy SIZE: the last size seen */
 	uint64_t cpu_total, cpu_delta;
+	uint64_t count_total, count_delta; /* folds: processes folded */
 	uint64_t ended_mono_ns;
 	bool terminated, present, running, emit;
 	bool fresh;   /* created in this build: no member seen before */
@@ -120,6 +124,11 @@ struct kepler_ledger {
 	/* containers, VMs and pods, indexed by enum kepler_kind (PROCESS unused) */
 	struct group_table groups[KEPLER_KIND_COUNT];
 	struct tombstone *tombs[KEPLER_KIND_COUNT]; /* LEDGER_TOMBSTONES each (PROCESS unused) */
+	/* folds of short processes (folds.c): id the key, name the container id, extra the VM id */
+	struct group_table folds;
+	struct kepler_fold *fold_out;
+	struct kepler_energy *fold_pool;
+	size_t fold_out_cap, fold_pool_cap;
 	size_t tomb_next[KEPLER_KIND_COUNT];
 	bool memory_dirty; /* a tombstone was written since the memory was last saved (memory.c) */
 	/* resume: node bases by zone name, until the first build */
@@ -200,6 +209,13 @@ int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_in
 void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_emit_groups(struct kepler_ledger *l);
 void ledger_compact_groups(struct kepler_ledger *l);
+/* A new group of @t under @key (fresh, totals 0; its strings copied), or NULL for memory. */
+struct group_rec *ledger_table_add(struct group_table *t, const char *key, size_t klen, const char *name,
+				   const char *extra, const char *pod_id);
+/* Free @g's strings. */
+void ledger_group_rec_free(struct group_rec *g);
+/* The group of kind @k and @id in the tables, or NULL. */
+struct group_rec *ledger_group_find(struct kepler_ledger *l, enum kepler_kind k, const char *id);
 struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, const char *id,
 				   const char *name, const char *extra, const char *pod_id);
 void ledger_groups_truncate(struct group_table *t, size_t n);
@@ -210,6 +226,14 @@ bool ledger_keep_terminated(const struct kepler_ledger *l, uint64_t now, uint64_
 			    uint64_t primary_total);
 void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_carry_groups(struct kepler_ledger *l, struct group_table *t, uint64_t now);
+
+/* folds.c: reserve (a fold for every terminated process), apply after the groups, emit, compact */
+struct group_rec *ledger_fold_get(struct kepler_ledger *l, const char *container_id, const char *vm_id);
+int ledger_reserve_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_apply_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_emit_folds(struct kepler_ledger *l);
+void ledger_compact_folds(struct kepler_ledger *l);
+int ledger_resume_folds(struct kepler_ledger *l, const struct kepler_snapshot *s);
 
 /* resume.c */
 int ledger_resumed_index(const struct kepler_ledger *l, const char *zone);

@@ -134,6 +134,8 @@ struct proc_rec *ledger_gen_add(struct proc_gen *g, unsigned nslots)
 	r->ended_mono_ns = 0;
 	r->owned = NULL;
 	r->taken = false;
+	r->fresh = false;
+	r->folded_before = false;
 	r->dormant = false;
 	r->p.usage.idle = NULL;
 	r->p.usage.zones = &g->pool[g->n * nslots];
@@ -196,6 +198,7 @@ static void fill_process(struct kepler_process *p, const struct kepler_ledger_pr
 	p->cache_misses = kp->cache_misses;
 	p->usage.state = kp->state;
 	p->usage.cpu_time_ns = kp->cpu_time_ns;
+	p->flags = 0; /* folds.c sets it */
 }
 
 void ledger_release_processes(struct kepler_ledger *l, size_t n)
@@ -279,6 +282,8 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 	struct kepler_energy *slots = r->p.usage.zones;
 
 	old = previous_of(l, kp);
+	r->fresh = !old && !in->first;
+	r->folded_before = old && (old->p.flags & KEPLER_PROCESS_FOLDED);
 	fill_process(&r->p, kp);
 	/*
 	 * Never below what was stored: after a restart the informer reads a

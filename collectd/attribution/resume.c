@@ -68,6 +68,8 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
 		for (size_t i = 0; i < l->groups[k].n; i++)
 			remap_totals(l->groups[k].recs[i].total, map, nslots);
+		for (size_t i = 0; k == KEPLER_KIND_CONTAINER && i < l->folds.n; i++)
+			remap_totals(l->folds.recs[i].total, map, nslots);
 		for (size_t i = 0; l->tombs[k] && i < LEDGER_TOMBSTONES;
 		     i++) /* resumed or loaded (memory.c) */
 			if (l->tombs[k][i].id[0])
@@ -187,8 +189,11 @@ int kepler_ledger_resume(struct kepler_ledger *l, const struct kepler_snapshot *
 	r = resume_processes(l, prev, alive, arg);
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && r == 0; k++)
 		r = resume_groups(l, (enum kepler_kind)k, prev);
+	if (r == 0)
+		r = ledger_resume_folds(l, prev);
 	if (r < 0) { /* nothing resumed rather than part of it */
 		ledger_gen_reset(&l->resumed);
+		ledger_groups_truncate(&l->folds, 0);
 		for (int k = 0; k < KEPLER_KIND_COUNT; k++)
 			ledger_groups_truncate(&l->groups[k], 0);
 		l->nresume = 0;

@@ -18,9 +18,8 @@
 /* A power sensor reading above this (100 kW) is garbage, not a node. */
 #define MAX_SENSOR_UW 100000000000ULL
 
-static const char *const source_names[] = {
-	"auto", "rapl", "hwmon", "model", "fake", "passthrough", "redfish"
-};
+static const char *const source_names[] = { "auto", "rapl",        "hwmon",   "model",
+					    "fake", "passthrough", "redfish", "ipmi" };
 
 const char *kepler_meter_source_name(enum kepler_meter_source s)
 {
@@ -339,6 +338,7 @@ static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const 
 		[KEPLER_METER_FAKE] = kepler_meter_fake_open,
 		[KEPLER_METER_PASSTHROUGH] = kepler_meter_passthrough_open,
 		[KEPLER_METER_REDFISH] = kepler_meter_redfish_open,
+		[KEPLER_METER_IPMI] = kepler_meter_ipmi_open,
 	};
 	int r;
 
@@ -377,15 +377,18 @@ static void open_platform(struct kepler_meter *m, const struct kepler_meter_para
 	}
 }
 
-/* platform.redfish.enabled: the BMC is the platform meter, whatever measures the CPU. */
-static int open_redfish(struct kepler_meter *m, const struct kepler_meter_params *p, struct kepler_error *err)
+/*
+ * platform.redfish.enabled or platform.ipmi.enabled: the BMC is the
+ * platform meter, whatever measures the CPU.
+ */
+static int open_bmc(struct kepler_meter *m, const struct kepler_meter_params *p, struct kepler_error *err)
 {
 	struct kepler_meter *pm = calloc(1, sizeof(*pm));
 	int r;
 
 	if (!pm)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	r = open_one(pm, KEPLER_METER_REDFISH, p, err);
+	r = open_one(pm, p->ipmi ? KEPLER_METER_IPMI : KEPLER_METER_REDFISH, p, err);
 	if (r < 0) {
 		free(pm);
 		return r;
@@ -403,10 +406,15 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 		KEPLER_METER_MODEL,
 	};
 	struct kepler_meter *m;
+	bool bmc = p->redfish || p->ipmi;
 	int r = -ENOENT;
 
 	if (attempts)
 		attempts->count = 0;
+	if (p->redfish && p->ipmi)
+		return kepler_error_set(err, -EINVAL,
+					"platform.redfish and platform.ipmi are both enabled: the BMC is "
+					"read one way (choose one)");
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
@@ -417,10 +425,10 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 	for (unsigned i = 0; i < 3; i++) {
 		struct kepler_error e = { 0 };
 
-		if (p->redfish && auto_order[i] == KEPLER_METER_HWMON)
+		if (bmc && auto_order[i] == KEPLER_METER_HWMON)
 			continue; /* the BMC is the platform meter */
 		r = open_one(m, auto_order[i], p, &e);
-		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL && !p->redfish)
+		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL && !bmc)
 			open_platform(m, p, attempts);
 		if (r == 0)
 			goto out;
@@ -433,8 +441,8 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 			*err = e;
 	}
 out:
-	if (r == 0 && p->redfish && p->source != KEPLER_METER_HWMON) {
-		r = open_redfish(m, p, err);
+	if (r == 0 && bmc && p->source != KEPLER_METER_HWMON) {
+		r = open_bmc(m, p, err);
 		if (r < 0)
 			meter_reset(m);
 	}
@@ -462,6 +470,11 @@ void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kep
 	ret->redfish_node = cfg->redfish_node_name;
 	ret->redfish_poll_ns = cfg->redfish_poll_ns;
 	ret->redfish_timeout_ns = cfg->redfish_timeout_ns;
+	ret->ipmi = cfg->ipmi_enabled;
+	ret->ipmi_config = cfg->ipmi_config_file;
+	ret->ipmi_node = cfg->ipmi_node_name;
+	ret->ipmi_poll_ns = cfg->ipmi_poll_ns;
+	ret->ipmi_timeout_ns = cfg->ipmi_timeout_ns;
 }
 
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)

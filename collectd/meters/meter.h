@@ -111,9 +111,14 @@ struct kepler_meter_params {
 	const char *redfish_config; /* Kepler's BMC file */
 	const char *redfish_node;   /* this node's name in it */
 	uint64_t redfish_poll_ns, redfish_timeout_ns;
-	/* each reading, from the poller's thread (the collector logs it at debug level); may be NULL */
-	void (*redfish_on_sample)(void *ctx, uint64_t mono_ns, uint64_t mw);
-	void *redfish_ctx;
+	/* platform.ipmi.*: the BMC over IPMI (DCMI) as the platform meter instead */
+	bool ipmi;
+	const char *ipmi_config; /* "" or NULL: in-band (/dev/ipmi0); else Kepler's BMC file */
+	const char *ipmi_node;   /* this node's name in it */
+	uint64_t ipmi_poll_ns, ipmi_timeout_ns;
+	/* each BMC reading, from the poller's thread (the collector logs it at debug level); may be NULL */
+	void (*bmc_on_sample)(void *ctx, uint64_t mono_ns, uint64_t mw);
+	void *bmc_ctx;
 };
 
 /* One sample of the machine, taken with each read. */

@@ -72,6 +72,8 @@ int kepler_meter_passthrough_open(struct kepler_meter *m, const struct kepler_me
 				  struct kepler_error *err);
 int kepler_meter_fake_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			   struct kepler_error *err);
+int kepler_meter_ipmi_open(struct kepler_meter *m, const struct kepler_meter_params *p,
+			   struct kepler_error *err);
 int kepler_meter_redfish_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			      struct kepler_error *err);
 

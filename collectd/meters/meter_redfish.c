@@ -1,18 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The Redfish platform meter: a thread of its own polls the BMC (BMCs take
- * seconds to answer) at platform.redfish.poll-interval and hands each
- * reading, timed by CLOCK_MONOTONIC when it arrived, to the meter, which
- * integrates consecutive readings with the trapezoid rule. The collector's
- * read, under a lock held for a few instructions (so a slow, failing or
- * hanging BMC never delays an interval), spreads that integral over the
- * intervals it covers: its energy at the read's time is the integral up to
- * the last reading plus that reading held since (the last reading held,
- * not interpolated: no reading from the future is needed), and the read
- * takes what grew since the last read. When the next reading arrives the
- * integral replaces what was held: the energy reported so far never goes
- * down (what was held too high is taken back from the next reads), so the
- * sum over time is the integral, to the microjoule, at each reading.
+ * The Redfish platform meter: a polled meter (polled.h: its own thread,
+ * readings joined by the trapezoid rule, spread over the intervals with
+ * the last reading held) whose poll asks the BMC.
  *
  * The session: POST /redfish/v1/SessionService/Sessions with the user and
  * password once, then the X-Auth-Token on every request (credentials are
@@ -22,15 +12,9 @@
  * its legacy Power (PowerControl[0].PowerConsumedWatts): both the power the
  * chassis draws from the wall, not the supplies' output that Kepler reads,
  * which leaves out the supplies' own losses.
- *
- * Never invented: two readings further apart than three polls (the BMC was
- * down, answered garbage or hung) are not joined; that span counts no
- * energy, and the read says so once.
  */
 #include <curl/curl.h>
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +27,15 @@
 
 #include "curl_runtime.h"
 #include "meter_internal.h"
+#include "polled.h"
 #include "redfish.h"
 
 #define BODY_MAX (1u << 20)
 
 struct redfish {
 	struct kepler_redfish_bmc bmc;
-	uint64_t poll_ns, timeout_ns;
-	void (*on_sample)(void *ctx, uint64_t mono_ns, uint64_t mw);
-	void *ctx;
+	uint64_t timeout_ns;
+	struct kepler_polled *polled;
 	CURL *curl;
 	char token[512];
 	char power_path[KEPLER_REDFISH_FIELD_MAX];
@@ -60,18 +44,7 @@ struct redfish {
 		char *data;
 		size_t len, cap;
 	} body;
-	pthread_t thread;
-	bool started;
-	atomic_bool stop;
-	pthread_mutex_t lock; /* guards what follows */
-	pthread_cond_t wake;
-	uint64_t last_mw, last_ns; /* the last reading */
-	bool have_last;
-	unsigned __int128 integral; /* all the readings joined: mW x ns x 2 */
-	uint64_t reported_uj;       /* what the reads took, in all */
-	uint64_t gaps;              /* spans not joined */
-	char error[KEPLER_ERROR_MSG_MAX];
-	bool error_new; /* not yet reported by a read */
+	atomic_bool stop; /* closing: a request in progress gives up */
 };
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -261,105 +234,28 @@ static int discover(struct redfish *rf, struct kepler_error *err)
 	return r;
 }
 
-/* A reading at @t: joined to the previous one (trapezoid) unless they are too far apart. */
-static void take(struct redfish *rf, uint64_t mw, uint64_t t)
+/* One poll (polled.h): the chassis's power, in milliwatts. */
+static int poll_power(void *src, uint64_t *ret_mw, struct kepler_error *err)
 {
-	pthread_mutex_lock(&rf->lock);
-	if (rf->have_last && t > rf->last_ns) {
-		uint64_t dt = t - rf->last_ns;
-
-		if (dt <= 3 * rf->poll_ns) {
-			rf->integral += (unsigned __int128)(rf->last_mw + mw) * dt;
-		} else {
-			rf->gaps++;
-			snprintf(
-				rf->error, sizeof(rf->error),
-				"redfish %s: no reading for %.1f s (more than 3 polls): that span counts no energy "
-				"(%llu such gaps since start)",
-				rf->bmc.id, (double)dt / 1e9, (unsigned long long)rf->gaps);
-			rf->error_new = true;
-		}
-	}
-	rf->last_mw = mw;
-	rf->last_ns = t;
-	rf->have_last = true;
-	pthread_mutex_unlock(&rf->lock);
-	if (rf->on_sample)
-		rf->on_sample(rf->ctx, t, mw);
-}
-
-static void poll_once(struct redfish *rf)
-{
-	struct kepler_error err = { 0 }, perr = { 0 };
-	uint64_t mw;
-	int r = discover(rf, &err);
+	struct redfish *rf = src;
+	struct kepler_error perr = { 0 };
+	int r = discover(rf, err);
 
 	if (r == 0)
-		r = get(rf, rf->power_path, &err);
-	if (r == 0 && kepler_redfish_watts(rf->body.data, rf->body.len, rf->form, &mw, &perr) < 0)
-		r = kepler_error_set(&err, -EPROTO, "GET %s: %s", rf->power_path, perr.msg);
-	if (r == 0) {
-		take(rf, mw, kepler_mono_ns());
-		return;
-	}
-	pthread_mutex_lock(&rf->lock);
-	snprintf(rf->error, sizeof(rf->error), "redfish %s: %s", rf->bmc.id, err.msg);
-	rf->error_new = true;
-	pthread_mutex_unlock(&rf->lock);
-}
-
-static void *poller(void *arg)
-{
-	struct redfish *rf = arg;
-	uint64_t next = kepler_mono_ns();
-
-	while (!atomic_load(&rf->stop)) {
-		struct timespec ts;
-
-		poll_once(rf);
-		next += rf->poll_ns;
-		if (kepler_mono_ns() > next)
-			next = kepler_mono_ns(); /* a slow BMC: the next poll at once, never a burst */
-		ts.tv_sec = (time_t)(next / 1000000000ULL);
-		ts.tv_nsec = (long)(next % 1000000000ULL);
-		pthread_mutex_lock(&rf->lock);
-		while (!atomic_load(&rf->stop) &&
-		       pthread_cond_timedwait(&rf->wake, &rf->lock, &ts) != ETIMEDOUT)
-			;
-		pthread_mutex_unlock(&rf->lock);
-	}
-	return NULL;
-}
-
-/* The energy at @t: the integral, and the last reading held since it (up to 3 polls), in uJ. */
-static uint64_t energy_at(const struct redfish *rf, uint64_t t)
-{
-	unsigned __int128 e = rf->integral;
-
-	if (rf->have_last && t > rf->last_ns && t - rf->last_ns <= 3 * rf->poll_ns)
-		e += (unsigned __int128)2 * rf->last_mw * (t - rf->last_ns);
-	return (uint64_t)(e / 2000000u); /* mW x ns x 2 -> uJ */
+		r = get(rf, rf->power_path, err);
+	if (r == 0 && kepler_redfish_watts(rf->body.data, rf->body.len, rf->form, ret_mw, &perr) < 0)
+		r = kepler_error_set(err, -EPROTO, "GET %s: %s", rf->power_path, perr.msg);
+	return r;
 }
 
 static int redfish_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	struct redfish *rf = m->priv;
-	uint64_t delta, now, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
-	int r = 0;
+	uint64_t delta = 0, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
+	int r = kepler_polled_take(rf->polled, t, &delta, err);
 
-	pthread_mutex_lock(&rf->lock);
-	now = energy_at(rf, t);
-	delta = now > rf->reported_uj ? now - rf->reported_uj : 0; /* held too high: taken back */
-	rf->reported_uj += delta;
-	kepler_debug("redfish read at %llu ns: %llu uJ in all (the last reading %llu mW at %llu ns)",
-		     (unsigned long long)t, (unsigned long long)rf->reported_uj,
-		     (unsigned long long)rf->last_mw, (unsigned long long)rf->last_ns);
-	if (rf->error_new) {
-		r = kepler_error_set(err, -EIO, "%s", rf->error);
-		rf->error_new = false;
+	if (r < 0)
 		m->zones[0].read_errors++;
-	}
-	pthread_mutex_unlock(&rf->lock);
 	m->zones[0].delta_uj = 0;
 	kepler_meter_account(m, 0, 0, delta);
 	return r;
@@ -372,19 +268,12 @@ static void redfish_close(struct kepler_meter *m)
 	if (!rf)
 		return;
 	atomic_store(&rf->stop, true);
-	if (rf->started) {
-		pthread_mutex_lock(&rf->lock);
-		pthread_cond_signal(&rf->wake);
-		pthread_mutex_unlock(&rf->lock);
-		pthread_join(rf->thread, NULL);
-	}
+	kepler_polled_stop(rf->polled);
 	if (rf->curl)
 		curl_easy_cleanup(rf->curl);
 	explicit_bzero(&rf->bmc, sizeof(rf->bmc));
 	explicit_bzero(rf->token, sizeof(rf->token));
 	free(rf->body.data);
-	pthread_mutex_destroy(&rf->lock);
-	pthread_cond_destroy(&rf->wake);
 	free(rf);
 	m->priv = NULL;
 }
@@ -394,30 +283,26 @@ static const struct kepler_meter_ops redfish_ops = {
 	.close = redfish_close,
 };
 
-static int start(struct redfish *rf, struct kepler_error *err)
+static int start(struct redfish *rf, const struct kepler_meter_params *p, struct kepler_error *err)
 {
-	sigset_t all, old;
-	pthread_condattr_t ca;
-	int r;
+	char what[160];
+	struct kepler_polled_params pp = {
+		.kind = "redfish",
+		.what = what,
+		.poll_ns = p->redfish_poll_ns,
+		.poll = poll_power,
+		.src = rf,
+		.on_sample = p->bmc_on_sample,
+		.ctx = p->bmc_ctx,
+	};
+	int r = kepler_curl_load(err);
 
-	pthread_mutex_init(&rf->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&rf->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	r = kepler_curl_load(err);
 	if (r < 0)
 		return r;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(rf->curl = curl_easy_init()))
 		return kepler_error_set(err, -ENOMEM, "libcurl failed to start");
-	sigfillset(&all); /* signals stay the main loop's */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&rf->thread, NULL, poller, rf);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r)
-		return kepler_error_set(err, -r, "cannot start the Redfish thread: %s", strerror(r));
-	rf->started = true;
-	return 0;
+	snprintf(what, sizeof(what), "redfish %s", rf->bmc.id);
+	return kepler_polled_start(&pp, &rf->polled, err);
 }
 
 int kepler_meter_redfish_open(struct kepler_meter *m, const struct kepler_meter_params *p,
@@ -431,10 +316,7 @@ int kepler_meter_redfish_open(struct kepler_meter *m, const struct kepler_meter_
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	m->priv = rf;
 	m->ops = &redfish_ops;
-	rf->poll_ns = p->redfish_poll_ns ? p->redfish_poll_ns : 5000000000ULL;
 	rf->timeout_ns = p->redfish_timeout_ns ? p->redfish_timeout_ns : 5000000000ULL;
-	rf->on_sample = p->redfish_on_sample;
-	rf->ctx = p->redfish_ctx;
 	r = kepler_redfish_config_load(p->redfish_config, p->redfish_node, &rf->bmc, err);
 	if (r < 0)
 		return r;
@@ -449,6 +331,6 @@ int kepler_meter_redfish_open(struct kepler_meter *m, const struct kepler_meter_
 	m->states[0][0].kind = KEPLER_PART_NONE;
 	r = kepler_meter_zone_finish(z, 0, err);
 	if (r == 0)
-		r = start(rf, err);
+		r = start(rf, p, err);
 	return r;
 }

@@ -29,7 +29,15 @@ struct kepler_redfish_bmc {
 	char password[KEPLER_REDFISH_FIELD_MAX];
 	char ca_file[KEPLER_REDFISH_FIELD_MAX]; /* kepler-c's addition (caFile): the CA to verify it by */
 	bool insecure;                          /* do not verify its certificate */
+	uint8_t cipher_suite;                   /* IPMI: the RMCP+ cipher suite (cipherSuite, default 3) */
+	uint8_t privilege;                      /* IPMI: the session's, KEPLER_BMC_PRIVILEGE_* */
+	char workarounds[128];                  /* IPMI: libfreeipmi's workarounds, comma-separated names */
 };
+
+/* IPMI privilege levels, as the specification numbers them */
+#define KEPLER_BMC_PRIVILEGE_USER 2
+#define KEPLER_BMC_PRIVILEGE_OPERATOR 3
+#define KEPLER_BMC_PRIVILEGE_ADMIN 4
 
 /*
  * Read the BMC file @path and return the BMC of node @node. Errors, each
@@ -40,6 +48,14 @@ struct kepler_redfish_bmc {
  */
 int kepler_redfish_config_load(const char *path, const char *node, struct kepler_redfish_bmc *ret,
 			       struct kepler_error *err);
+
+/*
+ * The same file for Redfish (@ipmi false) or for IPMI over the LAN: then
+ * the endpoint must be lanplus://HOST[:PORT] and cipherSuite, if given,
+ * 0 to 17 (-EINVAL otherwise).
+ */
+int kepler_bmc_config_load(const char *path, const char *node, bool ipmi, struct kepler_redfish_bmc *ret,
+			   struct kepler_error *err);
 
 /* The power documents of a chassis, in the order they are preferred. */
 enum kepler_redfish_form {

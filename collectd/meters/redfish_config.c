@@ -13,8 +13,17 @@
  *       insecure: false
  *       caFile: /etc/kepler-c/bmc-ca.crt   # kepler-c's addition
  *
+ * The same file serves IPMI (platform.ipmi.config-file): there the
+ * endpoint is lanplus://HOST[:PORT] (RMCP+, port 623 by default), and
+ * cipherSuite (0 to 17, default 3) and privilege (user, the default, as
+ * DCMI asks for its power reading; operator or admin for BMCs that want
+ * more) and workarounds (FreeIPMI's names of BMC quirks, comma-separated:
+ * opensesspriv, authcap, intel20, supermicro20, sun20,
+ * integritycheckvalue, nochecksumcheck) may be given.
+ *
  * It holds a password: a file that others may read is refused.
  */
+#include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,10 +92,35 @@ static int open_private(const char *path, FILE **ret, struct kepler_error *err)
 	return 0;
 }
 
-static int take_bmc(yaml_document_t *doc, yaml_node_t *b, const char *path, struct kepler_redfish_bmc *ret,
-		    struct kepler_error *err)
+/* An IPMI BMC's endpoint (lanplus://HOST[:PORT]) and cipher suite. */
+static int take_ipmi(const char *path, const char *suite, const char *priv, struct kepler_redfish_bmc *ret,
+		     struct kepler_error *err)
 {
-	char insecure[16];
+	static const char *const levels[] = { "user", "operator", "admin" };
+	char *end = NULL;
+	long cs = suite[0] ? strtol(suite, &end, 10) : 3;
+
+	if (suite[0] && (*end || cs < 0 || cs > 17))
+		return kepler_error_set(err, -EINVAL, "%s: cipherSuite is '%s', not 0 to 17", path, suite);
+	ret->cipher_suite = (uint8_t)cs;
+	ret->privilege = KEPLER_BMC_PRIVILEGE_USER;
+	for (int i = 0; priv[0] && i < 3; i++)
+		if (!strcmp(priv, levels[i]))
+			ret->privilege = (uint8_t)(KEPLER_BMC_PRIVILEGE_USER + i);
+	if (priv[0] && strcmp(priv, levels[ret->privilege - KEPLER_BMC_PRIVILEGE_USER]))
+		return kepler_error_set(err, -EINVAL, "%s: privilege is '%s', not user, operator or admin",
+					path, priv);
+	if (strncmp(ret->endpoint, "lanplus://", 10) || !ret->endpoint[10] ||
+	    strpbrk(ret->endpoint + 10, "/?#@"))
+		return kepler_error_set(err, -EINVAL, "%s: endpoint '%s' is not lanplus://HOST[:PORT]", path,
+					ret->endpoint);
+	return 0;
+}
+
+static int take_bmc(yaml_document_t *doc, yaml_node_t *b, const char *path, bool ipmi,
+		    struct kepler_redfish_bmc *ret, struct kepler_error *err)
+{
+	char insecure[16], suite[16], priv[16];
 	int r;
 
 	if (!b || b->type != YAML_MAPPING_NODE)
@@ -100,8 +134,17 @@ static int take_bmc(yaml_document_t *doc, yaml_node_t *b, const char *path, stru
 		r = field(doc, b, "caFile", ret->ca_file, sizeof(ret->ca_file), false, path, err);
 	if (r == 0)
 		r = field(doc, b, "insecure", insecure, sizeof(insecure), false, path, err);
+	if (r == 0)
+		r = field(doc, b, "cipherSuite", suite, sizeof(suite), false, path, err);
+	if (r == 0)
+		r = field(doc, b, "privilege", priv, sizeof(priv), false, path, err);
+	if (r == 0)
+		r = field(doc, b, "workarounds", ret->workarounds, sizeof(ret->workarounds), false, path,
+			  err);
 	if (r < 0)
 		return r;
+	if (ipmi)
+		return take_ipmi(path, suite, priv, ret, err);
 	if (insecure[0] && strcmp(insecure, "true") && strcmp(insecure, "false"))
 		return kepler_error_set(err, -EINVAL, "%s: insecure is '%s', not true or false", path,
 					insecure);
@@ -116,6 +159,12 @@ static int take_bmc(yaml_document_t *doc, yaml_node_t *b, const char *path, stru
 
 int kepler_redfish_config_load(const char *path, const char *node, struct kepler_redfish_bmc *ret,
 			       struct kepler_error *err)
+{
+	return kepler_bmc_config_load(path, node, false, ret, err);
+}
+
+int kepler_bmc_config_load(const char *path, const char *node, bool ipmi, struct kepler_redfish_bmc *ret,
+			   struct kepler_error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -145,7 +194,7 @@ int kepler_redfish_config_load(const char *path, const char *node, struct kepler
 				     path, node, ret->id);
 		goto out_doc;
 	}
-	r = take_bmc(&doc, get(&doc, get(&doc, root, "bmcs"), ret->id), path, ret, err);
+	r = take_bmc(&doc, get(&doc, get(&doc, root, "bmcs"), ret->id), path, ipmi, ret, err);
 out_doc:
 	yaml_document_delete(&doc);
 out_parser:

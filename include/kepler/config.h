@@ -78,6 +78,7 @@ enum kepler_meter_source {
 	KEPLER_METER_FAKE,
 	KEPLER_METER_PASSTHROUGH,
 	KEPLER_METER_REDFISH, /* a platform meter only (platform.redfish.enabled), never meter.source */
+	KEPLER_METER_IPMI,    /* a platform meter only (platform.ipmi.enabled), never meter.source */
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
 enum kepler_kube_pod_source { KEPLER_POD_SOURCE_AUTO, KEPLER_POD_SOURCE_KUBELET, KEPLER_POD_SOURCE_LOGS };
@@ -129,6 +130,12 @@ struct kepler_config {
 	char *redfish_node_name;
 	uint64_t redfish_poll_ns;
 	uint64_t redfish_timeout_ns;
+	/* platform.ipmi.* */
+	bool ipmi_enabled;
+	char *ipmi_config_file;
+	char *ipmi_node_name;
+	uint64_t ipmi_poll_ns;
+	uint64_t ipmi_timeout_ns;
 	/* gpu.* */
 	enum kepler_gpu_enabled gpu_enabled;
 	char *gpu_idle_power;
@@ -152,6 +159,7 @@ struct kepler_config {
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
 	int64_t metrics_process_top;
+	bool metrics_process_fold;
 	int64_t metrics_container_top;
 	uint64_t exporter_staleness_ns;
 	char *exporter_user;

@@ -47,6 +47,13 @@ struct kepler_prom_options {
 	 * active watts); 0: every process.
 	 */
 	size_t process_top;
+	/*
+	 * metrics.process.fold: processes flagged KEPLER_PROCESS_FOLDED are
+	 * left out, and each of the snapshot's folds is one series
+	 * type="folded" (comm, exe, pid empty) with its totals; false: every
+	 * process its own series.
+	 */
+	bool process_fold;
 	/* metrics.container.top: the same for containers ("other": container_name="other") */
 	size_t container_top;
 };

@@ -19,15 +19,15 @@
 #include "kepler/error.h"
 
 /*
- * The blob format the store writes (4.0: zstd-compressed sections, records
+ * The blob format the store writes (4.1: zstd-compressed sections, records
  * as bit-packed blocks of differences) and the plain one
- * kepler_snapshot_encode() makes (1.5); this code reads every 1.x, 2.x, 3.x
+ * kepler_snapshot_encode() makes (1.6); this code reads every 1.x, 2.x, 3.x
  * and 4.x (docs/store.md, "Versioning").
  */
 #define KEPLER_FORMAT_MAJOR 4
-#define KEPLER_FORMAT_MINOR 0
+#define KEPLER_FORMAT_MINOR 1
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
-#define KEPLER_PLAIN_FORMAT_MINOR 5
+#define KEPLER_PLAIN_FORMAT_MINOR 6
 
 #define KEPLER_MAX_ZONES 16
 /* Hardware counter value meaning "this machine has no such counter". */
@@ -42,6 +42,7 @@ enum kepler_source {
 	KEPLER_SOURCE_FAKE,
 	KEPLER_SOURCE_PASSTHROUGH, /* a VM's share of its host's energy, from kepler-passthrough */
 	KEPLER_SOURCE_REDFISH,     /* the server's BMC (format 2.1) */
+	KEPLER_SOURCE_IPMI,        /* the server's BMC over IPMI, DCMI's power reading (format 4.1) */
 	KEPLER_SOURCE_COUNT,
 };
 
@@ -169,6 +170,35 @@ struct kepler_process {
 	const char *vm_id;                           /* "" if none */
 	uint64_t cycles, instructions, cache_misses; /* or KEPLER_COUNTER_UNAVAILABLE */
 	struct kepler_usage usage;
+	uint32_t flags; /* enum kepler_process_flags (format 4.1 / 1.6; 0 before) */
+};
+
+enum kepler_process_flags {
+	/*
+	 * With less energy in the primary zone than
+	 * monitor.min-terminated-energy, ended in this interval or first seen
+	 * in it: its energy of this interval is also in its fold (struct
+	 * kepler_fold), which readers may show instead.
+	 */
+	KEPLER_PROCESS_FOLDED = 1u << 0,
+};
+
+/*
+ * Short processes folded (format 4.1 / 1.6): per container, else per VM,
+ * else one for the node's other processes, the sums of the processes
+ * flagged KEPLER_PROCESS_FOLDED in each interval: usage's deltas are the
+ * sums of those processes' deltas, its totals the sums of every such delta
+ * since the fold began (each process counted once in @processes). So that a
+ * reader can show one series where thousands of processes came and went,
+ * and per zone, Σ unfolded processes + Σ folds == the processes' sum in
+ * every snapshot.
+ */
+struct kepler_fold {
+	const char *container_id; /* "" for the node's fold and VMs' */
+	const char *vm_id;        /* "" unless a VM's (or a container's that is a VM's too) */
+	uint64_t processes;       /* processes folded since the fold began */
+	uint64_t processes_delta; /* in this interval */
+	struct kepler_usage usage;
 };
 
 struct kepler_container {
@@ -231,11 +261,14 @@ struct kepler_snapshot {
 	struct kepler_container *containers;
 	struct kepler_vm *vms;
 	struct kepler_pod *pods;
+	size_t nfolds; /* format 4.1 / 1.6; 0 before */
+	struct kepler_fold *folds;
 
 	/* storage of a decoded snapshot (NULL for one built by the collector) */
 	void *blob;
 	struct kepler_energy *energy_pool;
 	struct kepler_energy *idle_pool;
+	struct kepler_energy *fold_pool; /* the folds' energies (active, then idle under a policy) */
 };
 
 /* ---- the model's vocabulary (store/snapshot.c), shared by the collector and every reader ---- */

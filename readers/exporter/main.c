@@ -309,6 +309,7 @@ int main(int argc, char **argv)
 	f.opts.zones = &cfg.rapl_zones;
 	f.opts.cpus = &f.cpus;
 	f.opts.process_top = (size_t)cfg.metrics_process_top;
+	f.opts.process_fold = cfg.metrics_process_fold;
 	f.opts.container_top = (size_t)cfg.metrics_container_top;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);

@@ -27,6 +27,7 @@ struct prom {
 	bool device[KEPLER_MAX_ZONES];  /* a device zone (a GPU): its own families */
 	unsigned levels;
 	size_t process_top;   /* metrics.process.top; 0: every process */
+	bool process_fold;    /* metrics.process.fold: folded processes as their folds */
 	size_t container_top; /* metrics.container.top; 0: every container */
 	bool *ctop;           /* [i * nzones + z]: container i is of zone z's top; NULL: all */
 	bool *cany;           /* [i]: of some zone's top */

@@ -210,7 +210,27 @@ static void processes(struct kepler_buf *out, const struct kepler_snapshot *s)
 		counter(out, "cycles", p->cycles);
 		counter(out, "instructions", p->instructions);
 		counter(out, "cache_misses", p->cache_misses);
+		key(out, "folded", false);
+		kepler_buf_adds(out, (p->flags & KEPLER_PROCESS_FOLDED) ? "true" : "false");
 		usage(out, s, &p->usage);
+	}
+	kepler_buf_addc(out, ']');
+}
+
+/* The folds of short processes (docs/metrics.md, "Short processes folded"). */
+static void folds(struct kepler_buf *out, const struct kepler_snapshot *s)
+{
+	key(out, "folds", false);
+	kepler_buf_addc(out, '[');
+	for (size_t i = 0; i < s->nfolds; i++) {
+		const struct kepler_fold *f = &s->folds[i];
+
+		kepler_buf_add(out, i ? ",{" : "{", i ? 2 : 1);
+		kv_str(out, "container_id", f->container_id, true);
+		kv_str(out, "vm_id", f->vm_id, false);
+		kv_u64(out, "processes", f->processes, false);
+		kv_u64(out, "processes_delta", f->processes_delta, false);
+		usage(out, s, &f->usage);
 	}
 	kepler_buf_addc(out, ']');
 }
@@ -263,8 +283,10 @@ int kepler_fmt_json(const struct kepler_snapshot *s, unsigned levels, struct kep
 	kv_str(out, "idle_policy", kepler_idle_policy_name(s->idle_policy), false);
 	if (levels & KEPLER_LEVEL_NODE)
 		node(out, s);
-	if (levels & KEPLER_LEVEL_PROCESS)
+	if (levels & KEPLER_LEVEL_PROCESS) {
 		processes(out, s);
+		folds(out, s);
+	}
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
 		if (levels & kepler_level_of((enum kepler_kind)k))
 			groups(out, s, (enum kepler_kind)k);

@@ -378,6 +378,7 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		.levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
 		.process_top = opts->process_top,
+		.process_fold = opts->process_fold,
 		.container_top = opts->container_top,
 	};
 

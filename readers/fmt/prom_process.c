@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The process families of the Prometheus exposition (fmt_internal.h):
- * Kepler's labels, duplicates told apart by pid, the top-N cut
- * (metrics.process.top) with the rest summed so that totals stay exact.
+ * Kepler's labels, duplicates told apart by pid, short processes as their
+ * folds (metrics.process.fold), the top-N cut (metrics.process.top) with
+ * the rest summed so that totals stay exact.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@ struct proc_labels {
 	struct kepler_buf text;
 	size_t *a, *b; /* offsets: a[i]..b[i] is A, b[i]..a[i+1] is B */
 	bool *dup_energy, *dup_seconds;
+	bool *folded;  /* metrics.process.fold: shown through its fold */
 	bool *top;     /* metrics.process.top: [i * nzones + z], one of zone z's top; NULL: all */
 	bool *any_top; /* [i]: of the top of some zone */
 };
@@ -153,7 +155,7 @@ static int choose_top(struct prom *pr, struct proc_labels *pl)
 		size_t m = 0;
 
 		for (size_t i = 0; i < n; i++)
-			if (!pl->dup_energy[i])
+			if (!pl->dup_energy[i] && !pl->folded[i])
 				keys[m++] = (struct top_key){ s->processes[i].usage.zones[z].total_uj,
 							      s->processes[i].pid, i };
 		qsort(keys, m, sizeof(*keys), by_energy);
@@ -168,7 +170,7 @@ static int choose_top(struct prom *pr, struct proc_labels *pl)
 
 static bool shown(const struct prom *pr, const struct proc_labels *pl, size_t i, size_t z)
 {
-	return pr->zone_on[z] && !pl->dup_energy[i] &&
+	return pr->zone_on[z] && !pl->dup_energy[i] && !pl->folded[i] &&
 	       (!pl->top || pl->top[i * (pr->s->nzones ? pr->s->nzones : 1) + z]);
 }
 
@@ -189,7 +191,7 @@ static void other_watts(struct prom *pr, const struct proc_labels *pl)
 		if (!pr->zone_on[z])
 			continue;
 		for (size_t i = 0; i < s->nprocesses; i++)
-			if (!shown(pr, pl, i, z))
+			if (!shown(pr, pl, i, z) && !pl->folded[i])
 				rest += s->processes[i].usage.zones[z].delta_uj;
 		kepler_buf_adds(pr->out, "kepler_process_cpu_watts{");
 		prom_label(pr->out, "comm", "other", true);
@@ -204,6 +206,51 @@ static void other_watts(struct prom *pr, const struct proc_labels *pl)
 		kepler_buf_add(pr->out, "} ", 2);
 		prom_watts(pr->out, rest, s->interval_ns);
 		prom_end_value(pr->out);
+	}
+}
+
+/*
+ * A fold's labels, in the order of a process's: comm, exe and pid empty,
+ * type "folded", state "terminated" (what its processes are).
+ */
+static void fold_line(struct prom *pr, const struct kepler_fold *f, const char *name, bool with_state,
+		      const char *zone)
+{
+	kepler_buf_adds(pr->out, name);
+	kepler_buf_addc(pr->out, '{');
+	prom_label(pr->out, "comm", "", true);
+	prom_label(pr->out, "container_id", f->container_id, false);
+	prom_label(pr->out, "exe", "", false);
+	prom_label(pr->out, "node_name", pr->node, false);
+	prom_label(pr->out, "pid", "", false);
+	if (with_state)
+		prom_label(pr->out, "state", "terminated", false);
+	prom_label(pr->out, "type", "folded", false);
+	prom_label(pr->out, "vm_id", f->vm_id, false);
+	if (zone)
+		prom_label(pr->out, "zone", zone, false);
+	kepler_buf_add(pr->out, "} ", 2);
+}
+
+/* kind 0: joules, 1: watts, 2: idle joules, 3: idle watts; each fold's series per exported zone */
+static void fold_lines(struct prom *pr, const char *name, int kind)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	for (size_t i = 0; pr->process_fold && i < s->nfolds; i++) {
+		const struct kepler_fold *f = &s->folds[i];
+		const struct kepler_energy *e = kind >= 2 ? f->usage.idle : f->usage.zones;
+
+		for (size_t z = 0; e && z < s->nzones; z++) {
+			if (!pr->zone_on[z])
+				continue;
+			fold_line(pr, f, name, true, s->zones[z].name);
+			if (kind % 2)
+				prom_watts(pr->out, e[z].delta_uj, s->interval_ns);
+			else
+				prom_joules(pr->out, e[z].total_uj);
+			prom_end_value(pr->out);
+		}
 	}
 }
 
@@ -238,6 +285,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 			prom_joules(pr->out, s->processes[i].usage.idle[z].total_uj);
 			prom_end_value(pr->out);
 		}
+	fold_lines(pr, "kepler_process_cpu_idle_joules_total", 2);
 	kepler_buf_printf(pr->out,
 			  "# HELP kepler_process_cpu_idle_watts Idle power of cpu given to the process by "
 			  "attribution.idle %s in watts" ESTIMATE_NOTE
@@ -251,6 +299,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 			prom_watts(pr->out, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
 			prom_end_value(pr->out);
 		}
+	fold_lines(pr, "kepler_process_cpu_idle_watts", 3);
 }
 
 static void process_families(struct prom *pr, struct proc_labels *pl)
@@ -267,6 +316,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 			prom_joules(pr->out, s->processes[i].usage.zones[z].total_uj);
 			prom_end_value(pr->out);
 		}
+	fold_lines(pr, "kepler_process_cpu_joules_total", 0);
 	prom_family(pr->out, "kepler_process_cpu_watts", "gauge",
 		    "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
@@ -277,6 +327,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 			prom_watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
 			prom_end_value(pr->out);
 		}
+	fold_lines(pr, "kepler_process_cpu_watts", 1);
 	if (pl->top)
 		other_watts(pr, pl);
 	process_idle_families(pr, pl);
@@ -284,10 +335,15 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	prom_family(pr->out, "kepler_process_cpu_seconds_total", "counter",
 		    "Total user and system time of cpu at process level in seconds");
 	for (size_t i = 0; i < s->nprocesses; i++) {
-		if (pl->dup_seconds[i] || (pl->any_top && !pl->any_top[i]))
+		if (pl->dup_seconds[i] || pl->folded[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
 		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, NULL);
 		prom_seconds(pr->out, s->processes[i].usage.cpu_time_ns);
+		prom_end_value(pr->out);
+	}
+	for (size_t i = 0; pr->process_fold && i < s->nfolds; i++) {
+		fold_line(pr, &s->folds[i], "kepler_process_cpu_seconds_total", false, NULL);
+		prom_seconds(pr->out, s->folds[i].usage.cpu_time_ns);
 		prom_end_value(pr->out);
 	}
 }
@@ -302,8 +358,11 @@ int prom_processes(struct prom *pr)
 	pl.b = malloc((n + 1) * sizeof(size_t));
 	pl.dup_energy = calloc(n + 1, sizeof(bool));
 	pl.dup_seconds = calloc(n + 1, sizeof(bool));
-	if (!pl.a || !pl.b || !pl.dup_energy || !pl.dup_seconds)
+	pl.folded = calloc(n + 1, sizeof(bool));
+	if (!pl.a || !pl.b || !pl.dup_energy || !pl.dup_seconds || !pl.folded)
 		goto out;
+	for (size_t i = 0; pr->process_fold && i < n; i++)
+		pl.folded[i] = pr->s->processes[i].flags & KEPLER_PROCESS_FOLDED;
 	render_proc_labels(pr, &pl);
 	if (pl.text.error || find_duplicates(pr->s, &pl) < 0)
 		goto out;
@@ -317,6 +376,7 @@ out:
 	free(pl.b);
 	free(pl.dup_energy);
 	free(pl.dup_seconds);
+	free(pl.folded);
 	free(pl.top);
 	free(pl.any_top);
 	return r;
