@@ -134,6 +134,60 @@ static void test_podlist_garbage(void **state)
 	}
 }
 
+/* The process's peak resident memory (VmHWM), in KiB. */
+static long peak_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			v = atol(line + 6);
+	fclose(f);
+	return v;
+}
+
+/*
+ * 32 MiB answers (the most the client takes) of the shapes that cost
+ * json-c the most: {} (8.5 GiB as a tree), [] (1.6 GiB), 1 (1.2 GiB) and a
+ * string-heavy one are refused before a tree is built, naming what they
+ * would take; the test's peak memory grows by less than the parse budget.
+ * A real kubelet's PodList (the fixture, 110 pods' worth) still parses.
+ */
+static void test_podlist_memory_bounded(void **state)
+{
+	static const char *const units[] = { "{},", "[],", "1,", "\"a\":{\"b\":[\"c\"]}," };
+	size_t size = KEPLER_KUBE_MAX_BODY;
+	char *json = malloc(size + 64);
+	long before;
+
+	(void)state;
+	assert_non_null(json);
+	before = peak_kib();
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		struct kepler_kube_names *t = kepler_kube_names_new();
+		struct kepler_error err = { 0 };
+		size_t len = 0, ul = strlen(units[u]);
+		bool obj = u == 3;
+
+		len += (size_t)snprintf(json, 64, obj ? "{\"items\":[{" : "{\"items\":[");
+		while (len + ul + 8 < size) {
+			memcpy(json + len, units[u], ul);
+			len += ul;
+		}
+		len += (size_t)snprintf(json + len, 64, obj ? "\"z\":0}]}" : "1]}");
+		assert_int_equal(kepler_kube_names_parse_podlist(t, json, len, &err), -E2BIG);
+		assert_non_null(strstr(err.msg, "more than the 112 MiB allowed"));
+		print_message("%s x %zu: %s\n", units[u], len / ul, err.msg);
+		kepler_kube_names_free(t);
+	}
+	free(json);
+	print_message("peak memory grew by %ld KiB over 4 answers of 32 MiB\n", peak_kib() - before);
+	assert_true(peak_kib() - before < (long)(KEPLER_KUBE_PARSE_BUDGET >> 10));
+}
+
 static void test_log_links(void **state)
 {
 	struct kepler_kube_names *t = kepler_kube_names_new();
@@ -290,9 +344,13 @@ static void test_thread_kubelet_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_podlist),     cmocka_unit_test(test_podlist_garbage),
-		cmocka_unit_test(test_log_links),   cmocka_unit_test(test_cpu_quantities),
-		cmocka_unit_test(test_thread_logs), cmocka_unit_test(test_thread_kubelet_down),
+		cmocka_unit_test(test_podlist),
+		cmocka_unit_test(test_podlist_garbage),
+		cmocka_unit_test(test_podlist_memory_bounded),
+		cmocka_unit_test(test_log_links),
+		cmocka_unit_test(test_cpu_quantities),
+		cmocka_unit_test(test_thread_logs),
+		cmocka_unit_test(test_thread_kubelet_down),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

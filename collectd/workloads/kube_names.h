@@ -26,6 +26,13 @@
 #include "kepler/error.h"
 #include "workload.h"
 
+/*
+ * The most memory json-c's tree of a kubelet's answer may take (estimated before it
+ * is built): with the body, the collector stays within the DaemonSet's
+ * 256 MiB whatever the answer's shape.
+ */
+#define KEPLER_KUBE_PARSE_BUDGET (112u << 20)
+
 #define KEPLER_KUBE_NAME_MAX 253   /* pod names: DNS-1123 subdomain */
 #define KEPLER_KUBE_LABEL_MAX 63   /* namespaces, container names: DNS-1123 label */
 #define KEPLER_KUBE_MAX_PODS 20000 /* a node runs at most a few hundred */
