@@ -22,8 +22,10 @@
 
 #include "kepler_test.h"
 
+#include "json_budget.h"
 #include "meter.h"
 #include "power_model.h"
+#include "redfish.h"
 
 #define SEC 1000000000ULL
 #define J 1000000ULL /* uJ per joule */
@@ -772,6 +774,37 @@ static void test_fake(void **state)
 	assert_int_equal(zone(c, "package")->delta_uj, 60 * J); /* 30% at idle */
 }
 
+/*
+ * A BMC's document of 1 MiB (what the client takes) shaped to cost json-c
+ * the most ("{}," would be 270 MiB as a tree) is refused before a tree is
+ * built; an ordinary one is read; the estimate counts nothing inside strings.
+ */
+static void test_redfish_document_budget(void **state)
+{
+	size_t size = 1u << 20, len = 0;
+	char *doc = malloc(size + 64);
+	struct kepler_error err = { 0 };
+	const char *real = "{\"PowerWatts\": {\"Reading\": 312.5}, \"Note\": \"{{{[[[,,,:::\\\"{\"}";
+	uint64_t mw = 0, values = 0;
+
+	(void)state;
+	assert_non_null(doc);
+	len += (size_t)snprintf(doc, 64, "{\"a\": [");
+	while (len + 8 < size) {
+		memcpy(doc + len, "{},", 3);
+		len += 3;
+	}
+	len += (size_t)snprintf(doc + len, 64, "{}]}");
+	assert_int_equal(kepler_redfish_watts(doc, len, KEPLER_REDFISH_ENVIRONMENT, &mw, &err), -E2BIG);
+	print_message("%s\n", err.msg);
+	free(doc);
+	assert_int_equal(kepler_redfish_watts(real, strlen(real), KEPLER_REDFISH_ENVIRONMENT, &mw, &err), 0);
+	assert_int_equal(mw, 312500);
+	kepler_json_tree_cost(real, strlen(real), &values);
+	assert_int_equal(values,
+			 2 + 5); /* 2 objects; the root, 3 colons and a comma (none inside the string) */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +827,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_model_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_default, setup, teardown),
 		cmocka_unit_test(test_model_errors),
+		cmocka_unit_test(test_redfish_document_budget),
 		cmocka_unit_test_setup_teardown(test_model_file_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fake, setup, teardown),
 	};

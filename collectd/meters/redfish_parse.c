@@ -10,17 +10,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_budget.h"
 #include "redfish.h"
 
 #define MAX_WATTS 100000.0
+/* json-c's tree of one document at most (a BMC's are a few KiB; 1 MiB of "{}," would be 270 MiB) */
+#define TREE_BUDGET (16u << 20)
 
 static json_object *parse(const char *json, size_t len, struct kepler_error *err)
 {
 	json_tokener *tok;
 	json_object *o;
+	uint64_t values, cost = kepler_json_tree_cost(json, len, &values);
 
 	if (len > (size_t)INT32_MAX) {
 		kepler_error_set(err, -EPROTO, "a %zu-byte document", len);
+		return NULL;
+	}
+	if (cost > TREE_BUDGET) {
+		kepler_error_set(err, -E2BIG,
+				 "a document of %llu values would take %llu MiB to parse: refused",
+				 (unsigned long long)values, (unsigned long long)(cost >> 20));
 		return NULL;
 	}
 	tok = json_tokener_new_ex(32);

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "kepler/array.h"
+#include "json_budget.h"
 #include "kube_names.h"
 
 /* Nesting a PodList needs (items[].status.containerStatuses[].state...) with room; more is refused. */
@@ -261,38 +262,6 @@ static int add_pod_item(struct kepler_kube_names *t, struct json_object *item)
 	return 0;
 }
 
-/*
- * What json-c's tree of @json would take, at most, in bytes, from a scan
- * that counts its values outside strings: json-c spends about 800 bytes
- * on an object (its hash table starts with 16 slots), 160 on an array, 80
- * on any other value, besides the strings' bytes (measured with glibc's
- * malloc: 32 MiB of "{}," is 8.5 GiB as a tree, of "[]," 1.6 GiB, of
- * "1," 1.2 GiB). A kubelet's PodList of 110 pods (1-5 MB) is 10-40 MB.
- */
-static uint64_t tree_cost(const char *json, size_t len, uint64_t *ret_values)
-{
-	uint64_t objects = 0, arrays = 0, values = 1;
-	bool in_string = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = json[i];
-
-		if (in_string) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-			continue;
-		}
-		objects += c == '{';
-		arrays += c == '[';
-		values += c == ',' || c == ':';
-		in_string = c == '"';
-	}
-	*ret_values = objects + arrays + values;
-	return objects * 800 + arrays * 160 + values * 80 + len;
-}
-
 /* Parse all of @json (trailing white space allowed) into a tree, or NULL with a message. */
 static struct json_object *parse_json(const char *json, size_t len, struct kepler_error *err)
 {
@@ -309,7 +278,7 @@ static struct json_object *parse_json(const char *json, size_t len, struct keple
 		kepler_error_set(err, -EBADMSG, "the PodList is larger than 2 GiB");
 		return NULL;
 	}
-	cost = tree_cost(json, len, &values);
+	cost = kepler_json_tree_cost(json, len, &values);
 	if (cost > KEPLER_KUBE_PARSE_BUDGET) {
 		kepler_error_set(
 			err, -E2BIG,
