@@ -5,6 +5,9 @@
 #   1. a password flood: 1,000 wrong passwords from 127.0.0.3, 20 at once:
 #      all but the first few answered 429 at once (the address's back-off),
 #      so bcrypt no longer runs on the serving threads for each;
+#   1b. 1,000 wrong passwords from 1,000 addresses, 20 at once: most
+#      answered 429 at once by the cap on passwords checked at once (half
+#      the CPUs), each address being new to the back-off;
 #   2. a scrape storm: 2,000 scrapes from 127.0.0.4, 50 at once.
 # Every legitimate scrape must be answered 200 (the client gives each 10 s),
 # and the flood must have met the back-off. The latencies are printed (p50,
@@ -70,15 +73,17 @@ def legit(label, seconds):
 
 def attack_process(threads, each, src, auth, timeout, out):
     codes, lock = {}, threading.Lock()
-    def one_thread():
-        for _ in range(each):
+    def one_thread(k):
+        for i in range(each):
+            # src: one address, or a function of the request's number (many addresses)
+            a = src(k * each + i) if callable(src) else src
             try:
-                status, _ = scrape(src, auth, timeout=timeout)
+                status, _ = scrape(a, auth, timeout=timeout)
             except Exception as e:
                 status = type(e).__name__
             with lock:
                 codes[status] = codes.get(status, 0) + 1
-    ts = [threading.Thread(target=one_thread, daemon=True) for _ in range(threads)]
+    ts = [threading.Thread(target=one_thread, args=(k,), daemon=True) for k in range(threads)]
     for t in ts:
         t.start()
     for t in ts:
@@ -105,6 +110,18 @@ f, codes = attack("1,000 wrong passwords, 20 at once", 20, 50, "127.0.0.3", bad,
 failed += f
 if codes.get(429, 0) < 900:
     print("  the back-off did not hold the flood back")
+    failed += 1
+
+# 1b. wrong passwords from 1,000 addresses (127.1.0.1 ...), 20 at once: each is new to the
+# back-off, so only the global cap on passwords checked at once (half the CPUs) bounds bcrypt
+def many(n):
+    return f"127.1.{n // 250}.{n % 250 + 1}"
+f, codes = attack("1,000 wrong passwords from 1,000 addresses, 20 at once", 20, 50, many, bad, 10)
+failed += f
+checked = codes.get(401, 0)
+print(f"  {checked} passwords checked (401), {codes.get(429, 0)} told to wait (429) by the cap")
+if codes.get(429, 0) < 500:
+    print("  the cap on passwords checked at once did not hold the flood back")
     failed += 1
 
 # 2. a scrape storm, 50 at once

@@ -8,7 +8,7 @@
 
 #include "backoff.h"
 
-#define SLOTS 512
+#define SLOTS 4096
 #define FIRST_WAIT_NS (100ULL * 1000000ULL)
 #define MAX_WAIT_NS (30ULL * 1000000000ULL)
 
@@ -41,6 +41,11 @@ void kepler_backoff_free(struct kepler_backoff *b)
 	free(b);
 }
 
+/*
+ * An IPv4 address is a client; an IPv6 one is its /64, the least a host
+ * is given (one machine can use 2^64 addresses): IPv4 mapped into IPv6
+ * (a dual-stack socket's) counts as IPv4.
+ */
 static bool key_of(const struct sockaddr *sa, unsigned char key[16])
 {
 	memset(key, 0, 16);
@@ -49,7 +54,12 @@ static bool key_of(const struct sockaddr *sa, unsigned char key[16])
 		return true;
 	}
 	if (sa && sa->sa_family == AF_INET6) {
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			memcpy(key + 12, a->s6_addr + 12, 4);
+		else
+			memcpy(key, a->s6_addr, 8);
 		return true;
 	}
 	return false;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * readers/exporter/backoff.h: failed logins cost the client, not the
- * server. After a wrong password from an address, that address must wait
+ * server. After a wrong password from an address (an IPv6 client's /64),
+ * that address must wait
  * (100 ms, doubling with each failure, at most 30 s) before its next
  * password is checked; until then it is answered 429 at once, without
  * running bcrypt, so a password-guessing flood cannot keep the serving

@@ -6,6 +6,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ struct kepler_server {
 	struct MHD_Daemon *daemon;
 	struct kepler_web_config *web;
 	struct kepler_backoff *backoff;  /* failed logins, per client address */
+	atomic_uint checking;            /* passwords being checked (bcrypt) now */
+	unsigned max_checking;           /* at most: half the CPUs, at least 1 */
 	struct kepler_conn_guard *guard; /* slow requests */
 	pthread_mutex_t log_lock;
 	uint64_t last_fail_log_ns; /* failed logins are logged at most once a second */
@@ -320,8 +323,11 @@ static void log_failed_login(struct kepler_server *s, const char *user, unsigned
 /*
  * Basic auth, with failures costing the client: a login known good (the
  * cache) passes at once; an address that failed recently is told to wait
- * (429) without bcrypt running; else the password is checked, and a
- * failure makes that address wait longer (backoff.h).
+ * (429) without bcrypt running; so is any, for a second, while as many
+ * passwords as half the CPUs are being checked (1,000 addresses guessing
+ * at once cannot take every CPU from the logins known good); else the
+ * password is checked, and a failure makes that address wait longer
+ * (backoff.h).
  */
 static enum auth authorized(struct kepler_server *s, struct MHD_Connection *c, uint64_t *wait_ms)
 {
@@ -340,11 +346,20 @@ static enum auth authorized(struct kepler_server *s, struct MHD_Connection *c, u
 		res = AUTH_OK;
 	} else if ((*wait_ms = kepler_backoff_wait_ms(s->backoff, addr, now)) > 0) {
 		res = AUTH_WAIT;
-	} else if (kepler_web_config_check(s->web, user, pass)) {
-		kepler_backoff_succeeded(s->backoff, addr);
-		res = AUTH_OK;
+	} else if (atomic_fetch_add(&s->checking, 1) >= s->max_checking) {
+		atomic_fetch_sub(&s->checking, 1);
+		*wait_ms = 1000;
+		res = AUTH_WAIT;
 	} else {
-		log_failed_login(s, user, kepler_backoff_failed(s->backoff, addr, now), now);
+		bool right = kepler_web_config_check(s->web, user, pass);
+
+		atomic_fetch_sub(&s->checking, 1);
+		if (right) {
+			kepler_backoff_succeeded(s->backoff, addr);
+			res = AUTH_OK;
+		} else {
+			log_failed_login(s, user, kepler_backoff_failed(s->backoff, addr, now), now);
+		}
 	}
 	if (pass) {
 		explicit_bzero(pass, strlen(pass));
@@ -526,6 +541,9 @@ int kepler_server_start(const char *listen_addr, struct kepler_web_config *web,
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	s->web = web;
 	s->st = st;
+	s->max_checking = (unsigned)(sysconf(_SC_NPROCESSORS_ONLN) / 2);
+	if (s->max_checking < 1)
+		s->max_checking = 1;
 	s->backoff = kepler_backoff_new();
 	s->guard = kepler_conn_guard_new(&(struct kepler_conn_guard_params){
 		.deadline_ns = REQUEST_DEADLINE_NS,
