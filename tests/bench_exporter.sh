@@ -20,7 +20,7 @@ hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
 # exporter_on N: a store with one snapshot of N processes and an exporter on it; sets $port $epid
 exporter_on() {
-	"$probe" write "$tmp/s$1" 1 "" "$1" >/dev/null 2>&1 || { fail "store_probe write $1"; return 1; }
+	"$probe" write "$tmp/s$1" 1 nogroup "$1" >/dev/null 2>&1 || { fail "store_probe write $1"; return 1; }
 	"$exporter" --store.path "$tmp/s$1" --web.listen-address 127.0.0.1:0 >"$tmp/e$1.log" 2>&1 &
 	epid=$!
 	pids+=($epid)

@@ -41,7 +41,7 @@ curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m0"
 grep -q '^kepler_build_info{' "$tmp/m0" && promtool check metrics <"$tmp/m0" &&
 	ok "no store: /metrics has build info and passes promtool" || fail "no store: /metrics: $(cat "$tmp/m0")"
 # the store appears: the exporter attaches by itself
-"$probe" write "$tmp/later" 2 >/dev/null 2>&1
+"$probe" write "$tmp/later" 2 nogroup >/dev/null 2>&1
 for _ in $(seq 50); do
 	grep -q '^kepler_snapshot_seq{node_name="[^"]*"} 2$' <(curl -s "http://127.0.0.1:$port/metrics") && break
 	sleep 0.1
@@ -81,7 +81,7 @@ diff "$tmp/cpus.want" "$tmp/cpus.got" >"$tmp/cpus.diff" &&
 kill "$epid" "$cpid"; wait "$epid" "$cpid" 2>/dev/null
 
 # --- hostile names: promtool, escaping, gzip, methods, paths
-"$probe" write "$tmp/hostile" 3 "" 200 >/dev/null 2>&1 || fail "store_probe write"
+"$probe" write "$tmp/hostile" 3 nogroup 200 >/dev/null 2>&1 || fail "store_probe write"
 start_exporter hostile --store.path "$tmp/hostile"
 for _ in $(seq 50); do
 	curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m1"
@@ -320,6 +320,18 @@ if [ "$(id -u)" -eq 0 ]; then
 		ok "started as root, every thread is nobody with the store's group nogroup, no capability, no_new_privs; it serves the store"
 	else
 		fail "started as root: $creds; $(head -3 "$tmp/asroot.log")"
+	fi
+	kill $epid; wait $epid 2>/dev/null
+	# a store in root's group: the exporter never keeps group 0 (it would read every root-group file)
+	"$probe" write "$tmp/root0" 2 "" >/dev/null 2>&1
+	start_exporter root0 --store.path "$tmp/root0"
+	sleep 0.5
+	groups=$(grep -h '^Groups:' /proc/$epid/task/*/status | sort -u)
+	if [ "$(wc -l <<<"$groups")" = 1 ] && ! grep -qw 0 <<<"$groups" &&
+		grep -q "is in group root: the exporter does not keep root's group" "$tmp/root0.log"; then
+		ok "a store in group root: the exporter keeps no group 0 ($groups), and says so"
+	else
+		fail "store in group root: $groups; $(grep -m1 'group root' "$tmp/root0.log")"
 	fi
 	kill $epid; wait $epid 2>/dev/null
 	# a store its exporter.user owns (a collector that ran as nobody): refused, the network side must not own it

@@ -26,7 +26,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || skip "no $py"
 command -v htpasswd >/dev/null || skip "htpasswd missing (apache2-utils: tools/setup.sh)"
 
-"$probe" write "$tmp/store" 3 "" 1000 >/dev/null 2>&1 || fail "store_probe write"
+"$probe" write "$tmp/store" 3 nogroup 1000 >/dev/null 2>&1 || fail "store_probe write"
 printf 'basic_auth_users:\n  prometheus: %s\n' "$(htpasswd -nbBC 10 prometheus 'right' | cut -d: -f2)" >"$tmp/web.yml"
 "$exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/web.yml" \
 	>"$tmp/e.log" 2>&1 &

@@ -32,7 +32,7 @@ size=$(stat -c %s "$tmp/s/data.mdb")
 port=$((20000 + RANDOM % 20000))
 for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)); do
 	rm -rf "$tmp/c"
-	cp -r "$tmp/s" "$tmp/c"
+	cp -a "$tmp/s" "$tmp/c" # as the collector left it: its owner and group
 	truncate -s "$cut" "$tmp/c/data.mdb"
 	if [ "$cut" -lt 8192 ]; then want="not initialized yet"; else want="is damaged: data.mdb is $cut bytes"; fi
 	for cmd in "$build/readers/stdout/kepler-stdout --store.path $tmp/c" \

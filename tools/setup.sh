@@ -2,7 +2,8 @@
 # tools/setup.sh: install every Debian 12 package kepler-c needs to build, test
 # and run. Idempotent: prints nothing and touches nothing when all is present;
 # runs `apt-get update` only when a package is missing and the package lists
-# cannot provide it. Must run as root (or with sudo available).
+# cannot provide it. Must run as root (or with sudo available). As root it
+# also makes the user and group kepler, as the package does.
 #
 # The tests run Prometheus and process-exporter themselves, on their own
 # ports. Debian's packages would enable and start them as system services:
@@ -36,7 +37,22 @@ for p in "${PACKAGES[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The collector's user and the store's group, made as the package makes them
+# (deploy/debian/postinst), so that tools/run.sh runs as deployed: the
+# collector becomes kepler, the store is kepler:kepler, the exporter keeps
+# group kepler (docs/security.md). Only as root; said once.
+make_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	getent passwd kepler >/dev/null && return 0
+	getent group kepler >/dev/null || groupadd --system kepler
+	useradd --system --gid kepler --no-create-home --home-dir /var/lib/kepler --shell /usr/sbin/nologin \
+		--comment "kepler-c collector" kepler &&
+		echo "setup.sh: made the user kepler in group kepler (the collector's, as the package makes them)" >&2
+}
+if [ ${#missing[@]} -eq 0 ]; then
+	make_user
+	exit 0
+fi
 
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
@@ -89,4 +105,5 @@ if [ ${#services[@]} -gt 0 ] && command -v systemctl >/dev/null; then
 	fi
 	echo "setup.sh: ${services[*]} installed for the tests, not enabled or started" >&2
 fi
+make_user
 echo "setup.sh: done" >&2

@@ -16,12 +16,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kepler/log.h"
+
 #include "drop.h"
 
 /*
  * The store's group: its directory's; before the collector has made it, the
  * group of the directory it will appear in (the packaged one, made by
- * tmpfiles.d, always exists: 0750 root:kepler); else 'kepler'.
+ * tmpfiles.d, always exists: 0750 root:kepler); else 'kepler'. Never root's:
+ * the network-facing process would read every file of group root on the
+ * host (a store in group root is readable by root alone, then, and said).
  */
 static gid_t store_group(const char *store_path, bool *found)
 {
@@ -30,13 +34,18 @@ static gid_t store_group(const char *store_path, bool *found)
 	struct group *g;
 
 	*found = true;
-	if (stat(store_path, &st) == 0)
+	if (stat(store_path, &st) == 0 && st.st_gid != 0)
 		return st.st_gid;
+	if (stat(store_path, &st) == 0)
+		kepler_warn(
+			"the store %s is in group root: the exporter does not keep root's group, so it reads the "
+			"store only if its own user or group may (give the store a group: store.group)",
+			store_path);
 	snprintf(parent, sizeof(parent), "%s", store_path);
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent) {
 		*slash = '\0';
-		if (stat(parent, &st) == 0)
+		if (stat(parent, &st) == 0 && st.st_gid != 0)
 			return st.st_gid;
 	}
 	g = getgrnam("kepler");

@@ -37,7 +37,16 @@ struct follower {
 	bool cpus_loaded;
 	uint64_t seq;        /* last rendered (or failed) */
 	int last_open_error; /* logged once per kind */
+	unsigned denied;     /* attempts refused in a row for permissions */
 };
+
+/*
+ * A store refused for permissions this many attempts in a row (one a
+ * second) stops the exporter: a collector starting makes its files as root
+ * and gives them to its user and group a moment later, so the first
+ * refusals may pass.
+ */
+#define DENIED_ATTEMPTS 5
 
 static void set_problem(struct kepler_exporter_state *st, const char *msg)
 {
@@ -59,7 +68,8 @@ static bool attach(struct follower *f)
 		set_problem(f->st, "");
 		return true;
 	}
-	if (r == -EACCES || r == -EPROTONOSUPPORT || r == -ENOTDIR) {
+	f->denied = r == -EACCES ? f->denied + 1 : 0;
+	if ((r == -EACCES && f->denied >= DENIED_ATTEMPTS) || r == -EPROTONOSUPPORT || r == -ENOTDIR) {
 		kepler_err("%s", err.msg);
 		kepler_stop_signal = -1;
 		return false;
