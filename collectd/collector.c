@@ -44,7 +44,8 @@ struct kepler_collector {
 	size_t procs_cap;
 	uint64_t last_mono_ns;
 	bool first;
-	int statm_fd; /* /proc/self/statm, kept open (-1 until read) */
+	int statm_fd;            /* /proc/self/statm, kept open (-1 until read) */
+	uint32_t gpu_unresolved; /* GPU processes not in host.procfs at the last interval */
 	char describe[512];
 };
 
@@ -193,6 +194,32 @@ static int make_input(struct kepler_collector *c, uint64_t mono, const struct ke
 	return kepler_zones_input(c->zones, baseline, in);
 }
 
+/*
+ * The processes NVML names on the GPUs, listed whether or not the CPU saw
+ * them run (a CUDA process waiting on its GPU sleeps on the CPU).
+ */
+static void want_gpu_processes(struct kepler_collector *c)
+{
+	uint32_t pids[KEPLER_INFORMER_WANTED_MAX];
+	size_t n = kepler_zones_gpus(c->zones)
+			   ? kepler_zones_gpu_pids(c->zones, pids, KEPLER_INFORMER_WANTED_MAX)
+			   : 0;
+
+	kepler_informer_want(c->informer, pids, n);
+}
+
+/* GPU processes not found in host.procfs: their share stays unattributed; said when the count changes. */
+static void say_unresolved(struct kepler_collector *c)
+{
+	uint32_t n = kepler_informer_stats(c->informer)->wanted_unresolved;
+
+	if (n != c->gpu_unresolved)
+		kepler_info("%u process(es) NVML names on the GPUs are not in host.procfs (gone, or of "
+			    "another PID namespace): their GPU share stays unattributed",
+			    n);
+	c->gpu_unresolved = n;
+}
+
 /* The collector's own cost, recorded in each snapshot: CPU time since start, resident memory. */
 static void record_own_cost(struct kepler_collector *c, struct kepler_snapshot *snap)
 {
@@ -242,9 +269,11 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	baseline =
 		kepler_policies_baseline(c->policies, kepler_zones_meter(c->zones),
 					 c->first ? 0 : sample.mono_ns - c->last_mono_ns, node->usage_ratio);
+	want_gpu_processes(c);
 	r = kepler_informer_resolve(c->informer, err);
 	if (r < 0)
 		return r;
+	say_unresolved(c);
 	if (copy_processes(c) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory copying the processes");
 	if (make_input(c, sample.mono_ns, baseline, &in) < 0)

@@ -220,6 +220,25 @@ int kepler_gpu_zones_input(struct kepler_gpu_zones *g, struct kepler_ledger_inpu
 	return 0;
 }
 
+size_t kepler_gpu_zones_pids(const struct kepler_gpu_zones *g, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < kepler_gpu_zones_count(g); i++) {
+		const struct kepler_gpu_device *d = kepler_gpu_device(g->gpu, i);
+
+		for (size_t k = 0; k < d->nweights && n < max; k++) {
+			size_t j = 0;
+
+			while (j < n && out[j] != d->weights[k].pid) /* a few processes: a scan */
+				j++;
+			if (j == n)
+				out[n++] = d->weights[k].pid;
+		}
+	}
+	return n;
+}
+
 unsigned kepler_gpu_zones_count(const struct kepler_gpu_zones *g)
 {
 	return g ? kepler_gpu_count(g->gpu) : 0;

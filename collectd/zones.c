@@ -145,6 +145,11 @@ const struct kepler_meter *kepler_zones_meter(const struct kepler_zones *z)
 	return z->meter;
 }
 
+size_t kepler_zones_gpu_pids(const struct kepler_zones *z, uint32_t *out, size_t max)
+{
+	return z->gpu ? kepler_gpu_zones_pids(z->gpu, out, max) : 0;
+}
+
 unsigned kepler_zones_gpus(const struct kepler_zones *z)
 {
 	return kepler_gpu_zones_count(z->gpu);

@@ -50,6 +50,8 @@ int kepler_zones_input(struct kepler_zones *z, const struct kepler_baseline *bas
 		       struct kepler_ledger_input *in);
 
 /* GPU zones in use (privileges keep the driver's devices open for them). */
+/* The processes the GPUs named in the last read (kepler_gpu_zones_pids()). */
+size_t kepler_zones_gpu_pids(const struct kepler_zones *z, uint32_t *out, size_t max);
 unsigned kepler_zones_gpus(const struct kepler_zones *z);
 
 /* "package (rapl), core (rapl), platform-other (...); 2 GPU zone(s) (nvml)" into @buf. */

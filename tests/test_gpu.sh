@@ -280,6 +280,64 @@ sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check5.out")" || fail "$(head -6 "$tmp/check5.out")"
 
+# ---- processes that sleep on the CPU while their GPU works (CUDA's blocking sync): under eBPF a
+# process is listed once it runs; NVML's are listed anyway, read from host.procfs; a PID that is not
+# there (another PID namespace's) stays unattributed, and is said ----
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	sleepers=()
+	for _ in 1 2; do
+		mkdir -p "$cgroot/docker/$ca"
+		bash -c "echo \$\$ > '$cgroot/docker/$ca/cgroup.procs' && exec sleep 600" &
+		pids+=($!)
+		sleepers+=($!)
+	done
+	sleep 0.5 # they sleep from before the collector starts: eBPF never sees them run
+	{
+		echo "device 0 GPU-0a0a0a0a-1111-2222-3333-444444444444 NVIDIA H100 80GB HBM3 (stand-in)"
+		echo "power 0 300"
+		echo "util 0 ${sleepers[0]} 60"
+		echo "util 0 ${sleepers[1]} 20"
+		echo "util 0 $ghost 20"
+	} >"$script"
+	FAKE_NVML_SCRIPT=$script "$collectd" --store.path "$tmp/sleep" --store.group "" --meter.source fake --informer ebpf \
+		--monitor.interval 1s --gpu.enabled true --gpu.nvml-library "$lib" --gpu.idle-power 40 >"$tmp/sleep.log" 2>&1 &
+	spid=$!
+	pids+=($spid)
+	wait_seq "$tmp/sleep" 8 || fail "sleepers: no 8th snapshot: $(tail -3 "$tmp/sleep.log")"
+	kill $spid
+	wait $spid 2>/dev/null
+	"$stdout" --store.path "$tmp/sleep" --format json --all >"$tmp/sleep.jsonl"
+	python3 - "$tmp/sleep.jsonl" "${sleepers[0]}" "${sleepers[1]}" "$ca" <<'PY' >"$tmp/sleep.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+s1, s2, ca = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+got, cpu, active, unatt, bad = {s1: 0, s2: 0}, 0, 0, 0, []
+for s in snaps[2:]:
+    g = next(i for i, z in enumerate(s["node"]["zones"]) if z["name"] == "gpu0")
+    for p in s["processes"]:
+        if p["pid"] in got:
+            got[p["pid"]] += p["zones"][g]["delta_uj"]
+            cpu += p["cpu_time_delta_ns"]
+            if p["container_id"] != ca:
+                bad.append(f"pid {p['pid']}: container '{p['container_id']}', not the cgroup's")
+    active += s["node"]["zones"][g]["active_delta_uj"]
+    unatt += s["node"]["zones"][g]["unattributed_delta_uj"]
+if not got[s1] or not got[s2] or abs(got[s1] / got[s2] - 3) > 0.06:
+    bad.append(f"the sleepers' shares {got[s1]} and {got[s2]} uJ, not 3:1 (their utilisation 60:20)")
+if active and abs(unatt / active - 0.2) > 0.01:
+    bad.append(f"the unresolvable PID's share: {unatt / active:.3f} of the active energy unattributed, not 0.2")
+print("\n".join(bad[:5]) if bad else
+      f"2 processes asleep on the CPU ({cpu} ns of CPU in the run) get their GPU shares, {got[s1] / got[s2]:.3f}:1 for utilisation 3:1, "
+      f"in their container; the PID not in host.procfs: {unatt / active:.3f} of the active energy unattributed (its 0.2)")
+sys.exit(1 if bad else 0)
+PY
+	[ $? = 0 ] && ok "$(cat "$tmp/sleep.out")" || fail "$(head -5 "$tmp/sleep.out")"
+	grep -q "1 process(es) NVML names on the GPUs are not in host.procfs" "$tmp/sleep.log" &&
+		ok "the unresolvable GPU process is said" || fail "not said: $(grep -i 'nvml\|gpu' "$tmp/sleep.log" | tail -3)"
+else
+	echo "SKIP part: sleeping GPU processes need the eBPF informer (no BTF)"
+fi
+
 # ---- the library missing ----
 timeout 4 "$collectd" --store.path "$tmp/s2" --store.group "" --meter.source fake --informer procfs \
 	--monitor.interval 1s --gpu.nvml-library /nonexistent/libnvidia-ml.so.1 >"$tmp/nolib.log" 2>&1

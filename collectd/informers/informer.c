@@ -225,12 +225,85 @@ int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err
 	return kepler_informer_read_node(inf, err);
 }
 
+void kepler_informer_want(struct kepler_informer *inf, const uint32_t *pids, size_t n)
+{
+	inf->nwanted = n < KEPLER_INFORMER_WANTED_MAX ? n : KEPLER_INFORMER_WANTED_MAX;
+	memcpy(inf->wanted, pids, inf->nwanted * sizeof(*pids));
+}
+
+/*
+ * A sample for wanted process @pid the source did not report, from
+ * host.procfs: one seen before goes on from its entry (no CPU time in the
+ * interval); a new one starts from 0, its lifetime CPU time the offset
+ * (kepler_informer_resolve_new()). False if it is not there.
+ */
+static bool sample_wanted(struct kepler_informer *inf, uint32_t pid, struct kepler_proc_sample *s)
+{
+	char path[32], buf[1024];
+	const struct kepler_proc_entry *old;
+	struct kepler_pid_stat st;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%u/stat", pid);
+	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
+	    kepler_procfs_parse_pid_stat(buf, len, &st) < 0 || st.state == 'Z')
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->start_time_ns = s->key_start_ns = st.start_ticks * kepler_ns_per_tick();
+	memcpy(s->comm, st.comm, sizeof(s->comm));
+	s->stat = st;
+	s->has_stat = true;
+	s->kthread = st.flags & 0x00200000; /* PF_KTHREAD */
+	old = kepler_proc_table_find(&inf->table, pid, s->start_time_ns);
+	if (!old) {
+		s->table_hint = KEPLER_NOT_IN_TABLE;
+		return true;
+	}
+	s->table_hint = (uint32_t)(old - inf->table.items) + 1;
+	s->cpu_ns = old->source_cpu;
+	s->pending_ns = old->source_pending;
+	s->cgroup_id = old->cgroup_id;
+	s->execs = old->execs;
+	memcpy(s->comm, old->identified_comm, sizeof(s->comm));
+	memcpy(s->counters, old->source_counters, sizeof(s->counters));
+	s->counted_ns = old->source_counted;
+	s->mapped_ns = old->source_mapped;
+	return true;
+}
+
+/* The wanted processes the source did not report this time, added to its samples. */
+static int add_wanted(struct kepler_informer *inf)
+{
+	inf->stats.wanted_unresolved = 0;
+	for (size_t w = 0; w < inf->nwanted; w++) {
+		struct kepler_proc_sample s, *added;
+		bool there = false;
+
+		for (size_t i = 0; i < inf->nsamples && !there; i++)
+			there = inf->samples[i].pid == inf->wanted[w] && !inf->samples[i].exited;
+		if (there)
+			continue;
+		if (!sample_wanted(inf, inf->wanted[w], &s)) {
+			inf->stats.wanted_unresolved++;
+			continue;
+		}
+		added = kepler_informer_add_sample(inf);
+		if (!added)
+			return -ENOMEM;
+		*added = s;
+	}
+	return 0;
+}
+
 int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *err)
 {
 	bool first = inf->stats.refreshes == 0;
 	struct kepler_proc_table tmp;
 	int r = inf->ops->collect(inf, err);
 
+	if (r == 0 && add_wanted(inf) < 0)
+		r = kepler_error_set(err, -ENOMEM, "out of memory");
 	if (r < 0)
 		return r;
 	if (inf->census_until_ns && kepler_mono_ns() > inf->census_until_ns) {

@@ -86,6 +86,8 @@ struct kepler_informer_stats {
 	/* ebpf: CPUs taken as idle without an IPI (no busy tick, last switch to idle), in all */
 	uint64_t cpus_not_asked;
 	bool census_by_iterator; /* ebpf: that census came from a BPF task iterator (else from /proc) */
+	/* wanted processes (kepler_informer_want) that are not there, this refresh */
+	uint32_t wanted_unresolved;
 };
 
 struct kepler_informer_params {
@@ -144,6 +146,16 @@ void kepler_informer_params_from_config(const struct kepler_config *cfg, struct 
  */
 int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err);
 int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *err);
+/*
+ * Processes to list in the next resolve even if the source has not seen
+ * them run (a GPU's: NVML names the processes that use it, and one that
+ * waits on its GPU sleeps on the CPU, which eBPF never sees): each is read
+ * from host.procfs, listed with its identity and the CPU delta 0; one that
+ * is not there (gone, or of another PID namespace) is counted in
+ * wanted_unresolved. At most KEPLER_INFORMER_WANTED_MAX; @pids is copied.
+ */
+#define KEPLER_INFORMER_WANTED_MAX 1024
+void kepler_informer_want(struct kepler_informer *inf, const uint32_t *pids, size_t n);
 
 /* Both steps, back to back. */
 int kepler_informer_refresh(struct kepler_informer *inf, struct kepler_error *err);

@@ -123,6 +123,8 @@ struct kepler_informer {
 	int statfd; /* its stat, kept open (-1 until read) */
 	struct kepler_proc_sample *samples;
 	size_t nsamples, samples_cap;
+	uint32_t wanted[KEPLER_INFORMER_WANTED_MAX]; /* kepler_informer_want() */
+	size_t nwanted;
 	/*
 	 * How much of a new sample is cleared: all but stat (read only where
 	 * has_stat is set). A size GCC cannot see at compile time, so that
