@@ -357,6 +357,8 @@ static int still_in_place(struct kepler_store *s, struct kepler_error *err)
 		return 0;
 	snprintf(path, sizeof(path), "%s/data.mdb", s->path);
 	gone = stat(path, &path_st) < 0;
+	if (gone && errno != ENOENT && errno != ENOTDIR)
+		return 0; /* cannot tell (a directory above it this user may not search): the open file goes on */
 	if (!gone && path_st.st_ino == open_st.st_ino && path_st.st_dev == open_st.st_dev)
 		return 0;
 	return kepler_error_set(err, -EAGAIN,
