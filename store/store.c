@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kepler/log.h"
@@ -338,59 +336,6 @@ const char *kepler_store_warning(const struct kepler_store *s)
 	return s->warning[0] ? s->warning : NULL;
 }
 
-/*
- * An existing store directory anyone may write to: anyone can replace the
- * files the collector writes and the readers trust. It is the operator's
- * directory, so it is left as it is and said (a new one is made 0750).
- */
-static void warn_world_writable(struct kepler_store *s)
-{
-	size_t used = strlen(s->warning);
-	struct stat st;
-
-	if (stat(s->path, &st) < 0 || !(st.st_mode & S_IWOTH))
-		return;
-	snprintf(s->warning + used, sizeof(s->warning) - used,
-		 "%sthe store directory '%s' is world-writable (mode %04o): any user can replace "
-		 "its files; make it 0750 (chmod 0750 '%s')",
-		 used ? "; " : "", s->path, (unsigned)(st.st_mode & 07777), s->path);
-}
-
-/*
- * Modes and group: data 0640 in the store's group (readers read it); the
- * lock file 0600, the collector's alone: readers take no lock (see
- * kepler_store_open_reader), so none can scribble on, truncate or hold it.
- */
-static void apply_permissions(struct kepler_store *s)
-{
-	static const struct {
-		const char *name;
-		mode_t mode;
-		bool group;
-	} files[] = { { "data.mdb", 0640, true }, { "lock.mdb", 0600, false } };
-	struct group *g = NULL;
-	char file[4096];
-
-	if (s->opts.group && *s->opts.group) {
-		g = getgrnam(s->opts.group);
-		if (!g)
-			snprintf(s->warning, sizeof(s->warning),
-				 "group '%s' does not exist: the store stays in the collector's "
-				 "group; readers must run as root or in that group",
-				 s->opts.group);
-	}
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(file, sizeof(file), "%s/%s", s->path, files[i].name);
-		if (g && files[i].group && chown(file, (uid_t)-1, g->gr_gid) < 0 && !s->warning[0])
-			snprintf(s->warning, sizeof(s->warning), "cannot give %s to group '%s': %s", file,
-				 s->opts.group, strerror(errno));
-		chmod(file, files[i].mode);
-	}
-	if (g && chown(s->path, (uid_t)-1, g->gr_gid) == 0)
-		chmod(s->path, 0750);
-	warn_world_writable(s);
-}
-
 /* Read last_seq and check the format recorded by an earlier writer. */
 static int writer_init(struct kepler_store *s, struct kepler_error *err)
 {
@@ -432,132 +377,6 @@ static int writer_init(struct kepler_store *s, struct kepler_error *err)
 abort:
 	mdb_txn_abort(txn);
 	return r;
-}
-
-/*
- * One writer per store: <dir>/writer.lock, mode 0600 (no reader can open it,
- * so none can hold it), flock()ed for as long as the writer has the store
- * open, with the writer's pid in it for the message a second one gets. The
- * kernel drops the lock when the process dies, however it dies.
- */
-static int take_writer_lock(struct kepler_store *s, struct kepler_error *err)
-{
-	char path[4200], pid[32] = "";
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/writer.lock", s->path);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return kepler_error_set(err, -errno, "cannot open the store's writer lock '%s': %s", path,
-					strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		close(fd);
-		if (e == EWOULDBLOCK)
-			return kepler_error_set(
-				err, -EBUSY,
-				"another kepler-collectd (pid %s) is writing to the store '%s': "
-				"one collector per store; stop it, or give this one another "
-				"--store.path",
-				pid[0] ? pid : "unknown", s->path);
-		return kepler_error_set(err, -e, "cannot lock '%s': %s", path, strerror(e));
-	}
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0) {
-		/* the lock holds without the pid: the message will say "unknown" */
-	}
-	s->writer_lock = fd;
-	return 0;
-}
-
-/*
- * LMDB's lock file is the writer's alone (mode 0600). It is made anew at
- * every start, before LMDB opens it, so that nothing an earlier process
- * left in it (a reader of an older kepler-c that could write it, a lock held
- * on it) reaches this collector: the old file is unlinked, and whoever still
- * holds it open holds a file no one uses. Safe because writer.lock makes
- * this the only writer.
- */
-static int fresh_lock_file(struct kepler_store *s, struct kepler_error *err)
-{
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	if (unlink(path) < 0 && errno != ENOENT)
-		return kepler_error_set(err, -errno, "cannot remove the old lock file '%s': %s", path,
-					strerror(errno));
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return kepler_error_set(err, -errno, "cannot create the lock file '%s': %s", path,
-					strerror(errno));
-	close(fd);
-	return 0;
-}
-
-/*
- * store.move-damaged: the data file is damaged; keep it under another name
- * (data.mdb.damaged-YYYYmmddTHHMMSSZ, in the same directory) and let LMDB
- * begin a new one. Said in the store's warning.
- */
-static int move_damaged(struct kepler_store *s, const char *why, struct kepler_error *err)
-{
-	char from[4200], to[4300], stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(from, sizeof(from), "%s/data.mdb", s->path);
-	snprintf(to, sizeof(to), "%s/data.mdb.damaged-%s", s->path, stamp);
-	if (rename(from, to) < 0)
-		return kepler_error_set(err, -errno, "%s; moving it aside failed: %s", why, strerror(errno));
-	snprintf(s->warning, sizeof(s->warning),
-		 "the store's data file was damaged: kept as '%s'; a new store begins (sequence numbers "
-		 "start over)",
-		 to);
-	return 0;
-}
-
-static const char *const writer_files[] = { "data.mdb", "lock.mdb", "writer.lock" };
-
-/* Owner of the writer's files: @uid (-1 for all of them whatever their owner, else only those not @uid's). */
-/*
- * The store's files to @uid; with @gid (not -1), those still in root's group
- * (no store.group) to @gid too, so that readers in the collector's group
- * read data.mdb (0640) as the directory's group says they may.
- */
-static int chown_files(struct kepler_store *s, uid_t uid, gid_t gid, bool only_others,
-		       struct kepler_error *err)
-{
-	char file[4200];
-	struct stat st;
-
-	for (size_t i = 0; i < sizeof(writer_files) / sizeof(writer_files[0]); i++) {
-		snprintf(file, sizeof(file), "%s/%s", s->path, writer_files[i]);
-		if (lstat(file, &st) < 0 || !S_ISREG(st.st_mode) || (only_others && st.st_uid == uid))
-			continue;
-		if (lchown(file, uid, gid != (gid_t)-1 && st.st_gid == 0 ? gid : (gid_t)-1) < 0)
-			return kepler_error_set(err, -errno, "cannot give '%s' to uid %u: %s", file,
-						(unsigned)uid, strerror(errno));
-	}
-	return 0;
-}
-
-/* writer.lock alone to root (see kepler_store_open_writer). */
-static int chown_lock(struct kepler_store *s, struct kepler_error *err)
-{
-	char file[4200];
-
-	snprintf(file, sizeof(file), "%s/writer.lock", s->path);
-	if (lchown(file, 0, (gid_t)-1) < 0)
-		return kepler_error_set(err, -errno, "cannot take back '%s': %s", file, strerror(errno));
-	return 0;
 }
 
 /*
@@ -622,29 +441,29 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	 * set) to open another user's 0600 lock: it takes that file alone
 	 * back first, and the others once it holds the lock.
 	 */
-	r = take_writer_lock(s, err);
-	if (r == -EACCES && geteuid() == 0 && (r = chown_lock(s, err)) == 0)
-		r = take_writer_lock(s, err);
+	r = kepler_store_take_writer_lock(s, err);
+	if (r == -EACCES && geteuid() == 0 && (r = kepler_store_chown_lock(s, err)) == 0)
+		r = kepler_store_take_writer_lock(s, err);
 	if (r < 0)
 		goto fail;
-	if (geteuid() == 0 && (r = chown_files(s, 0, (gid_t)-1, true, err)) < 0)
+	if (geteuid() == 0 && (r = kepler_store_chown_files(s, 0, (gid_t)-1, true, err)) < 0)
 		goto fail;
-	r = fresh_lock_file(s, err);
+	r = kepler_store_fresh_lock_file(s, err);
 	if (r < 0)
 		goto fail;
 	r = writer_env_open(s, err);
 	if (r == -EUCLEAN && s->opts.move_damaged) {
 		mdb_env_close(s->env);
 		s->env = NULL;
-		r = move_damaged(s, err ? err->msg : "damaged", err);
+		r = kepler_store_move_damaged(s, err ? err->msg : "damaged", err);
 		if (r == 0)
-			r = fresh_lock_file(s, err);
+			r = kepler_store_fresh_lock_file(s, err);
 		if (r == 0)
 			r = writer_env_open(s, err);
 	}
 	if (r < 0)
 		goto fail;
-	apply_permissions(s);
+	kepler_store_apply_permissions(s);
 	r = writer_init(s, err);
 	if (r < 0)
 		goto fail;
@@ -653,19 +472,6 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 fail:
 	kepler_store_close(s);
 	return r;
-}
-
-int kepler_store_give(struct kepler_store *s, uid_t uid, gid_t gid, struct kepler_error *err)
-{
-	struct stat st;
-
-	if (!s->writer)
-		return kepler_error_set(err, -EBADF, "the store is open read-only");
-	/* the directory stays root's; its group must let the user through (0750) */
-	if (stat(s->path, &st) == 0 && st.st_gid != gid && chown(s->path, (uid_t)-1, gid) < 0)
-		return kepler_error_set(err, -errno, "cannot give the store directory '%s' to gid %u: %s",
-					s->path, (unsigned)gid, strerror(errno));
-	return chown_files(s, uid, gid, false, err);
 }
 
 int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)

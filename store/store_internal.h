@@ -79,6 +79,25 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
  */
 bool kepler_store_mend_lock(struct kepler_store *s);
 
+/*
+ * store_files.c: the writer's files and their owners. Each returns 0 or a
+ * negative errno with @err set; apply_permissions says what it could not
+ * do in the store's warning.
+ */
+/* data.mdb 0640 in store.group, lock.mdb 0600, the directory 0750 in that group. */
+void kepler_store_apply_permissions(struct kepler_store *s);
+/* Hold <dir>/writer.lock (flock, the writer's pid in it): -EBUSY naming the other writer. */
+int kepler_store_take_writer_lock(struct kepler_store *s, struct kepler_error *err);
+/* Unlink lock.mdb and create it again, empty and 0600. */
+int kepler_store_fresh_lock_file(struct kepler_store *s, struct kepler_error *err);
+/* store.move-damaged: rename data.mdb to data.mdb.damaged-STAMP; @why begins the error. */
+int kepler_store_move_damaged(struct kepler_store *s, const char *why, struct kepler_error *err);
+/* The writer's files to @uid (only those not @uid's when @only_others); root-group ones to @gid. */
+int kepler_store_chown_files(struct kepler_store *s, uid_t uid, gid_t gid, bool only_others,
+			     struct kepler_error *err);
+/* writer.lock alone back to root. */
+int kepler_store_chown_lock(struct kepler_store *s, struct kepler_error *err);
+
 /* meta_pages.c: LMDB's two meta pages of data.mdb, read with pread. */
 struct store_meta {
 	bool valid;
