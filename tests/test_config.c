@@ -431,8 +431,12 @@ static void test_flags(void **state)
 	assert_string_equal(cfg.train_lambda, "0.5");
 	kepler_config_done(&cfg);
 
-	assert_int_equal(parse(&cfg, &exporter, &err, "--rapl.zones=package", NULL), 0);
-	assert_int_equal(cfg.rapl_zones.count, 1);
+	assert_int_equal(parse(&cfg, &exporter, &err, "--metrics.zones=package", NULL), 0);
+	assert_int_equal(cfg.metrics_zones.count, 1);
+	assert_int_equal(cfg.rapl_zones.count, 0);
+	kepler_config_done(&cfg);
+	/* the collector's option is not the exporter's */
+	assert_int_equal(parse(&cfg, &exporter, &err, "--rapl.zones=package", NULL), -EINVAL);
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &collectd, &err, "--help", NULL), KEPLER_CONFIG_HELP);

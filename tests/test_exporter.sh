@@ -128,12 +128,12 @@ grep -qi '^Content-Type: text/plain; version=0.0.4' "$tmp/hdr" && ok "content ty
 curl -s "http://127.0.0.1:$port/" | grep -q 'href="metrics"' && ok "landing page links /metrics" || fail "landing page"
 # level and zone selection
 kill $epid; wait $epid 2>/dev/null
-start_exporter levels --store.path "$tmp/hostile" --metrics.level node,pod --rapl.zones dram
+start_exporter levels --store.path "$tmp/hostile" --metrics.level node,pod --metrics.zones dram
 sleep 0.5
 curl -s "http://127.0.0.1:$port/metrics" >"$tmp/m2"
 ! grep -q '^kepler_process_' "$tmp/m2" && grep -q '^kepler_pod_cpu_watts{' "$tmp/m2" &&
 	! grep -q 'zone="package"' "$tmp/m2" && grep -q 'zone="dram"' "$tmp/m2" &&
-	ok "--metrics.level node,pod --rapl.zones dram" || fail "levels/zones selection"
+	ok "--metrics.level node,pod --metrics.zones dram" || fail "levels/zones selection"
 kill $epid; wait $epid 2>/dev/null
 
 # --- idle connections do not stop others being served

@@ -158,6 +158,7 @@ struct kepler_config {
 	char *web_listen_address;
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
+	struct kepler_strlist metrics_zones;
 	int64_t metrics_process_top;
 	bool metrics_process_fold;
 	int64_t metrics_container_top;

@@ -262,11 +262,11 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 	for (size_t i = 0; i < cfg->metrics_level.count; i++)
 		snprintf(levels + strlen(levels), sizeof(levels) - strlen(levels), "%s%s", i ? "," : "",
 			 cfg->metrics_level.items[i]);
-	if (cfg->rapl_zones.count)
+	if (cfg->metrics_zones.count)
 		zones[0] = '\0';
-	for (size_t i = 0; i < cfg->rapl_zones.count; i++)
+	for (size_t i = 0; i < cfg->metrics_zones.count; i++)
 		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
-			 cfg->rapl_zones.items[i]);
+			 cfg->metrics_zones.items[i]);
 	kepler_server_url(cfg->web_listen_address, kepler_web_config_tls(web), port, url, sizeof(url));
 	kepler_info("started: %s%s; store %s; levels %s; zones %s", url, web->nusers ? ", basic auth" : "",
 		    cfg->store_path, levels, zones);
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	f.cfg = &cfg;
 	f.st = &st;
 	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
-	f.opts.zones = &cfg.rapl_zones;
+	f.opts.zones = &cfg.metrics_zones;
 	f.opts.cpus = &f.cpus;
 	f.opts.process_top = (size_t)cfg.metrics_process_top;
 	f.opts.process_fold = cfg.metrics_process_fold;
