@@ -73,10 +73,11 @@ static int open_informer(const struct kepler_config *cfg, struct kepler_informer
 int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collector **ret)
 {
 	struct kepler_ledger_params lp = {
-		.terminated_ttl_ns = cfg->monitor_terminated_ttl_ns,
-		.max_terminated = cfg->monitor_max_terminated,
-		.min_terminated_energy_uj = (uint64_t)cfg->monitor_min_terminated_energy_j * 1000000ULL,
-		.idle = (enum kepler_idle_policy)cfg->attribution_idle,
+		.terminated_ttl_ns = cfg->collectd.monitor_terminated_ttl_ns,
+		.max_terminated = cfg->collectd.monitor_max_terminated,
+		.min_terminated_energy_uj =
+			(uint64_t)cfg->collectd.monitor_min_terminated_energy_j * 1000000ULL,
+		.idle = cfg->collectd.attribution_idle,
 	};
 	struct kepler_collector *c = calloc(1, sizeof(*c));
 	struct kepler_error err = { 0 };
@@ -105,7 +106,7 @@ int kepler_collector_open(const struct kepler_config *cfg, struct kepler_collect
 		kepler_collector_close(c);
 		return r;
 	}
-	kepler_handover_resume(c->handover, c->ledger, cfg->host_procfs);
+	kepler_handover_resume(c->handover, c->ledger, cfg->collectd.host_procfs);
 	*ret = c;
 	return 0;
 }
@@ -332,12 +333,12 @@ int kepler_collector_drop_privileges(struct kepler_collector *c, const struct ke
 				     struct kepler_error *err)
 {
 	struct kepler_privileges_params p = {
-		.user = cfg->collector_user,
-		.group = cfg->store_group,
+		.user = cfg->collectd.collector_user,
+		.group = cfg->collectd.store_group,
 		.store = kepler_handover_store(c->handover),
 		.bpf_fd = kepler_informer_bpf_fd(c->informer),
 		.nvidia = kepler_zones_gpus(c->zones) > 0,
-		.ipmi = cfg->ipmi_enabled,
+		.ipmi = cfg->collectd.ipmi_enabled,
 	};
 	size_t exes = kepler_informer_exes_read(c->informer);
 

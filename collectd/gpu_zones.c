@@ -70,19 +70,19 @@ static void describe(const struct kepler_gpu *gpu, uint64_t idle_uw)
 
 int kepler_gpu_zones_open(const struct kepler_config *cfg, struct kepler_gpu_zones **ret)
 {
-	struct kepler_gpu_params p = { .library = cfg->gpu_nvml_library };
+	struct kepler_gpu_params p = { .library = cfg->collectd.gpu_nvml_library };
 	struct kepler_error err = { 0 };
 	struct kepler_gpu_zones *g;
 	struct kepler_gpu *gpu;
 	int r;
 
 	*ret = NULL;
-	if (cfg->gpu_enabled == KEPLER_GPU_OFF)
+	if (cfg->collectd.gpu_enabled == KEPLER_GPU_OFF)
 		return 0;
-	if (parse_idle_power(cfg->gpu_idle_power, &p.idle_uw) < 0)
+	if (parse_idle_power(cfg->collectd.gpu_idle_power, &p.idle_uw) < 0)
 		return -EINVAL;
 	r = kepler_gpu_open(&p, &gpu, &err);
-	if (r < 0 && cfg->gpu_enabled == KEPLER_GPU_AUTO) {
+	if (r < 0 && cfg->collectd.gpu_enabled == KEPLER_GPU_AUTO) {
 		kepler_info("no GPU meter: %s (GPU energy not measured; gpu.enabled false silences this)",
 			    err.msg);
 		return 0;

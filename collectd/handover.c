@@ -41,17 +41,17 @@ struct kepler_handover {
 /* store.retention.snapshots: a count, or a duration in intervals (rounded up), at most 10,000,000 */
 static uint64_t retention_count(const struct kepler_config *cfg)
 {
-	const struct kepler_count_or_duration *r = &cfg->store_retention_snapshots;
+	const struct kepler_count_or_duration *r = &cfg->collectd.store_retention_snapshots;
 	uint64_t n;
 	char d[32], i[32];
 
-	if (r->count > 0 || !r->ns || !cfg->monitor_interval_ns)
+	if (r->count > 0 || !r->ns || !cfg->collectd.monitor_interval_ns)
 		return r->count > 0 ? (uint64_t)r->count : 720;
-	n = (r->ns + cfg->monitor_interval_ns - 1) / cfg->monitor_interval_ns;
+	n = (r->ns + cfg->collectd.monitor_interval_ns - 1) / cfg->collectd.monitor_interval_ns;
 	if (n > 10000000)
 		n = 10000000;
 	kepler_format_duration(r->ns, d, sizeof(d));
-	kepler_format_duration(cfg->monitor_interval_ns, i, sizeof(i));
+	kepler_format_duration(cfg->collectd.monitor_interval_ns, i, sizeof(i));
 	kepler_info("store.retention.snapshots %s: the newest %llu snapshots (intervals of %s) are kept", d,
 		    (unsigned long long)n, i);
 	return n;
@@ -62,12 +62,12 @@ static int open_store(const struct kepler_config *cfg, struct kepler_handover *h
 	struct kepler_cpuinfo cpus = { 0 };
 	struct kepler_store_options o = {
 		.path = cfg->store_path,
-		.group = cfg->store_group,
-		.map_size = cfg->store_map_size,
+		.group = cfg->collectd.store_group,
+		.map_size = cfg->collectd.store_map_size,
 		.retention_snapshots = retention_count(cfg),
-		.retention_series_ns = cfg->store_retention_series_ns,
-		.move_damaged = cfg->store_move_damaged,
-		.sync = (enum kepler_store_sync)cfg->store_sync,
+		.retention_series_ns = cfg->collectd.store_retention_series_ns,
+		.move_damaged = cfg->collectd.store_move_damaged,
+		.sync = cfg->collectd.store_sync,
 	};
 	struct kepler_error err = { 0 };
 	int r;
@@ -79,12 +79,12 @@ static int open_store(const struct kepler_config *cfg, struct kepler_handover *h
 	}
 	if (kepler_store_warning(h->store))
 		kepler_warn("%s", kepler_store_warning(h->store));
-	r = kepler_cpuinfo_read(cfg->host_procfs, &cpus, &err);
+	r = kepler_cpuinfo_read(cfg->collectd.host_procfs, &cpus, &err);
 	if (r < 0)
 		kepler_warn("%s: readers will not export kepler_node_cpu_info", err.msg);
 	else if (!cpus.n)
 		kepler_warn("no processor in %s/cpuinfo: readers will not export kepler_node_cpu_info",
-			    cfg->host_procfs);
+			    cfg->collectd.host_procfs);
 	kepler_node_meta(cfg, &cpus, &h->meta);
 	r = kepler_store_set_meta(h->store, &h->meta, &err);
 	if (r == 0)

@@ -106,10 +106,10 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	kepler_format_duration(cfg.monitor_interval_ns, interval, sizeof(interval));
+	kepler_format_duration(cfg.collectd.monitor_interval_ns, interval, sizeof(interval));
 	kepler_info("kepler-collectd %s started: %s; one snapshot every %s into %s; no network port",
 		    KEPLER_VERSION, kepler_collector_describe(c), interval, cfg.store_path);
-	rc = run(c, cfg.monitor_interval_ns);
+	rc = run(c, cfg.collectd.monitor_interval_ns);
 out:
 	kepler_collector_close(c);
 	kepler_config_done(&cfg);

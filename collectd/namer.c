@@ -44,8 +44,8 @@ static void kubelet_url(const struct kepler_config *cfg, char *buf, size_t size)
 {
 	const char *ip = getenv("HOST_IP");
 
-	if (cfg->kube_kubelet_url && cfg->kube_kubelet_url[0])
-		snprintf(buf, size, "%s", cfg->kube_kubelet_url);
+	if (cfg->collectd.kube_kubelet_url && cfg->collectd.kube_kubelet_url[0])
+		snprintf(buf, size, "%s", cfg->collectd.kube_kubelet_url);
 	else if (ip && ip[0])
 		snprintf(buf, size, strchr(ip, ':') ? "https://[%s]:10250" : "https://%s:10250", ip);
 	else
@@ -63,22 +63,22 @@ int kepler_namer_open(const struct kepler_config *cfg, struct kepler_namer **ret
 {
 	char url[1024];
 	struct kepler_kube_params p = {
-		.source = cfg->kube_pod_source == KEPLER_POD_SOURCE_KUBELET ? KEPLER_KUBE_KUBELET
-			  : cfg->kube_pod_source == KEPLER_POD_SOURCE_LOGS  ? KEPLER_KUBE_LOGS
-									    : KEPLER_KUBE_AUTO,
+		.source = cfg->collectd.kube_pod_source == KEPLER_POD_SOURCE_KUBELET ? KEPLER_KUBE_KUBELET
+			  : cfg->collectd.kube_pod_source == KEPLER_POD_SOURCE_LOGS  ? KEPLER_KUBE_LOGS
+										     : KEPLER_KUBE_AUTO,
 		.kubelet_url = url,
-		.token_file = cfg->kube_token_file,
-		.ca_file = cfg->kube_ca_file,
-		.insecure = cfg->kube_insecure,
-		.log_dir = cfg->kube_log_dir,
-		.poll_ns = cfg->kube_poll_interval_ns,
+		.token_file = cfg->collectd.kube_token_file,
+		.ca_file = cfg->collectd.kube_ca_file,
+		.insecure = cfg->collectd.kube_insecure,
+		.log_dir = cfg->collectd.kube_log_dir,
+		.poll_ns = cfg->collectd.kube_poll_interval_ns,
 	};
 	struct kepler_error err = { 0 };
 	struct kepler_namer *n;
 	int r;
 
 	*ret = NULL;
-	if (!cfg->kube_enabled)
+	if (!cfg->collectd.kube_enabled)
 		return 0;
 	n = calloc(1, sizeof(*n));
 	if (!n)
@@ -87,7 +87,7 @@ int kepler_namer_open(const struct kepler_config *cfg, struct kepler_namer **ret
 	if (p.source == KEPLER_KUBE_AUTO && !url[0]) {
 		kepler_info("kube: no kube.kubelet-url and no HOST_IP: names come from the kubelet's logs "
 			    "in %s",
-			    cfg->kube_log_dir);
+			    cfg->collectd.kube_log_dir);
 		p.source = KEPLER_KUBE_LOGS;
 	}
 	r = kepler_kube_open(&p, &n->kube, &err);

@@ -77,12 +77,12 @@ static const struct idle_watts *configured_idle(const struct kepler_policies *p,
 static void seed_baseline(struct kepler_policies *p, const struct kepler_config *cfg,
 			  struct kepler_store *store)
 {
-	uint64_t window = (uint64_t)cfg->attribution_baseline_window, span, now = kepler_wall_ns();
+	uint64_t window = (uint64_t)cfg->collectd.attribution_baseline_window, span, now = kepler_wall_ns();
 	struct kepler_series_record *recs = NULL;
 	struct kepler_error err = { 0 };
 	size_t n = 0, from, used = 0;
 
-	span = window * cfg->monitor_interval_ns * 2;
+	span = window * cfg->collectd.monitor_interval_ns * 2;
 	if (kepler_store_series(store, now > span ? now - span : 0, UINT64_MAX, &recs, &n, &err) < 0) {
 		kepler_warn("cannot read the series to learn the idle baseline: %s", err.msg);
 		return;
@@ -109,12 +109,13 @@ static int open_baseline(struct kepler_policies *p, const struct kepler_config *
 	struct kepler_error err = { 0 };
 	int r = 0;
 
-	p->baseline_split = cfg->attribution_active_split == KEPLER_SPLIT_BASELINE;
-	for (size_t i = 0; r == 0 && i < cfg->attribution_idle_watts.count; i++)
-		r = parse_idle_watt(p, cfg->attribution_idle_watts.items[i]);
+	p->baseline_split = cfg->collectd.attribution_active_split == KEPLER_SPLIT_BASELINE;
+	for (size_t i = 0; r == 0 && i < cfg->collectd.attribution_idle_watts.count; i++)
+		r = parse_idle_watt(p, cfg->collectd.attribution_idle_watts.items[i]);
 	if (r < 0 || !p->baseline_split)
 		return r;
-	r = kepler_baseline_learner_new((unsigned)cfg->attribution_baseline_window, &p->learner, &err);
+	r = kepler_baseline_learner_new((unsigned)cfg->collectd.attribution_baseline_window, &p->learner,
+					&err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
 		return r;
@@ -129,15 +130,15 @@ static int open_sizes(struct kepler_policies *p, const struct kepler_config *cfg
 	struct kepler_error err = { 0 };
 	int r;
 
-	if (cfg->attribution_idle == KEPLER_IDLE_NONE) {
+	if (cfg->collectd.attribution_idle == KEPLER_IDLE_NONE) {
 		kepler_info("idle energy stays at the node (attribution.idle none)");
 		return 0;
 	}
-	if (cfg->attribution_idle == KEPLER_IDLE_CPU) {
+	if (cfg->collectd.attribution_idle == KEPLER_IDLE_CPU) {
 		kepler_info("idle energy goes to workloads by their CPU time (attribution.idle cpu)");
 		return 0;
 	}
-	r = kepler_cpu_sizes_open(cfg->host_sysfs, &p->sizes, &err);
+	r = kepler_cpu_sizes_open(cfg->collectd.host_sysfs, &p->sizes, &err);
 	if (r < 0) {
 		kepler_err("attribution.idle size: %s", err.msg);
 		return r;

@@ -364,5 +364,8 @@ const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml)
 _Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
 		       sizeof(enum kepler_meter_source) == sizeof(int) &&
 		       sizeof(enum kepler_informer_kind) == sizeof(int) &&
-		       sizeof(enum kepler_dataset_format) == sizeof(int),
+		       sizeof(enum kepler_dataset_format) == sizeof(int) &&
+		       sizeof(enum kepler_store_sync) == sizeof(int) &&
+		       sizeof(enum kepler_idle_policy) == sizeof(int) &&
+		       sizeof(enum kepler_top_view) == sizeof(int),
 	       "option enums are int-sized");

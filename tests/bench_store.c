@@ -44,7 +44,7 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static void die(const char *what, const struct kepler_error *err)
+static _Noreturn void die(const char *what, const struct kepler_error *err)
 {
 	fprintf(stderr, "bench_store: %s: %s\n", what, err->msg);
 	exit(1);

@@ -180,17 +180,17 @@ static void test_defaults(void **state)
 
 	(void)state;
 	KEPLER_OK(kepler_config_init(&cfg, &err));
-	assert_int_equal(cfg.monitor_interval_ns, 5 * NS_PER_S);
+	assert_int_equal(cfg.collectd.monitor_interval_ns, 5 * NS_PER_S);
 	assert_int_equal(cfg.log_level, KEPLER_LOG_INFO);
-	assert_int_equal(cfg.meter_source, KEPLER_METER_AUTO);
+	assert_int_equal(cfg.collectd.meter_source, KEPLER_METER_AUTO);
 	assert_string_equal(cfg.store_path, "/var/lib/kepler/store");
-	assert_int_equal(cfg.store_retention_snapshots.count, 720);
-	assert_int_equal(cfg.store_retention_series_ns, 24 * 3600 * NS_PER_S);
-	assert_int_equal(cfg.store_map_size, 256ULL << 20);
-	assert_int_equal(cfg.metrics_level.count, 5);
-	assert_int_equal(cfg.rapl_zones.count, 0);
-	assert_int_equal(cfg.monitor_max_terminated, 500);
-	assert_string_equal(cfg.web_listen_address, ":28282");
+	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 720);
+	assert_int_equal(cfg.collectd.store_retention_series_ns, 24 * 3600 * NS_PER_S);
+	assert_int_equal(cfg.collectd.store_map_size, 256ULL << 20);
+	assert_int_equal(cfg.exporter.metrics_level.count, 5);
+	assert_int_equal(cfg.collectd.rapl_zones.count, 0);
+	assert_int_equal(cfg.collectd.monitor_max_terminated, 500);
+	assert_string_equal(cfg.exporter.web_listen_address, ":28282");
 	kepler_config_done(&cfg);
 	kepler_config_done(NULL);
 }
@@ -228,21 +228,21 @@ static void test_precedence(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
-	assert_int_equal(cfg.monitor_interval_ns, 10 * NS_PER_S);
+	assert_int_equal(cfg.collectd.monitor_interval_ns, 10 * NS_PER_S);
 	assert_int_equal(cfg.log_level, KEPLER_LOG_DEBUG);
-	assert_int_equal(cfg.store_retention_snapshots.count, 720); /* default kept */
+	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 720); /* default kept */
 	kepler_config_done(&cfg);
 
 	/* flags win over the file whatever their order on the command line */
 	assert_int_equal(parse(&cfg, &collectd, &err, "--monitor.interval=2s", "--config", path, NULL), 0);
-	assert_int_equal(cfg.monitor_interval_ns, 2 * NS_PER_S);
+	assert_int_equal(cfg.collectd.monitor_interval_ns, 2 * NS_PER_S);
 	assert_int_equal(cfg.log_level, KEPLER_LOG_DEBUG);
 	kepler_config_done(&cfg);
 
 	/* the last of two flags wins; --key value and --key=value both work */
 	assert_int_equal(
 		parse(&cfg, &collectd, &err, "--monitor.interval", "1s", "--monitor.interval=3s", NULL), 0);
-	assert_int_equal(cfg.monitor_interval_ns, 3 * NS_PER_S);
+	assert_int_equal(cfg.collectd.monitor_interval_ns, 3 * NS_PER_S);
 	kepler_config_done(&cfg);
 	unlink(path);
 }
@@ -265,21 +265,21 @@ static void test_every_type_from_yaml(void **state)
 	(void)state;
 	assert_int_equal(parse(&cfg, &collectd, &err, "--config", path, NULL), 0);
 	assert_string_equal(cfg.store_path, "/tmp/s");
-	assert_int_equal(cfg.store_map_size, 64ULL << 20);
-	assert_int_equal(cfg.store_retention_snapshots.count, 10);
-	assert_int_equal(cfg.store_retention_snapshots.ns, 0);
-	assert_int_equal(cfg.store_retention_series_ns, 3600 * NS_PER_S);
-	assert_int_equal(cfg.monitor_interval_ns, 500000000ULL);
-	assert_int_equal(cfg.monitor_max_terminated, -1);
-	assert_int_equal(cfg.meter_source, KEPLER_METER_FAKE);
-	assert_int_equal(cfg.rapl_zones.count, 2);
-	assert_string_equal(cfg.rapl_zones.items[1], "dram");
-	assert_int_equal(cfg.metrics_level.count, 2);
-	assert_string_equal(cfg.metrics_level.items[1], "pod");
-	assert_int_equal(cfg.dev_fake_meter_zones.count, 1);
-	assert_int_equal(cfg.dev_fake_meter_watts, 99);
+	assert_int_equal(cfg.collectd.store_map_size, 64ULL << 20);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 10);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.ns, 0);
+	assert_int_equal(cfg.collectd.store_retention_series_ns, 3600 * NS_PER_S);
+	assert_int_equal(cfg.collectd.monitor_interval_ns, 500000000ULL);
+	assert_int_equal(cfg.collectd.monitor_max_terminated, -1);
+	assert_int_equal(cfg.collectd.meter_source, KEPLER_METER_FAKE);
+	assert_int_equal(cfg.collectd.rapl_zones.count, 2);
+	assert_string_equal(cfg.collectd.rapl_zones.items[1], "dram");
+	assert_int_equal(cfg.exporter.metrics_level.count, 2);
+	assert_string_equal(cfg.exporter.metrics_level.items[1], "pod");
+	assert_int_equal(cfg.collectd.dev_fake_meter_zones.count, 1);
+	assert_int_equal(cfg.collectd.dev_fake_meter_watts, 99);
 	/* a key of another binary is accepted in a shared file */
-	assert_string_equal(cfg.web_listen_address, "127.0.0.1:9");
+	assert_string_equal(cfg.exporter.web_listen_address, "127.0.0.1:9");
 	kepler_config_done(&cfg);
 	unlink(path);
 }
@@ -405,35 +405,35 @@ static void test_flags(void **state)
 	assert_int_equal(parse(&cfg, &stdout_prog, &err, "--follow", "--count", "3", "--format=JSON",
 			       "--level=node,process", NULL),
 			 0);
-	assert_true(cfg.stdout_follow);
-	assert_int_equal(cfg.stdout_count, 3);
-	assert_int_equal(cfg.stdout_format, KEPLER_STDOUT_JSON);
-	assert_int_equal(cfg.stdout_level.count, 2);
+	assert_true(cfg.out.stdout_follow);
+	assert_int_equal(cfg.out.stdout_count, 3);
+	assert_int_equal(cfg.out.stdout_format, KEPLER_STDOUT_JSON);
+	assert_int_equal(cfg.out.stdout_level.count, 2);
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &stdout_prog, &err, "--follow=false", NULL), 0);
-	assert_false(cfg.stdout_follow);
+	assert_false(cfg.out.stdout_follow);
 	kepler_config_done(&cfg);
 
 	/* store.retention.snapshots: a count, or a duration */
 	assert_int_equal(parse(&cfg, &collectd, &err, "--store.retention.snapshots", "6h", NULL), 0);
-	assert_int_equal(cfg.store_retention_snapshots.count, 0);
-	assert_int_equal(cfg.store_retention_snapshots.ns, 6 * 3600 * NS_PER_S);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 0);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.ns, 6 * 3600 * NS_PER_S);
 	kepler_config_done(&cfg);
 	assert_int_equal(parse(&cfg, &collectd, &err, "--store.retention.snapshots=100", NULL), 0);
-	assert_int_equal(cfg.store_retention_snapshots.count, 100);
-	assert_int_equal(cfg.store_retention_snapshots.ns, 0);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 100);
+	assert_int_equal(cfg.collectd.store_retention_snapshots.ns, 0);
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &train, &err, "--lambda", "0.5", "--", "--data.csv", NULL), 0);
 	assert_int_equal(cfg.nargs, 1);
 	assert_string_equal(cfg.args[0], "--data.csv");
-	assert_string_equal(cfg.train_lambda, "0.5");
+	assert_string_equal(cfg.train.train_lambda, "0.5");
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &exporter, &err, "--metrics.zones=package", NULL), 0);
-	assert_int_equal(cfg.metrics_zones.count, 1);
-	assert_int_equal(cfg.rapl_zones.count, 0);
+	assert_int_equal(cfg.exporter.metrics_zones.count, 1);
+	assert_int_equal(cfg.collectd.rapl_zones.count, 0);
 	kepler_config_done(&cfg);
 	/* the collector's option is not the exporter's */
 	assert_int_equal(parse(&cfg, &exporter, &err, "--rapl.zones=package", NULL), -EINVAL);

@@ -380,12 +380,13 @@ const char *kepler_informer_describe(const struct kepler_informer *inf)
 void kepler_informer_params_from_config(const struct kepler_config *cfg, struct kepler_informer_params *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	ret->kind = (enum kepler_informer_kind)cfg->informer;
-	ret->procfs = cfg->host_procfs;
-	ret->sysfs = cfg->host_sysfs;
-	ret->bpf_max_processes = (uint32_t)cfg->dev_bpf_max_processes;
+	ret->kind = (enum kepler_informer_kind)cfg->collectd.informer;
+	ret->procfs = cfg->collectd.host_procfs;
+	ret->sysfs = cfg->collectd.host_sysfs;
+	ret->bpf_max_processes = (uint32_t)cfg->collectd.dev_bpf_max_processes;
 	/* root now, another user after start: read the exe links while they are open to us */
-	ret->exe_prefetch = geteuid() == 0 && cfg->collector_user && strcmp(cfg->collector_user, "root") != 0;
+	ret->exe_prefetch = geteuid() == 0 && cfg->collectd.collector_user &&
+			    strcmp(cfg->collectd.collector_user, "root") != 0;
 }
 
 int kepler_informer_bpf_fd(const struct kepler_informer *inf)

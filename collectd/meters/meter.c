@@ -457,24 +457,24 @@ out:
 void kepler_meter_params_from_config(const struct kepler_config *cfg, struct kepler_meter_params *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	ret->source = (enum kepler_meter_source)cfg->meter_source;
-	ret->sysfs = cfg->host_sysfs;
-	ret->rapl_zones = &cfg->rapl_zones;
-	ret->hwmon_chips = &cfg->hwmon_chips;
-	ret->model_file = cfg->meter_model_file;
-	ret->fake_zones = &cfg->dev_fake_meter_zones;
-	ret->fake_watts = cfg->dev_fake_meter_watts;
-	ret->passthrough_path = cfg->passthrough_path;
-	ret->redfish = cfg->redfish_enabled;
-	ret->redfish_config = cfg->redfish_config_file;
-	ret->redfish_node = cfg->redfish_node_name;
-	ret->redfish_poll_ns = cfg->redfish_poll_ns;
-	ret->redfish_timeout_ns = cfg->redfish_timeout_ns;
-	ret->ipmi = cfg->ipmi_enabled;
-	ret->ipmi_config = cfg->ipmi_config_file;
-	ret->ipmi_node = cfg->ipmi_node_name;
-	ret->ipmi_poll_ns = cfg->ipmi_poll_ns;
-	ret->ipmi_timeout_ns = cfg->ipmi_timeout_ns;
+	ret->source = (enum kepler_meter_source)cfg->collectd.meter_source;
+	ret->sysfs = cfg->collectd.host_sysfs;
+	ret->rapl_zones = &cfg->collectd.rapl_zones;
+	ret->hwmon_chips = &cfg->collectd.hwmon_chips;
+	ret->model_file = cfg->collectd.meter_model_file;
+	ret->fake_zones = &cfg->collectd.dev_fake_meter_zones;
+	ret->fake_watts = cfg->collectd.dev_fake_meter_watts;
+	ret->passthrough_path = cfg->collectd.passthrough_path;
+	ret->redfish = cfg->collectd.redfish_enabled;
+	ret->redfish_config = cfg->collectd.redfish_config_file;
+	ret->redfish_node = cfg->collectd.redfish_node_name;
+	ret->redfish_poll_ns = cfg->collectd.redfish_poll_ns;
+	ret->redfish_timeout_ns = cfg->collectd.redfish_timeout_ns;
+	ret->ipmi = cfg->collectd.ipmi_enabled;
+	ret->ipmi_config = cfg->collectd.ipmi_config_file;
+	ret->ipmi_node = cfg->collectd.ipmi_node_name;
+	ret->ipmi_poll_ns = cfg->collectd.ipmi_poll_ns;
+	ret->ipmi_timeout_ns = cfg->collectd.ipmi_timeout_ns;
 }
 
 int kepler_meter_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)

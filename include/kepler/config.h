@@ -26,6 +26,8 @@
 #include "kepler/error.h"
 
 #include "kepler/log.h"
+#include "kepler/snapshot.h"
+#include "kepler/store.h"
 
 /* Which binaries an option belongs to (bit mask). */
 enum kepler_prog {
@@ -87,23 +89,23 @@ enum kepler_stdout_format { KEPLER_STDOUT_AUTO, KEPLER_STDOUT_TABLE, KEPLER_STDO
 enum kepler_gpu_enabled { KEPLER_GPU_AUTO, KEPLER_GPU_ON, KEPLER_GPU_OFF };
 enum kepler_dataset_format { KEPLER_DATASET_CSV, KEPLER_DATASET_JSONL };
 
-/*
- * Every value of every binary. Each binary reads the fields of its own
- * options; the others keep their defaults.
- */
-struct kepler_config {
-	/* log.* */
-	enum kepler_log_level log_level;   /* log.level: kepler/log.h's, in its order */
-	enum kepler_log_format log_format; /* log.format */
-	/* store.* */
-	char *store_path;
+enum kepler_top_view {
+	KEPLER_TOP_VIEW_PROCESSES,
+	KEPLER_TOP_VIEW_CONTAINERS,
+	KEPLER_TOP_VIEW_PODS,
+	KEPLER_TOP_VIEW_VMS
+};
+
+/* kepler-collectd's options. */
+struct kepler_collectd_config {
+	/* store.*, collector.user */
 	char *store_group;
 	char *collector_user;
 	uint64_t store_map_size;
 	struct kepler_count_or_duration store_retention_snapshots; /* a count, or how long */
 	uint64_t store_retention_series_ns;
 	bool store_move_damaged;
-	int store_sync; /* enum kepler_store_sync, in its order */
+	enum kepler_store_sync store_sync;
 	/* host.* */
 	char *host_procfs;
 	char *host_sysfs;
@@ -112,7 +114,7 @@ struct kepler_config {
 	uint64_t monitor_terminated_ttl_ns;
 	int64_t monitor_max_terminated;
 	int64_t monitor_min_terminated_energy_j;
-	/* meter.*, rapl.*, informer */
+	/* meter.*, rapl.*, hwmon.*, informer */
 	enum kepler_meter_source meter_source;
 	char *meter_model_file;
 	char *passthrough_path; /* the collector in a VM: meter.source passthrough */
@@ -121,7 +123,7 @@ struct kepler_config {
 	enum kepler_informer_kind informer;
 	/* attribution.* */
 	enum kepler_active_split attribution_active_split;
-	int attribution_idle; /* enum kepler_idle_policy, in its order */
+	enum kepler_idle_policy attribution_idle;
 	struct kepler_strlist attribution_idle_watts;
 	int64_t attribution_baseline_window;
 	/* platform.redfish.* */
@@ -154,7 +156,10 @@ struct kepler_config {
 	struct kepler_strlist dev_fake_meter_zones;
 	int64_t dev_fake_meter_watts;
 	int64_t dev_bpf_max_processes;
-	/* exporter: web.*, metrics.*, exporter.* */
+};
+
+/* kepler-exporter's: web.*, metrics.*, exporter.* */
+struct kepler_exporter_config {
 	char *web_listen_address;
 	char *web_config_file;
 	struct kepler_strlist metrics_level;
@@ -164,9 +169,15 @@ struct kepler_config {
 	int64_t metrics_container_top;
 	uint64_t exporter_staleness_ns;
 	char *exporter_user;
-	/* kepler-passthrough */
+};
+
+/* kepler-passthrough's. */
+struct kepler_passthrough_config {
 	char *passthrough_dir;
-	/* kepler-stdout flags */
+};
+
+/* kepler-stdout's flags. */
+struct kepler_stdout_config {
 	enum kepler_stdout_format stdout_format;
 	bool stdout_follow;
 	int64_t stdout_count;
@@ -176,22 +187,52 @@ struct kepler_config {
 	struct kepler_strlist stdout_level;
 	char *stdout_sort;
 	int64_t stdout_limit;
-	/* kepler-top flags */
+};
+
+/* kepler-top's flags. */
+struct kepler_top_config {
 	bool top_once;
-	int top_view; /* enum top_tab order: processes, containers, pods, vms */
+	enum kepler_top_view top_view;
 	char *top_filter;
-	/* kepler-dataset flags */
+};
+
+/* kepler-dataset's flags. */
+struct kepler_dataset_config {
 	enum kepler_dataset_format dataset_format;
 	char *dataset_since;
 	char *dataset_until;
 	char *dataset_level;
 	bool dataset_include_estimates;
 	char *dataset_output;
-	/* kepler-train flags */
+};
+
+/* kepler-train's flags. */
+struct kepler_train_config {
 	char *train_output;
 	char *train_features;
 	char *train_lambda;
 	bool train_per_cpu;
+};
+
+/*
+ * A binary's whole configuration: what every binary shares (log.*,
+ * store.path), then one part per binary. A binary reads its own part only
+ * (test_code_maps.sh checks the readers and the collector); the other parts
+ * keep their defaults, so that one YAML file can serve every binary.
+ */
+struct kepler_config {
+	/* log.* */
+	enum kepler_log_level log_level;   /* log.level: kepler/log.h's, in its order */
+	enum kepler_log_format log_format; /* log.format */
+	char *store_path;                  /* store.path: every binary but kepler-train */
+
+	struct kepler_collectd_config collectd;
+	struct kepler_exporter_config exporter;
+	struct kepler_passthrough_config passthrough;
+	struct kepler_stdout_config out; /* kepler-stdout ("stdout" is a macro) */
+	struct kepler_top_config top;
+	struct kepler_dataset_config dataset;
+	struct kepler_train_config train;
 
 	/* not options: warnings about the configuration (Kepler's keys without a counterpart), logged at start */
 	struct kepler_strlist warnings;

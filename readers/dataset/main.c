@@ -238,7 +238,7 @@ static int node_rows(struct job *j, struct kepler_error *err)
 			src[z] = (enum kepler_source)recs[i].zones[z].source;
 		if (!recs[i].interval_ns || (recs[i].flags & KEPLER_SNAP_FIRST))
 			continue;
-		if (!j->cfg->dataset_include_estimates && has_estimate(src, recs[i].nzones)) {
+		if (!j->cfg->dataset.dataset_include_estimates && has_estimate(src, recs[i].nzones)) {
 			j->estimates++;
 			continue;
 		}
@@ -326,7 +326,7 @@ static int snapshot_rows(struct job *j, struct kepler_error *err)
 		}
 		for (size_t z = 0; z < s->nzones; z++)
 			add_zone(&j->zones, s->zones[z].name);
-		if (!j->cfg->dataset_include_estimates) {
+		if (!j->cfg->dataset.dataset_include_estimates) {
 			bool est = false;
 
 			for (size_t z = 0; z < s->nzones; z++)
@@ -377,31 +377,33 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-	if (!strcmp(cfg->dataset_level, "node"))
+	if (!strcmp(cfg->dataset.dataset_level, "node"))
 		j->level = LEVEL_NODE;
-	else if (!strcmp(cfg->dataset_level, "process"))
+	else if (!strcmp(cfg->dataset.dataset_level, "process"))
 		j->level = LEVEL_PROCESS, j->kind = KEPLER_KIND_PROCESS;
-	else if (!strcmp(cfg->dataset_level, "container"))
+	else if (!strcmp(cfg->dataset.dataset_level, "container"))
 		j->level = LEVEL_CONTAINER, j->kind = KEPLER_KIND_CONTAINER;
 	else {
-		kepler_err("invalid --level '%s': node, process or container", cfg->dataset_level);
+		kepler_err("invalid --level '%s': node, process or container", cfg->dataset.dataset_level);
 		return -EINVAL;
 	}
-	if (cfg->dataset_since[0] && kepler_parse_time(cfg->dataset_since, now, &j->since) < 0) {
+	if (cfg->dataset.dataset_since[0] &&
+	    kepler_parse_time(cfg->dataset.dataset_since, now, &j->since) < 0) {
 		kepler_err(
 			"invalid --since '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			cfg->dataset_since);
+			cfg->dataset.dataset_since);
 		return -EINVAL;
 	}
-	if (cfg->dataset_until[0] && kepler_parse_time(cfg->dataset_until, now, &j->until) < 0) {
+	if (cfg->dataset.dataset_until[0] &&
+	    kepler_parse_time(cfg->dataset.dataset_until, now, &j->until) < 0) {
 		kepler_err(
 			"invalid --until '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			cfg->dataset_until);
+			cfg->dataset.dataset_until);
 		return -EINVAL;
 	}
 	if (j->until && j->since > j->until) {
-		kepler_err("--since %s is after --until %s: an empty range", cfg->dataset_since,
-			   cfg->dataset_until);
+		kepler_err("--since %s is after --until %s: an empty range", cfg->dataset.dataset_since,
+			   cfg->dataset.dataset_until);
 		return -EINVAL;
 	}
 	return 0;
@@ -420,7 +422,7 @@ int main(int argc, char **argv)
 	kepler_log_setup(kepler_program_dataset.name, cfg.log_level, cfg.log_format);
 	j.cfg = &cfg;
 	j.w.b = &body;
-	j.w.json = cfg.dataset_format == KEPLER_DATASET_JSONL;
+	j.w.json = cfg.dataset.dataset_format == KEPLER_DATASET_JSONL;
 	if (parse_args(&cfg, &j) < 0)
 		goto out;
 	if (kepler_store_open_reader(cfg.store_path, &j.store, &err) < 0) {
@@ -440,8 +442,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
-	if (cfg.dataset_output[0] && !(out = fopen(cfg.dataset_output, "w"))) {
-		kepler_err("cannot write %s: %s", cfg.dataset_output, strerror(errno));
+	if (cfg.dataset.dataset_output[0] && !(out = fopen(cfg.dataset.dataset_output, "w"))) {
+		kepler_err("cannot write %s: %s", cfg.dataset.dataset_output, strerror(errno));
 		out = stdout;
 		goto out;
 	}

@@ -84,8 +84,8 @@ static bool attach(struct follower *f)
 static uint64_t staleness_of(const struct kepler_config *cfg, const struct kepler_store_meta *m,
 			     const struct kepler_snapshot *snap)
 {
-	if (cfg->exporter_staleness_ns)
-		return cfg->exporter_staleness_ns;
+	if (cfg->exporter.exporter_staleness_ns)
+		return cfg->exporter.exporter_staleness_ns;
 	if (m->collector_interval_ns)
 		return 3 * m->collector_interval_ns;
 	return snap->interval_ns ? 3 * snap->interval_ns : 15 * SEC;
@@ -259,15 +259,16 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 {
 	char levels[128] = "", zones[256] = "all", url[400];
 
-	for (size_t i = 0; i < cfg->metrics_level.count; i++)
+	for (size_t i = 0; i < cfg->exporter.metrics_level.count; i++)
 		snprintf(levels + strlen(levels), sizeof(levels) - strlen(levels), "%s%s", i ? "," : "",
-			 cfg->metrics_level.items[i]);
-	if (cfg->metrics_zones.count)
+			 cfg->exporter.metrics_level.items[i]);
+	if (cfg->exporter.metrics_zones.count)
 		zones[0] = '\0';
-	for (size_t i = 0; i < cfg->metrics_zones.count; i++)
+	for (size_t i = 0; i < cfg->exporter.metrics_zones.count; i++)
 		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
-			 cfg->metrics_zones.items[i]);
-	kepler_server_url(cfg->web_listen_address, kepler_web_config_tls(web), port, url, sizeof(url));
+			 cfg->exporter.metrics_zones.items[i]);
+	kepler_server_url(cfg->exporter.web_listen_address, kepler_web_config_tls(web), port, url,
+			  sizeof(url));
 	kepler_info("started: %s%s; store %s; levels %s; zones %s", url, web->nusers ? ", basic auth" : "",
 		    cfg->store_path, levels, zones);
 }
@@ -287,12 +288,12 @@ int main(int argc, char **argv)
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_exporter, argc, argv);
 	kepler_log_setup(kepler_program_exporter.name, cfg.log_level, cfg.log_format);
-	if (kepler_server_check_address(cfg.web_listen_address, &err) < 0) {
+	if (kepler_server_check_address(cfg.exporter.web_listen_address, &err) < 0) {
 		kepler_err("%s", err.msg); /* a usage error, like any bad option */
 		kepler_config_done(&cfg);
 		return 2;
 	}
-	if (kepler_web_config_load(cfg.web_config_file, &web, &err) < 0) {
+	if (kepler_web_config_load(cfg.exporter.web_config_file, &web, &err) < 0) {
 		kepler_err("%s", err.msg);
 		kepler_config_done(&cfg);
 		return 2;
@@ -315,12 +316,12 @@ int main(int argc, char **argv)
 	}
 	f.cfg = &cfg;
 	f.st = &st;
-	f.opts.levels = kepler_levels_from_list(&cfg.metrics_level);
-	f.opts.zones = &cfg.metrics_zones;
+	f.opts.levels = kepler_levels_from_list(&cfg.exporter.metrics_level);
+	f.opts.zones = &cfg.exporter.metrics_zones;
 	f.opts.cpus = &f.cpus;
-	f.opts.process_top = (size_t)cfg.metrics_process_top;
-	f.opts.process_fold = cfg.metrics_process_fold;
-	f.opts.container_top = (size_t)cfg.metrics_container_top;
+	f.opts.process_top = (size_t)cfg.exporter.metrics_process_top;
+	f.opts.process_fold = cfg.exporter.metrics_process_fold;
+	f.opts.container_top = (size_t)cfg.exporter.metrics_container_top;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
@@ -330,11 +331,11 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	if (kepler_server_start(cfg.web_listen_address, &web, &st, &server, &err) < 0) {
+	if (kepler_server_start(cfg.exporter.web_listen_address, &web, &st, &server, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	r = kepler_exporter_drop_root(cfg.exporter_user, cfg.store_path, &err);
+	r = kepler_exporter_drop_root(cfg.exporter.exporter_user, cfg.store_path, &err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
@@ -342,7 +343,7 @@ int main(int argc, char **argv)
 	if (r > 0)
 		kepler_info("started as root: now user %s (uid %u) with the store's group, no capability, "
 			    "no_new_privs",
-			    cfg.exporter_user, (unsigned)getuid());
+			    cfg.exporter.exporter_user, (unsigned)getuid());
 	log_start(&cfg, &web, kepler_server_port(server));
 	follow(&f);
 	if (kepler_stop_signal > 0) {

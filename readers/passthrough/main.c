@@ -186,17 +186,17 @@ static void publish(const struct kepler_config *cfg, const struct kepler_snapsho
 				safe_name(vm.id, name);
 				break;
 			}
-		r = write_vm(cfg->passthrough_dir, name, snap, &vm);
+		r = write_vm(cfg->passthrough.passthrough_dir, name, snap, &vm);
 		if (r < 0 && !first) {
 			first = r;
 			if (r != *last_error)
-				kepler_err("cannot write %s/%s: %s", cfg->passthrough_dir, name,
+				kepler_err("cannot write %s/%s: %s", cfg->passthrough.passthrough_dir, name,
 					   strerror(-r));
 		}
 		nnames++;
 	}
 	*last_error = first;
-	remove_gone(cfg->passthrough_dir, names, nnames);
+	remove_gone(cfg->passthrough.passthrough_dir, names, nnames);
 }
 
 /* Open the store, waiting for it; NULL when stopped or on an error a retry cannot fix. */
@@ -270,12 +270,13 @@ int main(int argc, char **argv)
 	kepler_log_setup(kepler_program_passthrough.name, cfg.log_level, cfg.log_format);
 	kepler_stop_on_signals();
 	umask(022);
-	if (make_dir(cfg.passthrough_dir) < 0) {
-		kepler_err("cannot create %s: %s", cfg.passthrough_dir, strerror(errno));
+	if (make_dir(cfg.passthrough.passthrough_dir) < 0) {
+		kepler_err("cannot create %s: %s", cfg.passthrough.passthrough_dir, strerror(errno));
 		kepler_config_done(&cfg);
 		return 1;
 	}
-	kepler_info("following %s into %s: one powercap tree per VM", cfg.store_path, cfg.passthrough_dir);
+	kepler_info("following %s into %s: one powercap tree per VM", cfg.store_path,
+		    cfg.passthrough.passthrough_dir);
 	rc = run(&cfg);
 	kepler_config_done(&cfg);
 	return rc;

@@ -153,26 +153,26 @@ static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t *
 	int r;
 
 	*n = 0;
-	if (cfg->stdout_all) {
+	if (cfg->out.stdout_all) {
 		r = kepler_store_list(p->store, 0, 0, seqs, n, &err);
 		if (r < 0)
 			goto fail;
-		return *n || cfg->stdout_follow ? 0 : EXIT_NONE;
+		return *n || cfg->out.stdout_follow ? 0 : EXIT_NONE;
 	}
-	if (cfg->stdout_at && *cfg->stdout_at) {
-		if (kepler_parse_time(cfg->stdout_at, kepler_wall_ns(), &at) < 0) {
+	if (cfg->out.stdout_at && *cfg->out.stdout_at) {
+		if (kepler_parse_time(cfg->out.stdout_at, kepler_wall_ns(), &at) < 0) {
 			kepler_err("invalid --at '%s': expected RFC 3339 (2026-11-22T10:00:00Z), "
 				   "-DURATION (-15m) or now",
-				   cfg->stdout_at);
+				   cfg->out.stdout_at);
 			return EXIT_USAGE;
 		}
 		r = kepler_store_seq_at(p->store, at, &seq, &err);
 		if (r == -ENOENT) {
-			kepler_err("no snapshot at or before %s in the store", cfg->stdout_at);
+			kepler_err("no snapshot at or before %s in the store", cfg->out.stdout_at);
 			return EXIT_NONE;
 		}
-	} else if (cfg->stdout_seq) {
-		seq = (uint64_t)cfg->stdout_seq;
+	} else if (cfg->out.stdout_seq) {
+		seq = (uint64_t)cfg->out.stdout_seq;
 		r = kepler_store_list(p->store, seq, seq, seqs, n, &err);
 		if (r == 0 && *n == 0) {
 			kepler_store_oldest_seq(p->store, &oldest, &err);
@@ -190,7 +190,7 @@ static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t *
 	} else {
 		r = kepler_store_latest_seq(p->store, &seq, &err);
 		if (r == -ENOENT) {
-			if (cfg->stdout_follow)
+			if (cfg->out.stdout_follow)
 				return 0;
 			kepler_err("the store has no snapshot yet (is kepler-collectd running?)");
 			return EXIT_NONE;
@@ -211,19 +211,20 @@ fail:
 
 static int check_flags(const struct kepler_config *cfg, struct printer *p)
 {
-	int modes = (cfg->stdout_all != 0) + (cfg->stdout_seq != 0) + (cfg->stdout_at && *cfg->stdout_at);
+	int modes = (cfg->out.stdout_all != 0) + (cfg->out.stdout_seq != 0) +
+		    (cfg->out.stdout_at && *cfg->out.stdout_at);
 
 	if (modes > 1) {
 		kepler_err("--all, --seq and --at choose snapshots in different ways: give one of them");
 		return EXIT_USAGE;
 	}
-	if (cfg->stdout_follow && (cfg->stdout_seq || (cfg->stdout_at && *cfg->stdout_at))) {
+	if (cfg->out.stdout_follow && (cfg->out.stdout_seq || (cfg->out.stdout_at && *cfg->out.stdout_at))) {
 		kepler_err(
 			"--follow prints new snapshots: it goes with --all or alone, not with --seq or --at");
 		return EXIT_USAGE;
 	}
-	if (kepler_sort_from_name(cfg->stdout_sort, &p->table.sort) < 0) {
-		kepler_err("invalid --sort '%s': one of watts, energy, cpu, pid, name", cfg->stdout_sort);
+	if (kepler_sort_from_name(cfg->out.stdout_sort, &p->table.sort) < 0) {
+		kepler_err("invalid --sort '%s': one of watts, energy, cpu, pid, name", cfg->out.stdout_sort);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -243,18 +244,18 @@ int main(int argc, char **argv)
 	rc = check_flags(&cfg, &p);
 	if (rc)
 		goto out;
-	p.levels = kepler_levels_from_list(&cfg.stdout_level);
+	p.levels = kepler_levels_from_list(&cfg.out.stdout_level);
 	p.table.levels = p.levels;
-	p.table.limit = (size_t)cfg.stdout_limit;
-	p.json = cfg.stdout_format == KEPLER_STDOUT_JSON ||
-		 (cfg.stdout_format == KEPLER_STDOUT_AUTO && !isatty(STDOUT_FILENO));
-	p.clear = !p.json && cfg.stdout_follow && isatty(STDOUT_FILENO);
-	p.left = cfg.stdout_count ? cfg.stdout_count : -1;
+	p.table.limit = (size_t)cfg.out.stdout_limit;
+	p.json = cfg.out.stdout_format == KEPLER_STDOUT_JSON ||
+		 (cfg.out.stdout_format == KEPLER_STDOUT_AUTO && !isatty(STDOUT_FILENO));
+	p.clear = !p.json && cfg.out.stdout_follow && isatty(STDOUT_FILENO);
+	p.left = cfg.out.stdout_count ? cfg.out.stdout_count : -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (open_store(cfg.store_path, cfg.stdout_follow, &p) < 0) {
+	if (open_store(cfg.store_path, cfg.out.stdout_follow, &p) < 0) {
 		rc = stop_signal ? 0 : EXIT_USAGE;
 		goto out;
 	}
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (cfg.stdout_follow && follow(&p, cfg.store_path, n ? seqs[n - 1] : 0) < 0)
+	if (cfg.out.stdout_follow && follow(&p, cfg.store_path, n ? seqs[n - 1] : 0) < 0)
 		rc = EXIT_USAGE;
 	else if (!p.printed && !stop_signal)
 		rc = EXIT_NONE; /* everything asked for was pruned meanwhile */

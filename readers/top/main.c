@@ -308,19 +308,24 @@ int main(int argc, char **argv)
 	a.cfg = &cfg;
 	a.staleness_ns = 15 * SEC;
 	a.view.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
-	a.view.tab = (enum top_tab)cfg.top_view;
-	snprintf(a.view.filter, sizeof(a.view.filter), "%s", cfg.top_filter ? cfg.top_filter : "");
+	switch (cfg.top.top_view) {
+	case KEPLER_TOP_VIEW_CONTAINERS: a.view.tab = TOP_CONTAINERS; break;
+	case KEPLER_TOP_VIEW_PODS: a.view.tab = TOP_PODS; break;
+	case KEPLER_TOP_VIEW_VMS: a.view.tab = TOP_VMS; break;
+	default: a.view.tab = TOP_PROCESSES;
+	}
+	snprintf(a.view.filter, sizeof(a.view.filter), "%s", cfg.top.top_filter ? cfg.top.top_filter : "");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (!cfg.top_once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
+	if (!cfg.top.top_once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
 	    strcmp(term, "dumb") != 0)
 		scr = newterm(NULL, stdout, stdin);
 	if (scr)
 		rc = run_curses(&a, scr);
 	else
-		rc = run_plain(&a, cfg.top_once || !isatty(STDOUT_FILENO));
+		rc = run_plain(&a, cfg.top.top_once || !isatty(STDOUT_FILENO));
 	if (scr)
 		delscreen(scr);
 	top_view_free(&a.view);

@@ -12,11 +12,19 @@
 #include <stdint.h>
 
 #include "kepler/buf.h"
+#include "kepler/config.h"
 #include "kepler/fmt.h"
 #include "kepler/snapshot.h"
 #include "kepler/store.h"
 
-enum top_tab { TOP_PROCESSES, TOP_CONTAINERS, TOP_PODS, TOP_VMS, TOP_TABS };
+/* The tabs, in --view's order (enum kepler_top_view). */
+enum top_tab {
+	TOP_PROCESSES = KEPLER_TOP_VIEW_PROCESSES,
+	TOP_CONTAINERS = KEPLER_TOP_VIEW_CONTAINERS,
+	TOP_PODS = KEPLER_TOP_VIEW_PODS,
+	TOP_VMS = KEPLER_TOP_VIEW_VMS,
+	TOP_TABS
+};
 
 enum top_line_kind {
 	TOP_LINE_TEXT,

@@ -365,13 +365,13 @@ int main(int argc, char **argv)
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_train, argc, argv);
 	kepler_log_setup(kepler_program_train.name, cfg.log_level, cfg.log_format);
-	lambda = strtod(cfg.train_lambda, &end);
+	lambda = strtod(cfg.train.train_lambda, &end);
 	if (*end || !(lambda >= 0) || !isfinite(lambda)) {
-		kepler_err("invalid --lambda '%s': a number >= 0", cfg.train_lambda);
+		kepler_err("invalid --lambda '%s': a number >= 0", cfg.train.train_lambda);
 		rc = 2;
 		goto out;
 	}
-	if (!cfg.train_output[0]) {
+	if (!cfg.train.train_output[0]) {
 		kepler_err("--output FILE is required: where to write the model");
 		rc = 2;
 		goto out;
@@ -380,9 +380,9 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	if (features(cfg.train_features, &d, feat, fcol, &nf) < 0)
+	if (features(cfg.train.train_features, &d, feat, fcol, &nf) < 0)
 		goto out;
-	if (cfg.train_per_cpu && (per_cpu = training_cpus(&d, feat, nf)) <= 0)
+	if (cfg.train.train_per_cpu && (per_cpu = training_cpus(&d, feat, nf)) <= 0)
 		goto out;
 	for (size_t c = 0; c < d.ncols && nfits < MAX_ZONES; c++) {
 		size_t len = strlen(d.cols[c]);
@@ -411,9 +411,9 @@ int main(int argc, char **argv)
 			   cfg.args[0]);
 		goto out;
 	}
-	if (write_model(cfg.train_output, cfg.args[0], &d, feat, nf, fits, nfits, lambda, per_cpu) < 0)
+	if (write_model(cfg.train.train_output, cfg.args[0], &d, feat, nf, fits, nfits, lambda, per_cpu) < 0)
 		goto out;
-	printf("wrote %s\n", cfg.train_output);
+	printf("wrote %s\n", cfg.train.train_output);
 	rc = 0;
 out:
 	kepler_dataset_free(&d);
