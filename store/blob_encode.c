@@ -187,7 +187,7 @@ static uint64_t layout(struct encoder *e)
  * table and INFO, between sections and after the last is cleared here
  * (nothing today: every record is a whole number of 8-byte words, and the
  * header and table are written last): no byte of the collector's heap may
- * reach the store (tests/test_snapshot_codec.c, test_no_heap_bytes_in_blobs).
+ * reach the store (tests/store/test_snapshot_codec.c, test_no_heap_bytes_in_blobs).
  */
 static void clear_gaps(struct encoder *e, uint64_t fixed)
 {

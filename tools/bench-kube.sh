@@ -2,7 +2,7 @@
 # tools/bench-kube.sh [BUILD_DIR]: what Kubernetes names cost the collector,
 # for docs/performance.md. A kubelet-like PodList of 110 pods and 400
 # containers (bench_kube generate) is parsed 50 times, then served by
-# tests/fake_kubelet.py over HTTPS (a test CA made with openssl) and polled
+# tests/fakes/fake_kubelet.py over HTTPS (a test CA made with openssl) and polled
 # 10 times by the collector's kube thread: CPU per poll and peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ echo "PodList: $(stat -c %s "$tmp/pods.json") bytes, $(jq '.items | length' "$tm
 echo "bench-token" >"$tmp/token"
 echo ok >"$tmp/mode"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 tests/fake_kubelet.py "$port" "$tmp/k.crt" "$tmp/k.key" "$tmp/pods.json" "$tmp/token" "$tmp/mode" \
+python3 tests/fakes/fake_kubelet.py "$port" "$tmp/k.crt" "$tmp/k.key" "$tmp/pods.json" "$tmp/token" "$tmp/mode" \
 	>"$tmp/kubelet.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do curl -s --cacert "$tmp/ca.crt" -o /dev/null "https://127.0.0.1:$port/" && break; sleep 0.1; done

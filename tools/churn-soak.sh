@@ -10,5 +10,5 @@ build=${1:-build}
 minutes=${2:-5}
 [ -x "$build/collectd/kepler-collectd" ] || { echo "churn-soak.sh: build first (cmake -S . -B $build && cmake --build $build)" >&2; exit 2; }
 start=$(date +%s)
-bash tests/test_churn.sh "$build" $((minutes * 15))
+bash tests/collectd/test_churn.sh "$build" $((minutes * 15))
 echo "churn-soak.sh: $minutes min requested, $(( $(date +%s) - start )) s run"

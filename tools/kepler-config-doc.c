@@ -2,7 +2,7 @@
 /*
  * kepler-config-doc: prints the option reference generated from the option
  * table, or with --update FILE rewrites it between the markers of FILE
- * (docs/configuration.md; tests/test_config.c fails when the two differ);
+ * (docs/configuration.md; tests/common/test_config.c fails when the two differ);
  * --man NAME DATE prints program NAME's man page and --example-config the
  * commented configuration file (both made at build time and installed).
  */

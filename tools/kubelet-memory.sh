@@ -3,7 +3,7 @@
 # answers 32 MiB (the most its client takes) of the JSON shapes that cost
 # json-c the most, and a real PodList of 2,000 pods (issue 47). For each
 # answer: the real collector (fake meter, procfs informer, 1 s intervals)
-# polls tests/fake_kubelet.py over HTTPS every 2 s for 8 s; its VmHWM is
+# polls tests/fakes/fake_kubelet.py over HTTPS every 2 s for 8 s; its VmHWM is
 # read from /proc before it is stopped. The DaemonSet's limit is 256 MiB.
 # Usage: tools/kubelet-memory.sh [BUILD_DIR]
 set -uo pipefail
@@ -23,7 +23,7 @@ echo "token-$RANDOM" >"$tmp/token"
 chmod 0644 "$tmp/token"
 echo ok >"$tmp/mode"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 tests/fake_kubelet.py "$port" "$tmp/kubelet.crt" "$tmp/kubelet.key" "$tmp/pods.json" "$tmp/token" \
+python3 tests/fakes/fake_kubelet.py "$port" "$tmp/kubelet.crt" "$tmp/kubelet.key" "$tmp/pods.json" "$tmp/token" \
 	"$tmp/mode" >"$tmp/kubelet.log" 2>&1 &
 pids+=($!)
 sleep 1

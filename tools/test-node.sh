@@ -96,7 +96,7 @@ echo ok >"$tmp/mode"
 echo '{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}' >"$tmp/pods.json"
 python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", 10250))" 2>/dev/null ||
 	skip "port 10250 (the kubelet's) is taken on this machine"
-python3 tests/fake_kubelet.py 10250 "$tmp/kubelet.crt" "$tmp/kubelet.key" "$tmp/pods.json" "$tmp/token/token" \
+python3 tests/fakes/fake_kubelet.py 10250 "$tmp/kubelet.crt" "$tmp/kubelet.key" "$tmp/pods.json" "$tmp/token/token" \
 	"$tmp/mode" >"$tmp/kubelet.log" 2>&1 &
 kpid=$!
 

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# A damaged store gives errors, never signals: data.mdb truncated at six
+# sizes (0, one page, two pages, half, one page short, one byte short);
+# kepler-stdout, kepler-dataset and kepler-collectd each exit with a status
+# below 128 and a message (the store damaged, with how to recover; or not
+# initialized yet for a file without its two meta pages, which a collector
+# killed while creating the store leaves and the next one repairs), and the
+# exporter stays up and says so in /healthz. Then the same under running
+# binaries, at six sizes again: the file truncated while a collector, an
+# exporter and kepler-stdout --follow have it open and mapped. And --store.move-damaged,
+# which keeps the damaged file aside and begins a new store. Then LMDB's meta
+# pages zeroed under running binaries: the newest one (the collector restores
+# it from the other, nothing stops), then both (no process aborts; the
+# collector stops saying so; --store.move-damaged begins a new store). And
+# lock.mdb truncated under the running collector: it goes on. And data.mdb
+# deleted under it: noticed, said once, a new one made.
+# Usage: test_store_damage.sh BUILD_DIR
+set -uo pipefail
+build=$1
+collectd=$build/collectd/kepler-collectd
+. "$(dirname "$0")/../lib.sh"
+command -v curl >/dev/null || skip "curl missing"
+
+"$collectd" --store.path "$tmp/s" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" --log.level warn >"$tmp/c.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+sleep 3
+kill "$cpid"; wait "$cpid"
+size=$(stat -c %s "$tmp/s/data.mdb")
+"$build/readers/stdout/kepler-stdout" --store.path "$tmp/s" >/dev/null || fail "the whole store does not read"
+port=$((20000 + RANDOM % 20000))
+for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)); do
+	rm -rf "$tmp/c"
+	cp -a "$tmp/s" "$tmp/c" # as the collector left it: its owner and group
+	truncate -s "$cut" "$tmp/c/data.mdb"
+	if [ "$cut" -lt 8192 ]; then want="not initialized yet"; else want="is damaged: data.mdb is $cut bytes"; fi
+	for cmd in "$build/readers/stdout/kepler-stdout --store.path $tmp/c" \
+		"$build/readers/dataset/kepler-dataset --store.path $tmp/c --level process" \
+		"$collectd --store.path $tmp/c --meter.source fake --informer procfs --store.group '' --monitor.interval 100ms"; do
+		name=$(basename "${cmd%% *}")
+		timeout 20 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
+		p=$!
+		# readers end by themselves; a collector refuses a damaged store at once, and
+		# runs on an empty one (it initializes it): stopped after 2 s then
+		for _ in $(seq 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		[ "$name" = kepler-collectd ] && kill "$p" 2>/dev/null
+		wait "$p"
+		st=$?
+		if [ "$st" -ge 128 ] && ! { [ "$st" = 143 ] && [ "$name" = kepler-collectd ] && [ "$cut" = 0 ]; }; then
+			fail "cut at $cut: $name ended with status $st: $(head -c 200 "$tmp/err")"
+		elif [ "$cut" -ge 8192 ] && ! grep -q "$want" "$tmp/err"; then
+			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
+		fi
+	done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/c" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/e.log" 2>&1 &
+	e=$!
+	for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
+	if ! kill -0 "$e" 2>/dev/null; then
+		wait "$e"
+		st=$?
+		[ "$st" -lt 128 ] || fail "cut at $cut: kepler-exporter died with status $st"
+	else
+		kill "$e"; wait "$e"
+	fi
+	[ "$cut" -lt 8192 ] || grep -q "damaged" <<<"$body$(cat "$tmp/e.log")" ||
+		fail "cut at $cut: the exporter did not say the store is damaged: $body"
+	echo "cut at $cut bytes: every binary said so, none died of a signal"
+done
+ok "a truncated data.mdb at 6 sizes: messages, no signal"
+
+# --store.move-damaged: the collector keeps the damaged file and begins a new store
+rm -rf "$tmp/m"
+cp -r "$tmp/s" "$tmp/m"
+truncate -s $((size / 2 / 4096 * 4096)) "$tmp/m/data.mdb"
+"$collectd" --store.path "$tmp/m" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" --store.move-damaged >"$tmp/m.log" 2>&1 &
+p=$!
+pids+=($p)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
+kill "$p"; wait "$p"
+kept=$(ls "$tmp/m"/data.mdb.damaged-* 2>/dev/null)
+if [ -n "$kept" ] && [ "$(stat -c %s "$kept")" = $((size / 2 / 4096 * 4096)) ] &&
+	grep -q "warn: the store's data file was damaged: kept as '$kept'; a new store begins" "$tmp/m.log" &&
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null; then
+	ok "--store.move-damaged kept the damaged file ($(basename "$kept")) and began a new store"
+else
+	fail "--store.move-damaged: kept '$kept' ($(stat -c %s "$kept" 2>&1)); log: $(grep -v info "$tmp/m.log" | head -c 600)"
+fi
+
+# truncated under running binaries (a collector, an exporter, kepler-stdout
+# --follow), at six sizes of the live file
+under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
+	local live cut uc ue us body name p log st
+	rm -rf "$tmp/u"
+	"$collectd" --store.path "$tmp/u" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" >"$tmp/u-c.log" 2>&1 &
+	uc=$!
+	pids+=($uc)
+	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/u" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/u-e.log" 2>&1 &
+	ue=$!
+	pids+=($ue)
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
+	us=$!
+	pids+=($us)
+	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	sleep 1 # a few more snapshots, so the file reaches past its first pages
+	live=$(stat -c %s "$tmp/u/data.mdb")
+	case $1 in
+	half) cut=$((live / 2 / 4096 * 4096)) ;;
+	short1page) cut=$((live - 4096)) ;;
+	short1byte) cut=$((live - 1)) ;;
+	*) cut=$1 ;;
+	esac
+	truncate -s "$cut" "$tmp/u/data.mdb"
+	for _ in $(seq 100); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 50); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	for name in collector stdout; do
+		if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
+		if kill -0 "$p" 2>/dev/null; then
+			fail "cut to $cut of $live under it: the $name is still running: $(tail -c 300 "$log")"
+			kill "$p"
+			continue
+		fi
+		wait "$p"
+		st=$?
+		if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$log"; then
+			fail "cut to $cut of $live under it: the $name ended with status $st: $(tail -c 300 "$log")"
+		fi
+	done
+	if ! kill -0 "$ue" 2>/dev/null || ! grep -q "damaged" <<<"$body$(cat "$tmp/u-e.log")"; then
+		fail "cut to $cut of $live under it: the exporter: $body $(tail -c 300 "$tmp/u-e.log")"
+	fi
+	kill "$ue" 2>/dev/null
+	wait "$ue"
+	echo "cut to $cut of $live bytes under running binaries: the collector and kepler-stdout --follow exited saying so, the exporter says so"
+}
+for cut in 0 4096 8192 half short1page short1byte; do under_running $cut; done
+ok "data.mdb cut at 6 sizes under running binaries: messages, no signal"
+
+# meta pages damaged under running binaries: LMDB keeps two so that one can be lost
+# zero_meta DIR WHICH: WHICH is newest, or both (the pages LMDB's meta pages are)
+zero_meta() {
+	python3 - "$1/data.mdb" "$2" <<'PY'
+import struct, sys
+path, which = sys.argv[1], sys.argv[2]
+with open(path, 'r+b') as f:
+    head = f.read(160)
+    psize = struct.unpack_from('<I', head, 40)[0]
+    f.seek(psize)
+    t = [struct.unpack_from('<Q', head, 144)[0], struct.unpack_from('<Q', f.read(160), 144)[0]]
+    pages = [0, 1] if which == 'both' else [0 if t[0] > t[1] else 1]
+    for pg in pages:
+        f.seek(pg * psize)
+        f.write(b'\0' * psize)
+    print(' '.join(f'{pg} (transaction {t[pg]})' for pg in pages))
+PY
+}
+meta_under_running() { # $1: newest or both
+	local uc ue us body zeroed st
+	rm -rf "$tmp/m2"
+	"$collectd" --store.path "$tmp/m2" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" >"$tmp/m2-c.log" 2>&1 &
+	uc=$!
+	pids+=($uc)
+	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>&1 && break; sleep 0.1; done
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/m2" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/m2-e.log" 2>&1 &
+	ue=$!
+	pids+=($ue)
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" --follow --format json >/dev/null 2>"$tmp/m2-s.log" &
+	us=$!
+	pids+=($us)
+	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	zeroed=$(zero_meta "$tmp/m2" "$1")
+	sleep 2
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	for p in $uc $ue $us; do
+		if ! kill -0 "$p" 2>/dev/null; then
+			wait "$p"
+			st=$?
+			[ "$st" -ge 128 ] && fail "meta page(s) $zeroed zeroed: pid $p died of signal $((st - 128))"
+		fi
+	done
+	if [ "$1" = newest ]; then
+		kill -0 "$uc" 2>/dev/null && kill -0 "$us" 2>/dev/null && kill -0 "$ue" 2>/dev/null &&
+			grep -q "was damaged (.*): restored from meta page" "$tmp/m2-c.log" &&
+			"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>"$tmp/m2-new.log" &&
+			ok "the newest meta page ($zeroed) zeroed under running binaries: the collector restored it from the other ($(grep -o 'at most the last commit is lost' "$tmp/m2-c.log" | head -1)); every process goes on; a new reader opens the store" ||
+			fail "newest meta page zeroed: $(grep -i meta "$tmp/m2-c.log" | head -2) $(cat "$tmp/m2-new.log" 2>/dev/null)"
+	else
+		! kill -0 "$uc" 2>/dev/null && grep -q "both meta pages of data.mdb are damaged" "$tmp/m2-c.log" &&
+			kill -0 "$ue" 2>/dev/null && grep -q "damaged" <<<"$body" &&
+			ok "both meta pages zeroed under running binaries: no process aborts; the collector stops saying so, the exporter stays up saying so" ||
+			fail "both meta pages zeroed: collector $(tail -c 300 "$tmp/m2-c.log"); exporter $body"
+		"$collectd" --store.path "$tmp/m2" --meter.source fake --informer procfs --monitor.interval 100ms \
+			--store.group "" --store.move-damaged --log.level info >"$tmp/m2-m.log" 2>&1 &
+		uc=$!
+		pids+=($uc)
+		sleep 1.5
+		kill -0 "$uc" 2>/dev/null && ls "$tmp/m2"/data.mdb.damaged-* >/dev/null 2>&1 &&
+			ok "--store.move-damaged keeps a store with both meta pages gone aside and begins a new one" ||
+			fail "move-damaged after both meta pages: $(tail -c 400 "$tmp/m2-m.log")"
+		kill "$uc" 2>/dev/null
+		wait "$uc" 2>/dev/null
+	fi
+	kill "$uc" "$ue" "$us" 2>/dev/null
+	wait "$uc" "$ue" "$us" 2>/dev/null
+}
+meta_under_running newest
+meta_under_running both
+
+# lock.mdb truncated under the running collector (0 bytes, then half): it gives the file its
+# size back, opens the store again and goes on; nothing dies of SIGBUS
+rm -rf "$tmp/l"
+"$collectd" --store.path "$tmp/l" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" >"$tmp/l-c.log" 2>&1 &
+lc=$!
+pids+=($lc)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>&1 && break; sleep 0.1; done
+lsize=$(stat -c %s "$tmp/l/lock.mdb")
+for cut in 0 $((lsize / 2)); do
+	before=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	truncate -s "$cut" "$tmp/l/lock.mdb"
+	sleep 1
+	after=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	if kill -0 "$lc" 2>/dev/null && [ "${after:-0}" -gt "${before:-0}" ]; then
+		echo "lock.mdb cut to $cut of $lsize bytes under the collector: it goes on (seq $before -> $after)"
+	else
+		fail "lock.mdb cut to $cut: collector alive: $(kill -0 "$lc" 2>/dev/null && echo yes || echo no), seq $before -> $after: $(grep -v '^ ' "$tmp/l-c.log" | tail -2)"
+	fi
+done
+kill "$lc"
+wait "$lc"
+st=$?
+[ "$st" -lt 128 ] && grep -q "lock.mdb was cut short under the collector (0 of $lsize bytes): its size restored" "$tmp/l-c.log" &&
+	ok "lock.mdb truncated twice under the running collector: its size restored, the store opened again, commits go on; it stops cleanly (status $st)" ||
+	fail "lock.mdb: the collector ended with status $st: $(grep -v '^ ' "$tmp/l-c.log" | tail -3)"
+
+# data.mdb deleted under the running collector (in a directory it may write, as the image's
+# 2775 root:kepler): noticed at the next commit, said once, a new file made, commits go on
+rm -rf "$tmp/d"
+mkdir -p "$tmp/d/store" && chmod 1777 "$tmp/d/store"
+"$collectd" --store.path "$tmp/d/store" --meter.source fake --informer procfs --monitor.interval 100ms \
+	--store.group "" >"$tmp/d-c.log" 2>&1 &
+dc=$!
+pids+=($dc)
+for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1 && break; sleep 0.1; done
+rm "$tmp/d/store/data.mdb"
+sleep 1
+if kill -0 "$dc" 2>/dev/null && [ "$(grep -c 'data.mdb was deleted under the collector' "$tmp/d-c.log")" = 1 ] &&
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1; then
+	ok "data.mdb deleted under the running collector: said once, a new store made, readers read it"
+else
+	fail "data.mdb deleted: $(grep -v '^ ' "$tmp/d-c.log" | tail -3)"
+fi
+kill "$dc"
+wait "$dc"
+finish store_damage
