@@ -57,11 +57,17 @@ static void describe(const struct kepler_gpu *gpu, uint64_t idle_uw)
 						: "its energy counter",
 			    idle_uw ? "configured (gpu.idle-power)"
 				    : "the lowest power seen with no process");
-		if (d->mig)
+		if (d->mig && d->mig_gpm)
+			kepler_info(
+				"GPU %u: MIG mode is on, %u GPU instance(s): its active energy is split "
+				"over them by their busy SMs (GPM), and equally over each one's processes",
+				d->index, d->mig_instances);
+		else if (d->mig)
 			kepler_warn(
-				"GPU %u: MIG mode is on; NVML gives no per-GPU-instance utilisation, so its "
-				"active energy is split equally over its processes (see docs/energy-sources.md)",
-				d->index);
+				"GPU %u: MIG mode is on and GPM is not available (%s): its active energy is "
+				"split equally over its processes, whatever each GPU instance does "
+				"(see docs/energy-sources.md)",
+				d->index, d->mig_why);
 	}
 	if (kepler_gpu_ignored(gpu))
 		kepler_warn("%u GPU(s) not read (more than %d, or unreadable)", kepler_gpu_ignored(gpu),
@@ -230,6 +236,8 @@ size_t kepler_gpu_zones_pids(const struct kepler_gpu_zones *g, uint32_t *out, si
 		for (size_t k = 0; k < d->nweights && n < max; k++) {
 			size_t j = 0;
 
+			if (!d->weights[k].pid)
+				continue; /* a MIG instance's share with no process listed */
 			while (j < n && out[j] != d->weights[k].pid) /* a few processes: a scan */
 				j++;
 			if (j == n)

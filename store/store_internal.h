@@ -179,7 +179,7 @@ int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key,
 
 /*
  * The series database's value: this header, then the record (struct
- * kepler_series_record, native byte order). A reader takes record_size
+ * series_disk below, native byte order). A reader takes record_size
  * bytes of what it knows (older records are shorter: the rest reads 0;
  * newer ones longer: the rest is skipped) and skips a record whose magic is
  * wrong or whose version is newer than it knows.
@@ -195,22 +195,74 @@ struct series_header {
 	uint32_t pad2;
 };
 
-/* The record's layout is the on-disk format: any change is a new field at its end. */
+/*
+ * The record as stored: the in-memory struct kepler_series_record's fields
+ * in the order they were appended, any change a new field at the end.
+ * Records of up to SERIES_ZONES zones end after unattributed (format 2.2,
+ * SERIES_RECORD_2_2 bytes); a node with more zones (many GPUs) appends the
+ * rest (format 2.3), so that older readers read its first SERIES_ZONES.
+ */
+#define SERIES_ZONES 16
+#define SERIES_MORE_ZONES 24
+_Static_assert(KEPLER_MAX_ZONES <= SERIES_ZONES + SERIES_MORE_ZONES, "the series record holds every zone");
+
+struct series_disk {
+	uint64_t seq;
+	uint64_t wall_ns;
+	uint64_t interval_ns;
+	double cpu_usage_ratio;
+	uint64_t node_cpu_busy_delta_ns;
+	uint64_t node_cpu_total_delta_ns;
+	uint64_t cycles, instructions, cache_misses;
+	uint32_t flags;
+	uint32_t nzones;
+	struct kepler_series_zone zones[SERIES_ZONES];
+	/* 1.1 */
+	uint32_t cpu_count;
+	uint32_t pad;
+	/* 1.2 */
+	struct kepler_series_baseline baseline[SERIES_ZONES];
+	/* 1.3 */
+	uint32_t unstored_intervals;
+	uint32_t pad2;
+	uint64_t unstored_ns;
+	uint64_t collector_cpu_ns;
+	uint64_t collector_rss_bytes;
+	/* 2.2 */
+	uint32_t idle_policy;
+	uint32_t pad3;
+	uint64_t unattributed_delta_uj[SERIES_ZONES];
+	/* 2.3: zones SERIES_ZONES and up, present when the record has more zones than that */
+	struct kepler_series_zone more_zones[SERIES_MORE_ZONES];
+	struct kepler_series_baseline more_baseline[SERIES_MORE_ZONES];
+	uint64_t more_unattributed_delta_uj[SERIES_MORE_ZONES];
+};
+
 #define KEPLER_SERIES_RECORD_1_0 1104 /* up to and without cpu_count */
 _Static_assert(sizeof(struct series_header) == 16, "series header layout");
 _Static_assert(sizeof(struct kepler_series_zone) == 64, "series zone layout");
-_Static_assert(offsetof(struct kepler_series_record, zones) == 80, "series record layout");
-_Static_assert(offsetof(struct kepler_series_record, cpu_count) == KEPLER_SERIES_RECORD_1_0,
+_Static_assert(sizeof(struct kepler_series_baseline) == 16, "series baseline layout");
+_Static_assert(offsetof(struct series_disk, zones) == 80, "series record layout");
+_Static_assert(offsetof(struct series_disk, cpu_count) == KEPLER_SERIES_RECORD_1_0,
 	       "series record layout (format 1.0)");
 #define KEPLER_SERIES_RECORD_1_1 1112 /* up to and without baseline */
-_Static_assert(offsetof(struct kepler_series_record, baseline) == KEPLER_SERIES_RECORD_1_1,
+_Static_assert(offsetof(struct series_disk, baseline) == KEPLER_SERIES_RECORD_1_1,
 	       "series record layout (format 1.1)");
 #define KEPLER_SERIES_RECORD_1_2 1368 /* up to and without unstored_intervals */
-_Static_assert(offsetof(struct kepler_series_record, unstored_intervals) == KEPLER_SERIES_RECORD_1_2,
+_Static_assert(offsetof(struct series_disk, unstored_intervals) == KEPLER_SERIES_RECORD_1_2,
 	       "series record layout (format 1.2)");
 #define KEPLER_SERIES_RECORD_1_3 1400 /* up to and without idle_policy */
-_Static_assert(offsetof(struct kepler_series_record, idle_policy) == KEPLER_SERIES_RECORD_1_3,
+_Static_assert(offsetof(struct series_disk, idle_policy) == KEPLER_SERIES_RECORD_1_3,
 	       "series record layout (format 1.3)");
-_Static_assert(sizeof(struct kepler_series_record) == 1536, "series record layout (format 2.2)");
+#define SERIES_RECORD_2_2 1536 /* up to and without more_zones */
+_Static_assert(offsetof(struct series_disk, more_zones) == SERIES_RECORD_2_2,
+	       "series record layout (format 2.2)");
+_Static_assert(sizeof(struct series_disk) == SERIES_RECORD_2_2 + SERIES_MORE_ZONES * (64 + 16 + 8),
+	       "series record layout (format 2.3)");
+
+/* A record as stored, and its size (2.2's for up to SERIES_ZONES zones, else 2.3's). */
+size_t kepler_series_to_disk(const struct kepler_series_record *rec, struct series_disk *out);
+/* @size bytes of a stored record (shorter ones: the fields they lack read 0) into @out. */
+void kepler_series_from_disk(const struct series_disk *d, struct kepler_series_record *out);
 
 #endif

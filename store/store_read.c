@@ -504,23 +504,51 @@ int kepler_store_list(struct kepler_store *s, uint64_t from, uint64_t to, uint64
 static bool take_series(const MDB_val *v, struct kepler_series_record *out)
 {
 	struct series_header h;
-	size_t n;
+	struct series_disk d;
 
 	if (v->mv_size < sizeof(h))
 		return false;
 	memcpy(&h, v->mv_data, sizeof(h));
 	if (h.magic != KEPLER_SERIES_MAGIC || h.version > KEPLER_SERIES_VERSION ||
-	    h.record_size > v->mv_size - sizeof(h) ||
-	    h.record_size < offsetof(struct kepler_series_record, zones))
+	    h.record_size > v->mv_size - sizeof(h) || h.record_size < offsetof(struct series_disk, zones))
 		return false;
-	memset(out, 0, sizeof(*out));
-	n = h.record_size < sizeof(*out) ? h.record_size : sizeof(*out);
-	memcpy(out, (const char *)v->mv_data + sizeof(h), n);
-	if (out->nzones > KEPLER_MAX_ZONES)
-		out->nzones = KEPLER_MAX_ZONES;
-	for (size_t z = 0; z < out->nzones; z++)
-		out->zones[z].name[sizeof(out->zones[z].name) - 1] = '\0';
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, (const char *)v->mv_data + sizeof(h),
+	       h.record_size < sizeof(d) ? h.record_size : sizeof(d));
+	kepler_series_from_disk(&d, out);
 	return true;
+}
+
+void kepler_series_from_disk(const struct series_disk *d, struct kepler_series_record *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->seq = d->seq;
+	out->wall_ns = d->wall_ns;
+	out->interval_ns = d->interval_ns;
+	out->cpu_usage_ratio = d->cpu_usage_ratio;
+	out->node_cpu_busy_delta_ns = d->node_cpu_busy_delta_ns;
+	out->node_cpu_total_delta_ns = d->node_cpu_total_delta_ns;
+	out->cycles = d->cycles;
+	out->instructions = d->instructions;
+	out->cache_misses = d->cache_misses;
+	out->flags = d->flags;
+	out->nzones = d->nzones < KEPLER_MAX_ZONES ? d->nzones : KEPLER_MAX_ZONES;
+	out->cpu_count = d->cpu_count;
+	out->unstored_intervals = d->unstored_intervals;
+	out->unstored_ns = d->unstored_ns;
+	out->collector_cpu_ns = d->collector_cpu_ns;
+	out->collector_rss_bytes = d->collector_rss_bytes;
+	out->idle_policy = d->idle_policy;
+	for (size_t z = 0; z < out->nzones; z++) {
+		bool more = z >= SERIES_ZONES;
+		size_t i = more ? z - SERIES_ZONES : z;
+
+		out->zones[z] = (more ? d->more_zones : d->zones)[i];
+		out->zones[z].name[sizeof(out->zones[z].name) - 1] = '\0';
+		out->baseline[z] = (more ? d->more_baseline : d->baseline)[i];
+		out->unattributed_delta_uj[z] =
+			(more ? d->more_unattributed_delta_uj : d->unattributed_delta_uj)[i];
+	}
 }
 
 STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t to_ns,

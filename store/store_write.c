@@ -29,7 +29,7 @@
 
 struct series_value {
 	struct series_header h;
-	struct kepler_series_record rec;
+	struct series_disk rec;
 };
 
 static uint64_t sum_counter(const struct kepler_snapshot *snap, size_t field)
@@ -81,6 +81,38 @@ void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepl
 		ret->baseline[i] = (struct kepler_series_baseline){ z->baseline.idle_uw, z->baseline.method,
 								    z->baseline.quality_ppm };
 	}
+}
+
+size_t kepler_series_to_disk(const struct kepler_series_record *rec, struct series_disk *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->seq = rec->seq;
+	out->wall_ns = rec->wall_ns;
+	out->interval_ns = rec->interval_ns;
+	out->cpu_usage_ratio = rec->cpu_usage_ratio;
+	out->node_cpu_busy_delta_ns = rec->node_cpu_busy_delta_ns;
+	out->node_cpu_total_delta_ns = rec->node_cpu_total_delta_ns;
+	out->cycles = rec->cycles;
+	out->instructions = rec->instructions;
+	out->cache_misses = rec->cache_misses;
+	out->flags = rec->flags;
+	out->nzones = rec->nzones;
+	out->cpu_count = rec->cpu_count;
+	out->unstored_intervals = rec->unstored_intervals;
+	out->unstored_ns = rec->unstored_ns;
+	out->collector_cpu_ns = rec->collector_cpu_ns;
+	out->collector_rss_bytes = rec->collector_rss_bytes;
+	out->idle_policy = rec->idle_policy;
+	for (size_t z = 0; z < rec->nzones && z < KEPLER_MAX_ZONES; z++) {
+		bool more = z >= SERIES_ZONES;
+		size_t i = more ? z - SERIES_ZONES : z;
+
+		(more ? out->more_zones : out->zones)[i] = rec->zones[z];
+		(more ? out->more_baseline : out->baseline)[i] = rec->baseline[z];
+		(more ? out->more_unattributed_delta_uj : out->unattributed_delta_uj)[i] =
+			rec->unattributed_delta_uj[z];
+	}
+	return rec->nzones > SERIES_ZONES ? sizeof(*out) : SERIES_RECORD_2_2;
 }
 
 int kepler_store_meta_put(struct kepler_store *s, MDB_txn *txn, const char *key, const char *value)
@@ -146,14 +178,15 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 		   size_t len, uint64_t keep)
 {
 	unsigned char key[8];
-	struct series_value sv = { .h = { .magic = KEPLER_SERIES_MAGIC,
-					  .version = KEPLER_SERIES_VERSION,
-					  .record_size = sizeof(struct kepler_series_record) } };
-	MDB_val k = { 8, key }, v = { len, blob }, sval = { sizeof(sv), &sv };
+	struct series_value sv = { .h = { .magic = KEPLER_SERIES_MAGIC, .version = KEPLER_SERIES_VERSION } };
+	struct kepler_series_record rec;
+	MDB_val k = { 8, key }, v = { len, blob }, sval;
 	int rc;
 
 	kepler_store_put_key(snap->seq, key);
-	kepler_series_from_snapshot(snap, &sv.rec);
+	kepler_series_from_snapshot(snap, &rec);
+	sv.h.record_size = (uint32_t)kepler_series_to_disk(&rec, &sv.rec);
+	sval = (MDB_val){ sizeof(sv.h) + sv.h.record_size, &sv };
 	rc = mdb_put(txn, s->snapshots, &k, &v, MDB_APPEND);
 	if (!rc)
 		rc = mdb_put(txn, s->series, &k, &sval, MDB_APPEND);

@@ -31,3 +31,31 @@ finish() {
 	[ "$fails" -eq 0 ] && echo "all $1 checks passed"
 	exit $((fails > 0))
 }
+# free_port: a TCP port of 127.0.0.1 free a moment ago
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# test_certs NAME CN: in $tmp a test CA (ca.crt, ca.key) and NAME.crt, NAME.key for 127.0.0.1 signed by it
+test_certs() {
+	(cd "$tmp" &&
+		{ [ -f ca.crt ] || openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 \
+			-subj "/CN=test-$1-ca"; } &&
+		openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "/CN=$2" &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >san.ext &&
+		openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 2 \
+			-extfile san.ext) >/dev/null 2>&1
+}
+# start_exporter_for STORE PORT [ARG...]: the exporter of $build on 127.0.0.1:PORT (log $tmp/exporter-PORT.log)
+start_exporter_for() {
+	local store=$1 port=$2
+	shift 2
+	"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" "$@" \
+		>"$tmp/exporter-$port.log" 2>&1 &
+	pids+=($!)
+}
+# wait_metrics PORT FILE: until /metrics on PORT holds a snapshot (10 s at most), saved in FILE
+wait_metrics() {
+	for _ in $(seq 100); do
+		curl -sf -o "$2" "http://127.0.0.1:$1/metrics" && grep -q '^kepler_snapshot_seq{' "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "kepler/array.h"
+#include "gpu_mig.h"
 #include "kepler/snapshot.h"
 #include "meter.h"
 
@@ -28,6 +30,13 @@ struct device_state {
 	unsigned samples_cap;
 	nvmlProcessInfo_t *infos;
 	unsigned infos_cap;
+	/* MIG mode: the GPU instances, and the running processes with theirs */
+	struct kepler_gpu_mig mig;
+	struct mig_proc {
+		uint32_t pid;
+		unsigned int gi;
+	} * procs;
+	size_t procs_cap;
 };
 
 struct kepler_gpu {
@@ -52,6 +61,19 @@ static void device_identity(struct kepler_gpu *g, unsigned i)
 	d->name[sizeof(d->name) - 1] = d->uuid[sizeof(d->uuid) - 1] = '\0';
 	if (g->nvml.DeviceGetMigMode && g->nvml.DeviceGetMigMode(h, &current, &pending) == NVML_SUCCESS)
 		d->mig = current == 1;
+}
+
+/* MIG mode: its GPU instances, and whether GPM measures them (said in the device). */
+static int mig_open(struct kepler_gpu *g, unsigned i)
+{
+	struct kepler_gpu_device *d = &g->dev[i];
+	struct kepler_gpu_mig *m = &g->st[i].mig;
+	int r = kepler_gpu_mig_open(&g->nvml, g->st[i].handle, m);
+
+	d->mig_gpm = m->gpm;
+	d->mig_instances = m->n;
+	snprintf(d->mig_why, sizeof(d->mig_why), "%s", m->gpm ? "" : m->why);
+	return r;
 }
 
 /* Energy counter if the device has one, else power; -ENOTSUP if neither answers. */
@@ -95,6 +117,8 @@ static int list_devices(struct kepler_gpu *g, struct kepler_error *err)
 		}
 		g->dev[k].index = i;
 		device_identity(g, k);
+		if (g->dev[k].mig && mig_open(g, k) < 0)
+			return kepler_error_set(err, -ENOMEM, "out of memory");
 		if (probe_energy(g, k, &perr) < 0) {
 			g->ignored++;
 			snprintf(g->dev[k].last_error, sizeof(g->dev[k].last_error), "%s", perr.msg);
@@ -283,11 +307,11 @@ static long read_running(struct kepler_gpu *g, unsigned i,
 	return fail(g, i, what, NVML_ERROR_INSUFFICIENT_SIZE);
 }
 
-/* The running processes, each weight 1 (the equal split); the count, or negative. */
-static long running_weights(struct kepler_gpu *g, unsigned i, size_t *n)
+/* The running processes (compute and graphics), each once, with its GPU instance under MIG; the count or negative. */
+static long running_processes(struct kepler_gpu *g, unsigned i)
 {
 	struct device_state *st = &g->st[i];
-	long total = 0;
+	size_t n = 0;
 
 	for (int kind = 0; kind < 2; kind++) {
 		long c = read_running(g, i,
@@ -299,16 +323,84 @@ static long running_weights(struct kepler_gpu *g, unsigned i, size_t *n)
 		if (c < 0)
 			return c;
 		for (long k = 0; k < c; k++) {
-			size_t before = *n;
+			size_t j = 0;
 
-			if (add_weight(st, n, st->infos[k].pid, 0) < 0)
+			while (j < n && st->procs[j].pid != st->infos[k].pid)
+				j++;
+			if (j < n)
+				continue;
+			if (kepler_array_reserve((void **)&st->procs, &st->procs_cap, n + 1,
+						 sizeof(*st->procs)) < 0)
 				return -ENOMEM;
-			total += *n > before;
+			st->procs[n++] = (struct mig_proc){ st->infos[k].pid, st->infos[k].gpuInstanceId };
 		}
 	}
-	for (size_t k = 0; k < *n; k++)
-		st->weights[k].weight = 1;
-	return total;
+	return (long)n;
+}
+
+/* The running processes, each weight 1 (the equal split); 0, or negative. */
+static int running_weights(struct kepler_gpu *g, unsigned i, size_t *n)
+{
+	struct device_state *st = &g->st[i];
+	long c = running_processes(g, i);
+
+	for (long k = 0; k < c; k++)
+		if (add_weight(st, n, st->procs[k].pid, 1) < 0)
+			return -ENOMEM;
+	return c < 0 ? (int)c : 0;
+}
+
+/*
+ * MIG: each GPU instance's share of the active energy is its busy SMs
+ * (GPM), split equally over its processes; an instance busy with no
+ * process listed leaves its share unattributed (PID 0, never a process).
+ * Without GPM, or when it measured nothing this interval: equally over
+ * every process of the GPU.
+ */
+static int mig_weights(struct kepler_gpu *g, unsigned i, size_t *n)
+{
+	struct kepler_gpu_device *d = &g->dev[i];
+	struct device_state *st = &g->st[i];
+	bool busy = kepler_gpu_mig_sample(&g->nvml, st->handle, &st->mig);
+	unsigned per[KEPLER_GPU_MIG_MAX_INSTANCES] = { 0 };
+	long c = running_processes(g, i);
+	uint64_t sum = 0;
+
+	if (c < 0)
+		return (int)c;
+	for (long k = 0; k < c; k++) {
+		const struct kepler_gpu_mig_instance *in = kepler_gpu_mig_find(&st->mig, st->procs[k].gi);
+
+		if (in)
+			per[in - st->mig.inst]++;
+	}
+	for (unsigned j = 0; busy && j < st->mig.n; j++)
+		sum += st->mig.inst[j].busy;
+	if (busy && sum) {
+		for (unsigned j = 0; j < st->mig.n; j++)
+			if (!per[j] && st->mig.inst[j].busy && add_weight(st, n, 0, st->mig.inst[j].busy) < 0)
+				return -ENOMEM;
+		for (long k = 0; k < c; k++) {
+			const struct kepler_gpu_mig_instance *in =
+				kepler_gpu_mig_find(&st->mig, st->procs[k].gi);
+			/* 420: every count of processes up to 7 divides it, so equal shares stay equal */
+			uint64_t w = in ? in->busy * 420 / per[in - st->mig.inst] : 0;
+
+			if (add_weight(st, n, st->procs[k].pid, w) < 0)
+				return -ENOMEM;
+		}
+		for (size_t k = 0; k < *n; k++)
+			if (st->weights[k].pid == 0)
+				st->weights[k].weight *= 420;
+		d->rule = KEPLER_GPU_SPLIT_MIG;
+		return 0;
+	}
+	for (long k = 0; k < c; k++)
+		if (add_weight(st, n, st->procs[k].pid, 1) < 0)
+			return -ENOMEM;
+	if (*n)
+		d->rule = KEPLER_GPU_SPLIT_EQUAL;
+	return 0;
 }
 
 /* How this interval's active energy of device @i splits over processes. */
@@ -319,10 +411,18 @@ static int read_weights(struct kepler_gpu *g, unsigned i)
 	size_t n = 0;
 	uint64_t sum = 0;
 	unsigned long long seen = st->last_seen_us, newest = seen;
-	long c = g->nvml.DeviceGetProcessUtilization ? read_samples(g, i) : 0;
+	long c;
 
 	d->rule = KEPLER_GPU_SPLIT_NONE;
 	d->nweights = 0;
+	if (d->mig) {
+		int r = mig_weights(g, i, &n);
+
+		d->nweights = r < 0 ? 0 : n;
+		d->weights = st->weights;
+		return r;
+	}
+	c = g->nvml.DeviceGetProcessUtilization ? read_samples(g, i) : 0;
 	if (c < 0)
 		return (int)c;
 	for (long k = 0; k < c; k++) {
@@ -342,10 +442,12 @@ static int read_weights(struct kepler_gpu *g, unsigned i)
 	if (sum) {
 		d->rule = KEPLER_GPU_SPLIT_SM;
 	} else {
+		int r;
+
 		n = 0;
-		c = running_weights(g, i, &n);
-		if (c < 0)
-			return (int)c;
+		r = running_weights(g, i, &n);
+		if (r < 0)
+			return r;
 		if (n)
 			d->rule = KEPLER_GPU_SPLIT_EQUAL;
 	}
@@ -430,6 +532,8 @@ void kepler_gpu_close(struct kepler_gpu *g)
 		free(g->st[i].weights);
 		free(g->st[i].samples);
 		free(g->st[i].infos);
+		free(g->st[i].procs);
+		kepler_gpu_mig_close(&g->nvml, &g->st[i].mig);
 	}
 	kepler_nvml_close(&g->nvml);
 	free(g);

@@ -29,7 +29,8 @@
 #include "kepler/error.h"
 #include "nvml.h"
 
-#define KEPLER_GPU_MAX_DEVICES 8
+/* GPUs read: a snapshot holds KEPLER_MAX_ZONES zones, the CPU and platform zones beside these. */
+#define KEPLER_GPU_MAX_DEVICES 32
 /* No GPU board draws 5 kW: a counter jumping further is a reset, never energy. */
 #define KEPLER_GPU_MAX_PLAUSIBLE_W 5000
 
@@ -43,6 +44,7 @@ enum kepler_gpu_rule {
 	KEPLER_GPU_SPLIT_NONE = 0, /* no process ran: all unattributed */
 	KEPLER_GPU_SPLIT_SM,       /* by SM utilisation samples */
 	KEPLER_GPU_SPLIT_EQUAL,    /* no utilisation: equally over the running processes */
+	KEPLER_GPU_SPLIT_MIG,      /* MIG: over GPU instances by busy SMs (GPM), equally within one */
 };
 
 struct kepler_gpu_weight {
@@ -56,7 +58,10 @@ struct kepler_gpu_device {
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
 	bool power_integrated; /* no energy counter: power x time */
-	bool mig;              /* MIG mode on: no per-GPU-instance split (equal over processes) */
+	bool mig;              /* MIG mode on: split per GPU instance (gpu_mig.h) */
+	bool mig_gpm;          /* ... by GPM's busy SMs; else equally over its processes */
+	unsigned mig_instances;
+	char mig_why[160]; /* MIG without GPM: why */
 	/* the last read */
 	uint64_t total_uj, delta_uj, idle_delta_uj, active_delta_uj;
 	uint64_t idle_uw;  /* idle power used (configured or learned; 0 before one is known) */

@@ -42,6 +42,15 @@ static const struct symbol symbols[] = {
 	SYM(DeviceGetGraphicsRunningProcesses, false, "nvmlDeviceGetGraphicsRunningProcesses_v3",
 	    "nvmlDeviceGetGraphicsRunningProcesses_v2"),
 	SYM(DeviceGetMigMode, false, "nvmlDeviceGetMigMode"),
+	SYM(DeviceGetMaxMigDeviceCount, false, "nvmlDeviceGetMaxMigDeviceCount"),
+	SYM(DeviceGetMigDeviceHandleByIndex, false, "nvmlDeviceGetMigDeviceHandleByIndex"),
+	SYM(DeviceGetGpuInstanceId, false, "nvmlDeviceGetGpuInstanceId"),
+	SYM(DeviceGetAttributes, false, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"),
+	SYM(GpmQueryDeviceSupport, false, "nvmlGpmQueryDeviceSupport"),
+	SYM(GpmSampleAlloc, false, "nvmlGpmSampleAlloc"),
+	SYM(GpmSampleFree, false, "nvmlGpmSampleFree"),
+	SYM(GpmMigSampleGet, false, "nvmlGpmMigSampleGet"),
+	SYM(GpmMetricsGet, false, "nvmlGpmMetricsGet"),
 };
 
 static void *resolve(void *handle, const struct symbol *s)

@@ -54,6 +54,56 @@ typedef struct {
 	unsigned int computeInstanceId; /* MIG: 0xFFFFFFFF likewise */
 } nvmlProcessInfo_t;
 
+/* MIG: a GPU instance's device (nvmlDeviceGetMigDeviceHandleByIndex) has these attributes. */
+typedef struct {
+	unsigned int multiprocessorCount; /* SMs of the instance */
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+	unsigned int gpuInstanceSliceCount;
+	unsigned int computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+/*
+ * GPM (GPU performance monitoring, Hopper and later): two samples of a
+ * GPU instance (nvmlGpmMigSampleGet) give its metrics over the time
+ * between them (nvmlGpmMetricsGet).
+ */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+#define NVML_GPM_SUPPORT_VERSION 1
+typedef struct {
+	unsigned int version; /* NVML_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
+#define NVML_GPM_METRIC_SM_UTIL 2 /* percentage of SMs busy, 0.0 - 100.0 */
+typedef struct {
+	unsigned int metricId;   /* in */
+	nvmlReturn_t nvmlReturn; /* out: this metric's status */
+	double value;            /* out, valid when nvmlReturn is NVML_SUCCESS */
+	struct {
+		char *shortName, *longName, *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+/*
+ * nvmlGpmMetricsGet_t. NVML sizes metrics[] by NVML_GPM_METRIC_MAX, which
+ * grows between versions of its header (98, 210, ...) while the library
+ * reads numMetrics entries: room for KEPLER_GPM_METRICS_ROOM, more than any.
+ */
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define KEPLER_GPM_METRICS_ROOM 512
+typedef struct {
+	unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics; /* entries of metrics[] asked */
+	nvmlGpmSample_t sample1, sample2;
+	nvmlGpmMetric_t metrics[KEPLER_GPM_METRICS_ROOM];
+} nvmlGpmMetricsGet_t;
+
 /* The library's entry points, resolved by name (NULL: the symbol is missing). */
 struct kepler_nvml {
 	void *handle; /* dlopen's */
@@ -74,6 +124,18 @@ struct kepler_nvml {
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t device, unsigned int *count,
 							  nvmlProcessInfo_t *infos);
 	nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t device, unsigned int *current, unsigned int *pending);
+	/* MIG and GPM */
+	nvmlReturn_t (*DeviceGetMaxMigDeviceCount)(nvmlDevice_t device, unsigned int *count);
+	nvmlReturn_t (*DeviceGetMigDeviceHandleByIndex)(nvmlDevice_t device, unsigned int index,
+							nvmlDevice_t *mig);
+	nvmlReturn_t (*DeviceGetGpuInstanceId)(nvmlDevice_t mig, unsigned int *id);
+	nvmlReturn_t (*DeviceGetAttributes)(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
+	nvmlReturn_t (*GpmQueryDeviceSupport)(nvmlDevice_t device, nvmlGpmSupport_t *support);
+	nvmlReturn_t (*GpmSampleAlloc)(nvmlGpmSample_t *sample);
+	nvmlReturn_t (*GpmSampleFree)(nvmlGpmSample_t sample);
+	nvmlReturn_t (*GpmMigSampleGet)(nvmlDevice_t device, unsigned int gpu_instance_id,
+					nvmlGpmSample_t sample);
+	nvmlReturn_t (*GpmMetricsGet)(nvmlGpmMetricsGet_t *metrics);
 };
 
 /*

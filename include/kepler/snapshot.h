@@ -29,7 +29,12 @@
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
 #define KEPLER_PLAIN_FORMAT_MINOR 6
 
-#define KEPLER_MAX_ZONES 16
+/*
+ * Energy zones in a snapshot: the CPU meter's (package, core, uncore, dram,
+ * psys), platform and platform-other, and one per GPU: room for 32 GPUs
+ * beside the rest. Readers older than this (16) refuse a snapshot of more.
+ */
+#define KEPLER_MAX_ZONES 40
 /* Hardware counter value meaning "this machine has no such counter". */
 #define KEPLER_COUNTER_UNAVAILABLE UINT64_MAX
 

@@ -58,7 +58,7 @@ struct kepler_store_meta {
 	uint64_t last_seq;
 };
 
-/* One node-level record of the `series` database. */
+/* One zone of a node-level record of the `series` database. */
 struct kepler_series_zone {
 	char name[24];
 	uint32_t source; /* enum kepler_source */
@@ -69,6 +69,17 @@ struct kepler_series_zone {
 	uint64_t idle_delta_uj;
 };
 
+struct kepler_series_baseline {
+	uint64_t idle_uw;
+	uint32_t method; /* enum kepler_baseline_method */
+	uint32_t quality_ppm;
+};
+
+/*
+ * One node-level record of the `series` database, as readers get it (the
+ * store keeps its own stable layout: store/store_internal.h). Fields a
+ * record of an older writer lacks read 0 (baselines NONE).
+ */
 struct kepler_series_record {
 	uint64_t seq;
 	uint64_t wall_ns;
@@ -80,27 +91,16 @@ struct kepler_series_record {
 	uint32_t flags;                              /* the snapshot's flags */
 	uint32_t nzones;
 	struct kepler_series_zone zones[KEPLER_MAX_ZONES];
-	/* appended later: 0 in older records */
 	uint32_t cpu_count; /* the snapshot's cpu_count */
-	uint32_t pad;
-	/* appended in format 1.2: each zone's idle baseline (NONE in older records) */
-	struct kepler_series_baseline {
-		uint64_t idle_uw;
-		uint32_t method; /* enum kepler_baseline_method */
-		uint32_t quality_ppm;
-	} baseline[KEPLER_MAX_ZONES];
-	/* appended in format 1.3: the snapshot's unstored_intervals, unstored_ns and the collector's cost */
+	/* each zone's idle baseline */
+	struct kepler_series_baseline baseline[KEPLER_MAX_ZONES];
+	/* the snapshot's unstored_intervals, unstored_ns and the collector's cost */
 	uint32_t unstored_intervals;
-	uint32_t pad2;
 	uint64_t unstored_ns;
 	uint64_t collector_cpu_ns;
 	uint64_t collector_rss_bytes;
-	/*
-	 * appended in format 2.2: the idle policy (enum kepler_idle_policy) and
-	 * each zone's energy no process took this interval (NONE and 0 in older records)
-	 */
+	/* the idle policy (enum kepler_idle_policy) and each zone's energy no process took this interval */
 	uint32_t idle_policy;
-	uint32_t pad3;
 	uint64_t unattributed_delta_uj[KEPLER_MAX_ZONES];
 };
 

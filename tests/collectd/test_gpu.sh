@@ -9,7 +9,8 @@
 # share of a GPU's active energy within 1 % of its SM-utilisation share, the
 # power within 2 % of the script's; Kepler's GPU series in the exporter.
 # Then faults: a GPU that falls off the bus and comes back, an energy
-# counter that goes back (a driver reload), the library missing.
+# counter that goes back (a driver reload), the library missing; MIG split
+# per GPU instance by GPM's busy SMs, and equally where there is no GPM.
 # Usage: test_gpu.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -86,15 +87,10 @@ grep -q "GPU 0: NVIDIA H100 80GB HBM3 (stand-in) GPU-0a0a0a0a-1111-2222-3333-444
 	fail "start: $(grep -i gpu "$tmp/collectd.log")"
 
 # ---- the exporter: Kepler's GPU families ----
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
-	>"$tmp/exporter.log" 2>&1 &
-pids+=($!)
+port=$(free_port)
+start_exporter_for "$store" "$port"
 # until the page holds a snapshot (the exporter's first read follows its start)
-for _ in $(seq 100); do
-	curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && grep -q '^kepler_snapshot_seq{' "$tmp/metrics" && break
-	sleep 0.1
-done
+wait_metrics "$port" "$tmp/metrics" || fail "no snapshot on /metrics: $(tail -3 "$tmp/exporter-$port.log")"
 m=$(cat "$tmp/metrics" 2>/dev/null)
 for fam in kepler_node_gpu_info kepler_node_gpu_watts kepler_node_gpu_idle_watts kepler_node_gpu_active_watts \
 	kepler_node_gpu_joules_total kepler_node_gpu_active_joules_total kepler_node_gpu_idle_joules_total \
@@ -279,6 +275,77 @@ print("\n".join(bad) if bad else f"power integrated to {w:.2f} W (70 W); equal s
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check5.out")" || fail "$(head -6 "$tmp/check5.out")"
+
+# ---- MIG: per GPU instance. An H100 with GPM: instances of 42, 28 and 14 SMs at 60, 30 and 50 % SM
+# utilisation (25.2, 8.4 and 7 busy SMs), p1 and p2 in the first, p3 in the second, none in the third;
+# each instance's share is its busy SMs, equal over its processes, the idle instance's unattributed.
+# An A100 without GPM: equally over its processes, said once ----
+cat >"$script" <<EOF
+device 0 GPU-4e4e4e4e-0000-0000-0000-000000000000 NVIDIA H100 80GB HBM3 (stand-in, MIG)
+device 1 GPU-5f5f5f5f-0000-0000-0000-000000000000 NVIDIA A100-SXM4-40GB (stand-in, MIG)
+power 0 300
+power 1 200
+mig 0
+gpm 0
+mig-instance 0 1 42
+mig-instance 0 2 28
+mig-instance 0 5 14
+gpm-util 0 1 60
+gpm-util 0 2 30
+gpm-util 0 5 50
+running 0 $p1 1
+running 0 $p2 1
+running 0 $p3 2
+mig 1
+mig-instance 1 3 42
+mig-instance 1 4 14
+running 1 $p4 3
+running 1 $p5 4
+EOF
+FAKE_NVML_SCRIPT=$script "$collectd" --store.path "$tmp/s6" --store.group "" --meter.source fake --informer procfs \
+	--monitor.interval 1s --gpu.nvml-library "$lib" --gpu.idle-power 50 >"$tmp/collectd6.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
+wait_seq "$tmp/s6" 10 || fail "no 10th snapshot: $(tail -3 "$tmp/collectd6.log")"
+kill "$cpid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+grep -q "GPU 0: MIG mode is on, 3 GPU instance(s): its active energy is split over them by their busy SMs (GPM)" "$tmp/collectd6.log" &&
+	[ "$(grep -c "GPU 1: MIG mode is on and GPM is not available (GPM: not supported on this GPU (Hopper and later)): its active energy is split equally over its processes" "$tmp/collectd6.log")" = 1 ] &&
+	ok "MIG: per instance by GPM on the H100, said; equally on the A100 without GPM, said once" ||
+	fail "MIG start: $(grep 'MIG' "$tmp/collectd6.log")"
+"$stdout" --store.path "$tmp/s6" --format json --all >"$tmp/all6.jsonl"
+python3 - "$tmp/all6.jsonl" "$p1" "$p2" "$p3" "$p4" "$p5" <<'PY' >"$tmp/check6.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+p1, p2, p3, p4, p5 = (int(a) for a in sys.argv[2:7])
+bad, got, act, unat = [], {}, {0: 0, 1: 0}, 0
+for s in snaps[2:10]:  # the first: primed; the second: GPM's first pair of samples
+    zones = s["node"]["zones"]
+    for g in (0, 1):
+        zi = next(i for i, z in enumerate(zones) if z["name"] == f"gpu{g}")
+        z = zones[zi]
+        procs = sum(p["zones"][zi]["delta_uj"] for p in s["processes"])
+        if procs + z["unattributed_delta_uj"] != z["active_delta_uj"] or z["active_delta_uj"] + z["idle_delta_uj"] != z["delta_uj"]:
+            bad.append(f"seq {s['seq']} gpu{g}: not exact")
+        for p in s["processes"]:
+            got[(g, p["pid"])] = got.get((g, p["pid"]), 0) + p["zones"][zi]["delta_uj"]
+        act[g] += z["active_delta_uj"]
+        if g == 0:
+            unat += z["unattributed_delta_uj"]
+busy = 25.2 + 8.4 + 7.0
+want = {(0, p1): 12.6 / busy, (0, p2): 12.6 / busy, (0, p3): 8.4 / busy, (1, p4): 0.5, (1, p5): 0.5}
+worst = 0
+for k, w in want.items():
+    share = got.get(k, 0) / act[k[0]] if act[k[0]] else 0
+    worst = max(worst, abs(share - w))
+    if abs(share - w) > 0.01:
+        bad.append(f"gpu{k[0]} pid {k[1]}: share {share:.4f}, expected {w:.4f}")
+if abs(unat / act[0] - 7.0 / busy) > 0.01:
+    bad.append(f"gpu0 unattributed {unat / act[0]:.4f}, the idle instance's {7.0 / busy:.4f}")
+print("\n".join(bad) if bad else f"MIG: H100 by busy SMs (0.310, 0.310, 0.207; 0.172 of an instance without process unattributed), A100 equally; every share within {worst*100:.2f} points")
+sys.exit(1 if bad else 0)
+PY
+[ $? = 0 ] && ok "$(cat "$tmp/check6.out")" || fail "$(head -6 "$tmp/check6.out")"
 
 # ---- processes that sleep on the CPU while their GPU works (CUDA's blocking sync): under eBPF a
 # process is listed once it runs; NVML's are listed anyway, read from host.procfs; a PID that is not

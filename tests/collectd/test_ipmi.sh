@@ -27,7 +27,6 @@ fakes=$(cd "$(dirname "$0")/../fakes" && pwd)
 collectd=$build/collectd/kepler-collectd
 stdout=$build/readers/stdout/kepler-stdout
 free_udp() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 port=$(free_udp)
 dcmi=$tmp/dcmi

@@ -24,7 +24,6 @@ done
 fakes=$(cd "$(dirname "$0")/../fakes" && pwd)
 cgroups=()
 at_exit+=('for cg in "${cgroups[@]}"; do rmdir "$cg" 2>/dev/null; done')
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 busy='while :; do for ((i = 0; i < 1500; i++)); do :; done; sleep 0.05; done'
 
 cgroot=/sys/fs/cgroup/cpu
@@ -51,12 +50,7 @@ cgroups+=("$pod1" "$cgroot/kubepods/burstable" "$cgroot/kubepods" "$pod2"
 ok "4 workloads in 2 pods' cgroups (cgroupfs and systemd drivers, $cgroot)"
 
 # ---- the kubelet: a CA, a serving certificate for 127.0.0.1, a token, a PodList ----
-(cd "$tmp" &&
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=test-kube-ca &&
-	openssl req -newkey rsa:2048 -nodes -keyout kubelet.key -out kubelet.csr -subj /CN=worker-3 &&
-	printf 'subjectAltName=IP:127.0.0.1\n' >san.ext &&
-	openssl x509 -req -in kubelet.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out kubelet.crt -days 2 \
-		-extfile san.ext) >/dev/null 2>&1 || { fail "openssl could not make the test certificates"; finish kube; }
+test_certs kubelet worker-3 || { fail "openssl could not make the test certificates"; finish kube; }
 echo "token-one-$RANDOM$RANDOM" >"$tmp/token"
 cp "$tmp/token" "$tmp/kubelet-token"
 echo ok >"$tmp/mode"

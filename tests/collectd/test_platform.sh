@@ -64,14 +64,9 @@ grep -q "energy source rapl: package .*, dram .*; and the platform hwmon: platfo
 	ok "auto: RAPL for the CPU zones and the ACPI power meter for platform, both said at start" ||
 	fail "start: $(grep -E 'energy source|started' "$tmp/collectd.log")"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address "127.0.0.1:$port" \
-	>"$tmp/exporter.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	curl -sf -o "$tmp/metrics" "http://127.0.0.1:$port/metrics" && grep -q '^kepler_snapshot_seq{' "$tmp/metrics" && break
-	sleep 0.1
-done
+port=$(free_port)
+start_exporter_for "$store" "$port"
+wait_metrics "$port" "$tmp/metrics" || fail "no snapshot on /metrics: $(tail -3 "$tmp/exporter-$port.log")"
 line=$(grep '^kepler_platform_watts{' "$tmp/metrics")
 v=${line##* }
 [[ "$line" == 'kepler_platform_watts{bmc_id="",chassis_id="",node_name="'*'",source="hwmon",source_id="'*'power1_average",source_name="platform",source_type="hwmon"} '* ]] &&

@@ -20,14 +20,8 @@ done
 fakes=$(cd "$(dirname "$0")/../fakes" && pwd)
 collectd=$build/collectd/kepler-collectd
 stdout=$build/readers/stdout/kepler-stdout
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-(cd "$tmp" &&
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=test-bmc-ca &&
-	openssl req -newkey rsa:2048 -nodes -keyout bmc.key -out bmc.csr -subj /CN=bmc &&
-	printf 'subjectAltName=IP:127.0.0.1\n' >san.ext &&
-	openssl x509 -req -in bmc.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out bmc.crt -days 2 \
-		-extfile san.ext) >/dev/null 2>&1 || { fail "openssl could not make the test certificates"; finish redfish; }
+test_certs bmc bmc || { fail "openssl could not make the test certificates"; finish redfish; }
 chmod 0644 "$tmp/ca.crt"
 echo ok >"$tmp/mode"
 start_bmc() { # start_bmc PORT LOG [legacy]

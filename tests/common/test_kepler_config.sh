@@ -13,7 +13,6 @@ command -v curl >/dev/null || { echo "SKIP: curl missing (tools/setup.sh install
 . "$(dirname "$0")/../lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 conf=$src/tests/data/kepler/config.yaml
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 env -u HOST_IP "$build/collectd/kepler-collectd" --config.file="$conf" --kube.enable --kube.node-name=node-7 \
 	--store.path "$tmp/store" --store.group "" --kube.log-dir "$tmp/no-log-dir" >"$tmp/collectd.log" 2>&1 &

@@ -513,6 +513,42 @@ static void test_series_record_versions(void **state)
 	kepler_store_close(r);
 }
 
+/* Series records of more than 16 zones (many GPUs): the rest appended, older readers' 16 first. */
+static void test_series_record_many_zones(void **state)
+{
+	struct kepler_series_record rec, back;
+	struct series_disk d;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	rec.seq = 9;
+	rec.nzones = KEPLER_MAX_ZONES;
+	rec.cpu_count = 8;
+	rec.idle_policy = 1;
+	for (uint32_t z = 0; z < rec.nzones; z++) {
+		snprintf(rec.zones[z].name, sizeof(rec.zones[z].name), "gpu%u", z);
+		rec.zones[z].energy_delta_uj = 1000 + z;
+		rec.baseline[z].idle_uw = 7 + z;
+		rec.unattributed_delta_uj[z] = 3 * z;
+	}
+	assert_int_equal(kepler_series_to_disk(&rec, &d), sizeof(d));
+	assert_string_equal(d.zones[15].name, "gpu15"); /* where 2.2 readers read them */
+	assert_string_equal(d.more_zones[0].name, "gpu16");
+	assert_int_equal(d.nzones, KEPLER_MAX_ZONES);
+	kepler_series_from_disk(&d, &back);
+	assert_memory_equal(&rec, &back, sizeof(rec));
+
+	/* up to 16 zones: the 2.2 record, 1536 bytes as before */
+	rec.nzones = 16;
+	assert_int_equal(kepler_series_to_disk(&rec, &d), 1536);
+	assert_int_equal(d.more_zones[0].energy_delta_uj, 0);
+	kepler_series_from_disk(&d, &back);
+	assert_int_equal(back.nzones, 16);
+	assert_int_equal(back.zones[15].energy_delta_uj, 1015);
+	assert_int_equal(back.unattributed_delta_uj[15], 45);
+	assert_int_equal(back.zones[16].energy_delta_uj, 0);
+}
+
 static void test_seq_survives_restart_and_meta(void **state)
 {
 	struct ctx *c = *state;
@@ -650,6 +686,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_uninitialized_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_record_versions, setup, teardown),
+		cmocka_unit_test(test_series_record_many_zones),
 		cmocka_unit_test_setup_teardown(test_seq_survives_restart_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permissions, setup, teardown),

@@ -11,12 +11,16 @@
  *   device N UUID NAME...   a GPU at index N (devices are listed in the order given)
  *   power N WATTS           its power from now on (energy integrates it over real time)
  *   util N PID SM           PID uses SM% of GPU N: one sample per 100 ms period
- *   running N PID           PID is a compute process on GPU N (no samples unless util says so)
+ *   running N PID [GI]      PID is a compute process on GPU N (no samples unless util says so),
+ *                           in its GPU instance GI under MIG
  *   no-energy N             nvmlDeviceGetTotalEnergyConsumption: NOT_SUPPORTED
  *   no-util N               nvmlDeviceGetProcessUtilization: NOT_SUPPORTED
  *   lost N                  every call on GPU N: GPU_IS_LOST
  *   energy-offset N MJ      added to the energy counter (negative: it goes back, a driver reload)
- *   mig N                   MIG mode on
+ *   mig N                   MIG mode on (per-process utilisation then NOT_SUPPORTED, as NVML's)
+ *   mig-instance N GI SMS   a GPU instance of GPU N, id GI, with SMS SMs (its MIG device)
+ *   gpm N                   GPM supported on GPU N (Hopper and later)
+ *   gpm-util N GI PERCENT   the share of GPU instance GI's SMs busy from now on (GPM's SM_UTIL)
  *
  * Nothing of NVIDIA's is copied: the declarations follow the public API.
  */
@@ -50,8 +54,53 @@ typedef struct {
 	unsigned int gpuInstanceId, computeInstanceId;
 } nvmlProcessInfo_t;
 
-#define MAX_DEV 16
+typedef struct {
+	unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount;
+	unsigned int sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+/* a GPM sample: when, and the instance's busy SM-time so far */
+struct nvmlGpmSample_st {
+	unsigned magic;
+	unsigned sms;
+	unsigned long long t_us;
+	double busy_sm_us;
+};
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+#define GPM_SAMPLE_MAGIC 0x47504d31u
+
+typedef struct {
+	unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+
+#define NVML_GPM_METRIC_SM_UTIL 2
+#define GPM_METRIC_MAX 98 /* what CUDA 12.0's header declares: this library reads numMetrics of them */
+typedef struct {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn;
+	double value;
+	struct {
+		char *shortName, *longName, *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct {
+	unsigned int version, numMetrics;
+	nvmlGpmSample_t sample1, sample2;
+	nvmlGpmMetric_t metrics[GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+/* a GPU instance: its MIG device's handle is its address */
+struct fake_mig {
+	unsigned gi, sms;
+	double util;       /* percent of its SMs busy */
+	double busy_sm_us; /* SM-microseconds busy since init */
+};
+
+#define MAX_DEV 32
 #define MAX_PROCS 64
+#define MAX_MIG 7
 #define RING 4096
 #define PERIOD_US 100000ULL
 
@@ -61,9 +110,10 @@ struct fake_dev {
 	double watts;
 	double energy_uj; /* integrated since init */
 	long long offset_mj;
-	int no_energy, no_util, lost, mig;
-	unsigned nutil, nrun;
-	unsigned util_pid[MAX_PROCS], util_sm[MAX_PROCS], run_pid[MAX_PROCS];
+	int no_energy, no_util, lost, mig, gpm;
+	unsigned nutil, nrun, nmig;
+	unsigned util_pid[MAX_PROCS], util_sm[MAX_PROCS], run_pid[MAX_PROCS], run_gi[MAX_PROCS];
+	struct fake_mig migs[MAX_MIG];
 	nvmlProcessUtilizationSample_t ring[RING];
 	unsigned long long ring_n; /* samples ever made; ring holds the last RING */
 	unsigned long long next_period_us;
@@ -89,6 +139,15 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned in
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
 						      nvmlProcessInfo_t *infos);
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count);
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id);
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *attributes);
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *support);
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *sample);
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample);
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpu_instance_id, nvmlGpmSample_t sample);
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metrics);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
@@ -125,8 +184,12 @@ static void advance(void)
 	for (unsigned i = 0; i < ndevs; i++) {
 		struct fake_dev *d = &devs[i];
 
-		if (last_advance_us)
+		if (last_advance_us) {
 			d->energy_uj += d->watts * (double)(mono - last_advance_us);
+			for (unsigned k = 0; k < d->nmig; k++)
+				d->migs[k].busy_sm_us += d->migs[k].util / 100.0 * d->migs[k].sms *
+							 (double)(mono - last_advance_us);
+		}
 		if (!d->next_period_us)
 			d->next_period_us = wall - wall % PERIOD_US + PERIOD_US;
 		while (d->next_period_us <= wall) {
@@ -162,7 +225,10 @@ static void load_script(void)
 		struct fake_dev *d = &devs[i];
 
 		d->nutil = d->nrun = 0;
-		d->no_energy = d->no_util = d->lost = d->mig = 0;
+		d->no_energy = d->no_util = d->lost = d->mig = d->gpm = 0;
+		for (unsigned k = 0; k < d->nmig; k++)
+			d->migs[k].util =
+				0; /* instances stay (their handles and SM-time); listed again to be used */
 		d->offset_mj = 0;
 		d->index = -1 - d->index; /* listed again below, else gone */
 	}
@@ -193,8 +259,25 @@ static void load_script(void)
 		else if (!strcmp(word, "util") && d->nutil < MAX_PROCS) {
 			d->util_pid[d->nutil] = (unsigned)a;
 			d->util_sm[d->nutil++] = (unsigned)b;
-		} else if (!strcmp(word, "running") && d->nrun < MAX_PROCS)
+		} else if (!strcmp(word, "running") && d->nrun < MAX_PROCS) {
+			d->run_gi[d->nrun] =
+				sscanf(line + off, "%lld %lld", &a, &b) == 2 ? (unsigned)b : 0xFFFFFFFFu;
 			d->run_pid[d->nrun++] = (unsigned)a;
+		} else if (!strcmp(word, "mig-instance")) {
+			unsigned k = 0;
+
+			while (k < d->nmig && d->migs[k].gi != (unsigned)a)
+				k++;
+			if (k == d->nmig && d->nmig < MAX_MIG)
+				d->migs[d->nmig++] = (struct fake_mig){ .gi = (unsigned)a };
+			if (k < d->nmig)
+				d->migs[k].sms = (unsigned)b;
+		} else if (!strcmp(word, "gpm-util")) {
+			for (unsigned k = 0; k < d->nmig; k++)
+				if (d->migs[k].gi == (unsigned)a)
+					d->migs[k].util = (double)b;
+		} else if (!strcmp(word, "gpm"))
+			d->gpm = 1;
 		else if (!strcmp(word, "no-energy"))
 			d->no_energy = 1;
 		else if (!strcmp(word, "no-util"))
@@ -363,7 +446,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizat
 		return r;
 	if (!count)
 		return leave(NVML_ERROR_INVALID_ARGUMENT);
-	if (d->no_util)
+	if (d->no_util || d->mig)
 		return leave(NVML_ERROR_NOT_SUPPORTED);
 	if (d->ring_n > RING)
 		first = d->ring_n - RING;
@@ -387,22 +470,27 @@ static nvmlReturn_t running(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo
 {
 	nvmlReturn_t r = enter(d);
 	unsigned int n = 0;
-	unsigned pids[2 * MAX_PROCS];
+	unsigned pids[2 * MAX_PROCS], gis[2 * MAX_PROCS];
 
 	if (r)
 		return r;
 	if (!count)
 		return leave(NVML_ERROR_INVALID_ARGUMENT);
-	for (unsigned k = 0; k < d->nrun; k++)
+	for (unsigned k = 0; k < d->nrun; k++) {
+		gis[n] = d->run_gi[k];
 		pids[n++] = d->run_pid[k];
-	for (unsigned k = 0; k < d->nutil; k++)
+	}
+	for (unsigned k = 0; k < d->nutil; k++) {
+		gis[n] = 0xFFFFFFFFu;
 		pids[n++] = d->util_pid[k];
+	}
 	if (*count < n || (!infos && n)) {
 		*count = n;
 		return leave(NVML_ERROR_INSUFFICIENT_SIZE);
 	}
 	for (unsigned k = 0; k < n; k++)
-		infos[k] = (nvmlProcessInfo_t){ pids[k], 1ULL << 28, 0xFFFFFFFFu, 0xFFFFFFFFu };
+		infos[k] = (nvmlProcessInfo_t){ pids[k], 1ULL << 28, gis[k],
+						gis[k] == 0xFFFFFFFFu ? gis[k] : 0 };
 	*count = n;
 	return leave(NVML_SUCCESS);
 }
@@ -437,4 +525,155 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigne
 		return leave(NVML_ERROR_INVALID_ARGUMENT);
 	*current = *pending = (unsigned)d->mig;
 	return leave(NVML_SUCCESS);
+}
+
+/* The GPU instance whose MIG device handle is @h, with its parent in *@parent; NULL if none. */
+static struct fake_mig *mig_of(nvmlDevice_t h, struct fake_dev **parent)
+{
+	for (unsigned i = 0; i < ndevs; i++)
+		for (unsigned k = 0; k < devs[i].nmig; k++)
+			if ((void *)h == (void *)&devs[i].migs[k]) {
+				*parent = &devs[i];
+				return &devs[i].migs[k];
+			}
+	return NULL;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+	nvmlReturn_t r = enter(d);
+
+	if (r)
+		return r;
+	if (!count)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	if (!d->mig)
+		return leave(NVML_ERROR_NOT_SUPPORTED);
+	*count = MAX_MIG;
+	return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig)
+{
+	nvmlReturn_t r = enter(d);
+
+	if (r)
+		return r;
+	if (!mig || index >= MAX_MIG)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	if (!d->mig || index >= d->nmig)
+		return leave(NVML_ERROR_NOT_FOUND);
+	*mig = (nvmlDevice_t)(void *)&d->migs[index];
+	return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned int *id)
+{
+	nvmlReturn_t r = enter(NULL);
+	struct fake_dev *parent;
+	struct fake_mig *m;
+
+	if (r)
+		return r;
+	m = mig_of(h, &parent);
+	if (!m || !id)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	*id = m->gi;
+	return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t h, nvmlDeviceAttributes_t *a)
+{
+	nvmlReturn_t r = enter(NULL);
+	struct fake_dev *parent;
+	struct fake_mig *m;
+
+	if (r)
+		return r;
+	m = mig_of(h, &parent);
+	if (!a)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	memset(a, 0, sizeof(*a));
+	a->multiprocessorCount = m ? m->sms : 132;
+	a->gpuInstanceSliceCount = m ? (m->sms + 15) / 16 : 7;
+	a->memorySizeMB = m ? 10240ULL * a->gpuInstanceSliceCount : 81559;
+	return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s)
+{
+	nvmlReturn_t r = enter(d);
+
+	if (r)
+		return r;
+	if (!s || s->version != 1)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	s->isSupportedDevice = (unsigned)d->gpm;
+	return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*s = calloc(1, sizeof(**s));
+	if (!*s)
+		return NVML_ERROR_UNKNOWN;
+	(*s)->magic = GPM_SAMPLE_MAGIC;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	if (!s || s->magic != GPM_SAMPLE_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->magic = 0;
+	free(s);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gi, nvmlGpmSample_t s)
+{
+	nvmlReturn_t r = enter(d);
+
+	if (r)
+		return r;
+	if (!s || s->magic != GPM_SAMPLE_MAGIC)
+		return leave(NVML_ERROR_INVALID_ARGUMENT);
+	if (!d->gpm || !d->mig)
+		return leave(NVML_ERROR_NOT_SUPPORTED);
+	for (unsigned k = 0; k < d->nmig; k++)
+		if (d->migs[k].gi == gi) {
+			s->sms = d->migs[k].sms;
+			s->t_us = now_us(CLOCK_MONOTONIC);
+			s->busy_sm_us = d->migs[k].busy_sm_us;
+			return leave(NVML_SUCCESS);
+		}
+	return leave(NVML_ERROR_NOT_FOUND);
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *g)
+{
+	if (!g || g->version != 1 || g->numMetrics > GPM_METRIC_MAX || !g->sample1 || !g->sample2 ||
+	    g->sample1->magic != GPM_SAMPLE_MAGIC || g->sample2->magic != GPM_SAMPLE_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < g->numMetrics; i++) {
+		nvmlGpmMetric_t *m = &g->metrics[i];
+		double dt = (double)g->sample2->t_us - (double)g->sample1->t_us;
+
+		m->metricInfo.shortName = m->metricInfo.longName = m->metricInfo.unit = NULL;
+		if (m->metricId != NVML_GPM_METRIC_SM_UTIL) {
+			m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			continue;
+		}
+		if (dt <= 0 || !g->sample2->sms) {
+			m->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+			continue;
+		}
+		m->nvmlReturn = NVML_SUCCESS;
+		m->value = (g->sample2->busy_sm_us - g->sample1->busy_sm_us) / (dt * g->sample2->sms) * 100.0;
+		m->metricInfo.shortName = (char *)"sm_util";
+		m->metricInfo.unit = (char *)"%";
+	}
+	return NVML_SUCCESS;
 }
