@@ -15,6 +15,7 @@
 #ifndef KEPLER_COLLECTD_LEDGER_INTERNAL_H
 #define KEPLER_COLLECTD_LEDGER_INTERNAL_H
 
+#include "pid_index.h"
 #include "kepler/array.h"
 #include "keymap.h"
 #include "ledger.h"
@@ -39,22 +40,12 @@ struct proc_rec {
 };
 
 /* A slot of a generation's index: a record's pid, and 1 + its index (0: empty). */
-struct proc_slot {
-	uint32_t pid, rec;
-};
-
 struct proc_gen {
 	struct proc_rec *recs;
 	size_t n, cap;
 	struct kepler_energy *pool; /* cap x nzones */
 	size_t pool_cap;
-	/*
-	 * The records by (pid, start time): open addressing on the pid,
-	 * probed linearly, at least twice as many slots as records; the
-	 * start time is checked in the record when a pid matches.
-	 */
-	struct proc_slot *slots;
-	size_t nslots;
+	struct kepler_pid_index index; /* the records by (pid, start time) */
 	/* the records that were given a block of strings (a moved block is NULL in its record) */
 	uint32_t *owners;
 	size_t nowners, owners_cap;

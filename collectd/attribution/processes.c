@@ -14,47 +14,27 @@
 #include "ledger_internal.h"
 #include "split.h"
 
-/* Fibonacci hashing: PIDs are dense; spread them over the slots. */
-static size_t slot_of(uint32_t pid, size_t nslots)
+/* The start time of record @i (the index reads it when a pid matches). */
+static uint64_t start_of(const void *recs, uint32_t i)
 {
-	return (size_t)(((uint64_t)pid * 11400714819323198485ULL) >> 32) & (nslots - 1);
+	return ((const struct proc_rec *)recs)[i].p.start_time_ns;
 }
 
 static void index_rec(struct proc_gen *g, size_t i)
 {
 	const struct kepler_process *p = &g->recs[i].p;
-	size_t s;
 
-	for (s = slot_of(p->pid, g->nslots); g->slots[s].rec; s = (s + 1) & (g->nslots - 1)) {
-		struct proc_slot *e = &g->slots[s];
-
-		if (e->pid == p->pid && g->recs[e->rec - 1].p.start_time_ns == p->start_time_ns) {
-			e->rec = (uint32_t)i + 1;
-			return;
-		}
-	}
-	g->slots[s] = (struct proc_slot){ .pid = p->pid, .rec = (uint32_t)i + 1 };
+	kepler_pid_index_put(&g->index, p->pid, p->start_time_ns, (uint32_t)i, start_of, g->recs);
 }
 
 /* At least twice as many slots as @n records: lookups stay short. */
 static int reserve_index(struct proc_gen *g, size_t n)
 {
-	size_t want = 64;
-	struct proc_slot *slots;
+	int r = kepler_pid_index_reserve(&g->index, n);
 
-	while (want < 2 * n)
-		want *= 2;
-	if (want <= g->nslots)
-		return 0;
-	slots = calloc(want, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	free(g->slots);
-	g->slots = slots;
-	g->nslots = want;
-	for (size_t i = 0; i < g->n; i++)
-		index_rec(g, i);
-	return 0;
+	for (size_t i = 0; r == 1 && i < g->n; i++)
+		index_rec(g, i); /* new slots: the records indexed again */
+	return r < 0 ? r : 0;
 }
 
 int ledger_gen_reserve(struct proc_gen *g, size_t n, unsigned nslots)
@@ -79,7 +59,7 @@ void ledger_gen_reset(struct proc_gen *g)
 		free(g->recs[g->owners[i]].owned);
 	g->nowners = 0;
 	if (g->n)
-		memset(g->slots, 0, g->nslots * sizeof(*g->slots));
+		kepler_pid_index_clear(&g->index);
 	g->n = 0;
 }
 
@@ -88,7 +68,7 @@ void ledger_gen_free(struct proc_gen *g)
 	ledger_gen_reset(g);
 	free(g->recs);
 	free(g->pool);
-	free(g->slots);
+	kepler_pid_index_free(&g->index);
 	free(g->owners);
 	memset(g, 0, sizeof(*g));
 }
@@ -101,7 +81,7 @@ void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block)
 
 void ledger_gen_prefetch_slot(const struct proc_gen *g, uint32_t pid)
 {
-	__builtin_prefetch(&g->slots[slot_of(pid, g->nslots)], 1);
+	kepler_pid_index_prefetch(&g->index, pid);
 }
 
 void ledger_gen_index_last(struct proc_gen *g)
@@ -111,15 +91,9 @@ void ledger_gen_index_last(struct proc_gen *g)
 
 struct proc_rec *ledger_gen_find(const struct proc_gen *g, uint32_t pid, uint64_t start_time_ns)
 {
-	if (!g->nslots)
-		return NULL;
-	for (size_t s = slot_of(pid, g->nslots); g->slots[s].rec; s = (s + 1) & (g->nslots - 1)) {
-		struct proc_rec *r = &g->recs[g->slots[s].rec - 1];
+	int64_t i = kepler_pid_index_find(&g->index, pid, start_time_ns, start_of, g->recs);
 
-		if (g->slots[s].pid == pid && r->p.start_time_ns == start_time_ns)
-			return r;
-	}
-	return NULL;
+	return i < 0 ? NULL : &g->recs[i];
 }
 
 /*

@@ -8,6 +8,7 @@
 
 #include "cgroup_tree.h"
 #include "informer.h"
+#include "pid_index.h"
 
 /* One process as a source sees it at a refresh. */
 struct kepler_proc_sample {
@@ -53,8 +54,7 @@ struct kepler_proc_entry {
 struct kepler_proc_table {
 	struct kepler_proc_entry *items;
 	size_t count, cap;
-	uint32_t *slots; /* index + 1, 0 empty */
-	size_t nslots;   /* power of two */
+	struct kepler_pid_index index; /* the items by (pid, start time) */
 };
 
 /* A process of the census, as a source that can take one whole (ops->census) sees it. */
@@ -277,16 +277,10 @@ void kepler_proc_table_pop(struct kepler_proc_table *t);
 void kepler_proc_table_index_last(struct kepler_proc_table *t);
 
 /* The index slot where @pid's probe starts (Fibonacci hashing: pids are dense, spread them). */
-static inline size_t kepler_proc_table_slot_of(uint32_t pid, size_t nslots)
-{
-	return (size_t)(((uint64_t)pid * 11400714819323198485ULL) >> 20) & (nslots - 1);
-}
-
 /* Start loading the index slot where @pid is looked up or indexed first (a hint; inline, it is per process). */
 static inline void kepler_proc_table_prefetch(const struct kepler_proc_table *t, uint32_t pid)
 {
-	if (t->nslots)
-		__builtin_prefetch(&t->slots[kepler_proc_table_slot_of(pid, t->nslots)]);
+	kepler_pid_index_prefetch(&t->index, pid);
 }
 void kepler_proc_table_clear(struct kepler_proc_table *t);
 void kepler_proc_table_free(struct kepler_proc_table *t);
