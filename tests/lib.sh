@@ -59,3 +59,61 @@ wait_metrics() {
 	done
 	return 1
 }
+# A /proc/stat the test writes, as LXCFS gives a container its own. Where
+# other jobs keep every CPU busy, the node's CPU use cannot follow a test's
+# workload; the tests that need it to (an idle power learned, a model
+# fitted) then run the collector where this file is /proc/stat.
+# machine_saturated: true when this machine's CPUs were over 90 % busy for the last 2 s.
+machine_saturated() {
+	python3 - <<'PY'
+import time
+def busy():
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(f) - f[3] - f[4], sum(f)
+b0, t0 = busy(); time.sleep(2); b1, t1 = busy()
+raise SystemExit(0 if t1 > t0 and (b1 - b0) / (t1 - t0) > 0.9 else 1)
+PY
+}
+# fake_stat_start FILE: FILE in /proc/stat's format (this machine's CPUs and other lines), its counters
+# advanced every 0.1 s at the busy fraction in FILE.use (0 to 1, written by the test; 0.1 at first),
+# rewritten in place (its counters only grow, so no stale tail is left)
+fake_stat_start() {
+	echo 0.1 >"$1.use"
+	python3 - "$1" <<'PY' &
+import os, sys, time
+path = sys.argv[1]
+lines = open("/proc/stat").read().splitlines()
+ncpu = sum(1 for l in lines if l.startswith("cpu") and l[3:4].isdigit())
+rest = "".join(l + "\n" for l in lines if not l.startswith("cpu"))
+busy, idle, hz = [0] * ncpu, [0] * ncpu, os.sysconf("SC_CLK_TCK")
+def text():
+    # the kernel's spacing ("cpu  " then single spaces); counters only grow, so the text never shrinks
+    row = lambda name, b, i: "%s %d 0 0 %d 0 0 0 0 0 0\n" % (name, b, i)
+    return row("cpu ", sum(busy), sum(idle)) + "".join(row("cpu%d" % c, busy[c], idle[c]) for c in range(ncpu)) + rest
+open(path, "w").write(text())
+fd = os.open(path, os.O_WRONLY)
+last = time.monotonic()
+while True:
+    time.sleep(0.1)
+    now = time.monotonic()
+    try:
+        use = min(max(float(open(path + ".use").read()), 0.0), 1.0)
+    except ValueError:
+        continue
+    ticks = (now - last) * hz
+    for c in range(ncpu):
+        busy[c] += round(ticks * use)
+        idle[c] += round(ticks * (1 - use))
+    last = now
+    os.pwrite(fd, text().encode(), 0)
+PY
+	pids+=($!)
+	for _ in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+# with_fake_stat FILE CMD...: CMD in a private mount namespace where FILE is bound over /proc/stat
+with_fake_stat() {
+	local f=$1
+	shift
+	unshare -m --propagation private sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$f" "$@"
+}
