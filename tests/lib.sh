@@ -74,14 +74,20 @@ b0, t0 = busy(); time.sleep(2); b1, t1 = busy()
 raise SystemExit(0 if t1 > t0 and (b1 - b0) / (t1 - t0) > 0.9 else 1)
 PY
 }
-# fake_stat_start FILE: FILE in /proc/stat's format (this machine's CPUs and other lines), its counters
-# advanced every 0.1 s at the busy fraction in FILE.use (0 to 1, written by the test; 0.1 at first),
-# rewritten in place (its counters only grow, so no stale tail is left)
+# fake_stat_start FILE [ENERGY_UJ LOG IDLE_W BUSY_W]: FILE in /proc/stat's format (this machine's CPUs
+# and other lines), its counters advanced every 0.1 s at the busy fraction in FILE.use (0 to 1, written
+# by the test; 0.1 at first), rewritten in place (its counters only grow, so no stale tail is left).
+# With ENERGY_UJ (a fake powercap counter), the same tick advances it by IDLE_W + BUSY_W x that
+# fraction and logs "wall_ns energy_uj" to LOG: a meter that follows this node's use in step with it.
 fake_stat_start() {
 	echo 0.1 >"$1.use"
-	python3 - "$1" <<'PY' &
+	python3 - "$@" <<'PY' &
 import os, sys, time
 path = sys.argv[1]
+meter = sys.argv[2:6]
+if meter:
+    mfd, mlog = os.open(meter[0], os.O_WRONLY), open(meter[1], "w", buffering=1)
+    energy, idle_w, busy_w = float(open(meter[0]).read()), float(meter[2]), float(meter[3])
 lines = open("/proc/stat").read().splitlines()
 ncpu = sum(1 for l in lines if l.startswith("cpu") and l[3:4].isdigit())
 rest = "".join(l + "\n" for l in lines if not l.startswith("cpu"))
@@ -104,6 +110,10 @@ while True:
     for c in range(ncpu):
         busy[c] += round(ticks * use)
         idle[c] += round(ticks * (1 - use))
+    if meter:
+        energy += (idle_w + busy_w * use) * (now - last) * 1e6
+        os.pwrite(mfd, b"%d\n" % energy, 0)  # grows only: no stale tail
+        mlog.write("%d %d\n" % (time.time_ns(), energy))
     last = now
     os.pwrite(fd, text().encode(), 0)
 PY

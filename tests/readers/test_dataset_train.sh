@@ -75,19 +75,22 @@ echo '{"seq":1}' >"$tmp/j.jsonl"
 # that the model's estimates can be held against the meter over the same
 # intervals.
 # Where other jobs keep every CPU busy the node's use cannot follow the
-# workload: the ticker and the collector then read a /proc/stat the test
-# writes, whose use follows the same steps (lib.sh: fake_stat_start).
+# workload: the collector then reads a /proc/stat the test writes, whose
+# use follows the same steps and whose own tick advances the meter, so the
+# two stay in step however late a loaded machine runs it (lib.sh:
+# fake_stat_start).
 bash "$src/tools/fake-sysfs.sh" "$tmp/sysfs" >/dev/null
-stat=/proc/stat run=()
+meter=$tmp/sysfs/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj
+run=()
 use() { :; }
 if machine_saturated; then
-	fake_stat_start "$tmp/stat" || fail "could not write a /proc/stat"
-	stat=$tmp/stat run=(with_fake_stat "$tmp/stat")
+	# the written /proc/stat's own tick advances the meter: the two move in step however late it runs
+	fake_stat_start "$tmp/stat" "$meter" "$tmp/meter.log" 12 28 || fail "could not write a /proc/stat"
+	run=(with_fake_stat "$tmp/stat")
 	use() { echo "$1" >"$tmp/stat.use"; }
-	echo "this machine is saturated: the node's CPU use comes from a /proc/stat the test writes (0.1, 0.5, 0.95, 0.1)"
-fi
-meter=$tmp/sysfs/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj
-$py - "$meter" "$tmp/meter.log" "$stat" <<'PY' &
+	echo "this machine is saturated: the node's CPU use comes from a /proc/stat the test writes (0.1, 0.5, 0.95, 0.1), which moves the meter"
+else
+$py - "$meter" "$tmp/meter.log" /proc/stat <<'PY' &
 import os, sys, time
 def busy():
     f = [int(x) for x in open(sys.argv[3]).readline().split()[1:]]
@@ -112,6 +115,7 @@ while True:
     m0 = m1
 PY
 pids+=($!)
+fi
 workload() { # idle, one busy worker, two, idle again (so that the held-out tail varies)
 	use 0.1
 	sleep 3
