@@ -11,6 +11,12 @@
 #       GPU 0, one at full load and one at about a third, for SECONDS (120);
 #       then one report, build-device/report.md (and $OUT/device-report.md
 #       when $OUT is set), also printed. Well inside 8 minutes.
+#   tools/device-check.sh cost [SECONDS]   there, as root: what the GPU path
+#       costs the collector. One PyTorch process at full load; the collector
+#       for SECONDS (30) with --gpu.enabled false, then as long with it on
+#       (its own CPU per interval, from its snapshots); then the CPU and wall
+#       time of each NVML call the collector makes per interval, 200 calls
+#       each (ctypes). Report: build-device/cost.md ($OUT/device-cost.md).
 #   tools/device-check.sh run --stand-in [SECONDS]   the same here, against
 #       the stand-in NVML of a build without sanitizers (build/tests/nvml, or
 #       $KEPLER_STANDIN_NVML) and two shell processes the stand-in says use
@@ -129,17 +135,28 @@ PY
 		nvidia-smi >"$w/nvidia-smi.txt" 2>&1
 	fi
 	sleep 5
-	local meter=auto
-	[ $standin = 1 ] && meter=fake
+	# the first pair that starts: the node's own meter, else the fake one; the
+	# eBPF informer, else /proc (a gVisor sandbox has no bpf())
+	local meter informer cpid=0
 	start_collector() {
 		env "${env[@]}" "${ld[@]}" "$bin/kepler-collectd" --store.path "$w/store" --store.group "" \
-			--meter.source "$1" --informer ebpf --monitor.interval 2s --gpu.enabled true \
+			--meter.source "$1" --informer "$2" --monitor.interval 2s --gpu.enabled true \
 			--gpu.nvml-library "$nvml" >"$w/collectd.log" 2>&1 &
 		cpid=$!
 		sleep 6
 		kill -0 $cpid 2>/dev/null
 	}
-	start_collector $meter || { meter=fake; echo "meter auto failed: $(tail -2 "$w/collectd.log")" >"$w/meter.txt"; start_collector fake; }
+	: >"$w/tries.txt"
+	for meter in auto fake; do
+		[ $standin = 1 ] && [ $meter = auto ] && continue
+		for informer in ebpf procfs; do
+			rm -rf "$w/store"
+			start_collector $meter $informer && break 2
+			wait $cpid 2>/dev/null
+			echo "meter $meter, informer $informer: refused: $(grep -v '^$' "$w/collectd.log" | tail -2 | tr '\n' ' ')" >>"$w/tries.txt"
+		done
+	done
+	kill -0 $cpid 2>/dev/null || { cat "$w/tries.txt"; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; return 1; }
 	grep Seccomp: /proc/$cpid/status >"$w/seccomp.txt" 2>/dev/null
 	sleep "$seconds"
 	grep Seccomp: /proc/$cpid/status >>"$w/seccomp.txt" 2>/dev/null
@@ -151,7 +168,7 @@ PY
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	"${ld[@]}" "$bin/kepler-stdout" --store.path "$w/store" --format json --all >"$w/all.jsonl" 2>"$w/stdout.err"
-	python3 - "$w" "$alive" "$rc" "$meter" "$standin" "${pids[0]}" "${pids[1]}" "$(nproc)" "$(cat "$out/bundle/commit" 2>/dev/null)" <<'PY' | tee "$out/report.md"
+	python3 - "$w" "$alive" "$rc" "$meter/$informer" "$standin" "${pids[0]}" "${pids[1]}" "$(nproc)" "$(cat "$out/bundle/commit" 2>/dev/null)" <<'PY' | tee "$out/report.md"
 import json, os, statistics, sys
 w, alive, rc, meter, standin, full, third, ncpu, commit = sys.argv[1:]
 full, third = int(full), int(third)
@@ -160,7 +177,7 @@ nv = [json.loads(l) for l in open(f"{w}/nvml.jsonl") if l.strip()]
 log = open(f"{w}/collectd.log", errors="replace").read()
 out = ["# kepler-c on a real NVIDIA GPU" + (" (STAND-IN dry run)" if standin == "1" else ""), ""]
 smi = open(f"{w}/nvidia-smi.txt").read().splitlines() if os.path.exists(f"{w}/nvidia-smi.txt") else []
-out.append(f"Build {commit}; {ncpu} CPUs; meter.source {meter}; {len(snaps)} snapshots at 2 s; " + (next((l.strip() for l in smi if "Driver Version" in l), "nvidia-smi absent")))
+out.append(f"Build {commit}; kernel {os.uname().release}; {ncpu} CPUs; meter.source/informer {meter}; {len(snaps)} snapshots at 2 s; " + (next((l.strip() for l in smi if "Driver Version" in l), "nvidia-smi absent")))
 out.append("")
 rows = []
 def row(what, figure, verdict): rows.append(f"| {what} | {figure} | {verdict} |")
@@ -238,18 +255,105 @@ errs = [l for l in log.splitlines() if "GPU 0" in l and ("nvml" in l.lower() and
 row("the real driver's calls through the seccomp filter", f"collector alive to the end: {'yes' if alive == '1' else 'NO'}; stopped with exit {rc}; Seccomp: {' '.join(sec[1::2]) or '?'} (2 = filter); GPU read errors logged: {len(errs)}", "ok" if alive == "1" and rc == "0" and not errs and "2" in sec else "CHECK")
 cpu = [(b["collector_cpu_ns"] - a["collector_cpu_ns"]) / 1e6 for a, b in zip(win, win[1:])]
 nproc = statistics.median(len(s["processes"]) for s in win)
-row(f"collector CPU per interval, eBPF, {ncpu} CPUs, {nproc:.0f} processes", f"median {statistics.median(cpu):.2f} ms, p90 {sorted(cpu)[int(len(cpu) * 0.9)]:.2f} ms over {len(cpu)} intervals; peak RSS {max(s['collector_rss_bytes'] for s in win) / 2**20:.1f} MiB", "ok" if statistics.median(cpu) < 10 else "CHECK")
+row(f"collector CPU per interval, {meter.split('/')[1]} informer, {ncpu} CPUs, {nproc:.0f} processes", f"median {statistics.median(cpu):.2f} ms, p90 {sorted(cpu)[int(len(cpu) * 0.9)]:.2f} ms over {len(cpu)} intervals; peak RSS {max(s['collector_rss_bytes'] for s in win) / 2**20:.1f} MiB", "ok" if statistics.median(cpu) < 10 else "CHECK")
 out += ["| Check | Figure | |", "|---|---|---|"] + rows + [""]
 start = [l for l in log.splitlines() if "GPU" in l or "energy source" in l or "informer" in l][:8]
 out += ["Collector start-up lines:", "```"] + start + ["```"]
+tries = open(f"{w}/tries.txt").read().strip() if os.path.exists(f"{w}/tries.txt") else ""
+if tries:
+    out += ["", "Refused first:", "```", tries, "```"]
 print("\n".join(out))
 PY
 	[ -n "${OUT:-}" ] && cp "$out/report.md" "$OUT/device-report.md" && cp "$w/collectd.log" "$OUT/device-collectd.log"
 	return 0
 }
 
+cost() {
+	local seconds=${1:-30} w=/tmp/kepler-device-cost bin=$out/bundle/bin lib=$out/bundle/lib
+	[ -x "$bin/kepler-collectd" ] || { echo "no bundle"; return 1; }
+	rm -rf "$w"
+	mkdir -p "$w"
+	chmod 0755 "$w"
+	local ld=("$lib/ld-linux-x86-64.so.2" --library-path "$lib") nvml
+	nvml=${KEPLER_STANDIN_NVML:-$(ldconfig -p 2>/dev/null | awk '/libnvidia-ml.so.1 .*x86-64/{print $NF; exit}')}
+	[ -n "$nvml" ] || { echo "no libnvidia-ml.so.1"; return 1; }
+	python3 -c '
+import sys, time, torch
+a = torch.randn(8192, 8192, device="cuda"); b = torch.randn(8192, 8192, device="cuda")
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    c = a @ b; torch.cuda.synchronize()' $((2 * seconds + 60)) >"$w/load.log" 2>&1 &
+	local load=$!
+	sleep 10
+	local gpu
+	for gpu in false true; do
+		env "${ld[@]}" "$bin/kepler-collectd" --store.path "$w/store-$gpu" --store.group "" --informer ebpf \
+			--monitor.interval 2s --gpu.enabled $gpu --gpu.nvml-library "$nvml" >"$w/collectd-$gpu.log" 2>&1 &
+		local c=$!
+		sleep $((seconds + 4))
+		kill $c
+		wait $c
+		"${ld[@]}" "$bin/kepler-stdout" --store.path "$w/store-$gpu" --format json --all >"$w/all-$gpu.jsonl" 2>/dev/null
+	done
+	python3 - "$nvml" "$load" >"$w/calls.txt" 2>&1 <<'PY2'
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1]); load = int(sys.argv[2])
+assert lib.nvmlInit_v2() == 0
+h = ctypes.c_void_p(); assert lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0
+class S(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint), ("ts", ctypes.c_ulonglong), ("sm", ctypes.c_uint), ("mem", ctypes.c_uint), ("enc", ctypes.c_uint), ("dec", ctypes.c_uint)]
+class P(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint), ("mem", ctypes.c_ulonglong), ("gi", ctypes.c_uint), ("ci", ctypes.c_uint)]
+u64, u32 = ctypes.c_ulonglong(), ctypes.c_uint()
+samples = (S * 256)(); procs = (P * 256)()
+def util(since):
+    n = ctypes.c_uint(256)
+    return lib.nvmlDeviceGetProcessUtilization(h, samples, ctypes.byref(n), ctypes.c_ulonglong(since))
+def running(f):
+    n = ctypes.c_uint(256)
+    return f(h, ctypes.byref(n), procs)
+calls = [
+    ("nvmlDeviceGetTotalEnergyConsumption", lambda: lib.nvmlDeviceGetTotalEnergyConsumption(h, ctypes.byref(u64))),
+    ("nvmlDeviceGetPowerUsage", lambda: lib.nvmlDeviceGetPowerUsage(h, ctypes.byref(u32))),
+    ("nvmlDeviceGetProcessUtilization (since 0)", lambda: util(0)),
+    ("nvmlDeviceGetProcessUtilization (since 2 s ago)", lambda: util(int(time.time() * 1e6) - 2000000)),
+    ("nvmlDeviceGetComputeRunningProcesses_v3", lambda: running(lib.nvmlDeviceGetComputeRunningProcesses_v3)),
+    ("nvmlDeviceGetGraphicsRunningProcesses_v3", lambda: running(lib.nvmlDeviceGetGraphicsRunningProcesses_v3)),
+]
+print("| NVML call | returned | CPU per call | wall per call |")
+print("|---|---|---|---|")
+for name, f in calls:
+    r = f()
+    c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+    for _ in range(200):
+        f()
+    c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+    print(f"| {name} | {r} | {(c1 - c0) / 200 / 1e3:.1f} us | {(w1 - w0) / 200 / 1e3:.1f} us |")
+PY2
+	kill $load 2>/dev/null
+	wait 2>/dev/null
+	python3 - "$w" "$(nproc)" "$seconds" <<'PY2' | tee "$out/cost.md"
+import json, os, statistics, sys
+w, ncpu, seconds = sys.argv[1:]
+print(f"# What the GPU path costs the collector (kernel {os.uname().release}, {ncpu} CPUs, one PyTorch process at full load)")
+print()
+print("| --gpu.enabled | intervals | collector CPU per 2 s interval, median | p90 | processes |")
+print("|---|---|---|---|---|")
+for gpu in ("false", "true"):
+    s = [json.loads(l) for l in open(f"{w}/all-{gpu}.jsonl") if l.strip()][2:]
+    cpu = sorted((b["collector_cpu_ns"] - a["collector_cpu_ns"]) / 1e6 for a, b in zip(s, s[1:]))
+    if cpu:
+        print(f"| {gpu} | {len(cpu)} | {statistics.median(cpu):.2f} ms | {cpu[int(len(cpu) * 0.9)]:.2f} ms | {statistics.median(len(x['processes']) for x in s):.0f} |")
+print()
+print(open(f"{w}/calls.txt").read())
+PY2
+	[ -n "${OUT:-}" ] && cp "$out/cost.md" "$OUT/device-cost.md" && cp "$w"/collectd-*.log "$OUT/"
+	return 0
+}
+
 case "${1:-}" in
 bundle) bundle ;;
 run) shift; run "$@" ;;
-*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+cost) shift; cost "$@" ;;
+*) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -230,79 +230,87 @@ static int add_weight(struct device_state *st, size_t *n, uint32_t pid, uint64_t
 }
 
 /*
- * The utilisation samples since the last read (sizing call first: NVML
- * answers INSUFFICIENT_SIZE with the count it needs, NOT_FOUND when it has
- * none). Returns the number read (0 if none or unsupported), -ENOMEM, -EIO.
+ * buf (of *cap records, each size bytes) with room for at least need records:
+ * the same or a larger buffer, or NULL (buf kept) when memory is short.
+ */
+static void *grow_buffer(void *buf, unsigned *cap, unsigned need, size_t size)
+{
+	void *p;
+
+	if (need <= *cap)
+		return buf;
+	p = realloc(buf, (size_t)need * size);
+	if (p)
+		*cap = need;
+	return p;
+}
+
+/*
+ * The utilisation samples since the last read, in one call with the buffer
+ * kept from the last interval: on a real H200 (driver 580) each call costs
+ * about 1.9 ms of CPU, so there is no sizing call first. NVML answers
+ * INSUFFICIENT_SIZE with the count it needs (the buffer then grows, with room
+ * for samples that keep coming) and NOT_FOUND when it has none. Returns the
+ * number read (0 if none or unsupported), -ENOMEM, -EIO.
  */
 static long read_samples(struct kepler_gpu *g, unsigned i)
 {
 	struct device_state *st = &g->st[i];
+	unsigned need = 32;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
-		unsigned count = 0;
-		nvmlReturn_t r =
-			g->nvml.DeviceGetProcessUtilization(st->handle, NULL, &count, st->last_seen_us);
+		void *p = grow_buffer(st->samples, &st->samples_cap, need, sizeof(*st->samples));
 
-		if (r == NVML_ERROR_NOT_FOUND || r == NVML_ERROR_NOT_SUPPORTED ||
-		    (r == NVML_SUCCESS && !count))
-			return 0;
-		if (r != NVML_ERROR_INSUFFICIENT_SIZE && r != NVML_SUCCESS)
-			return fail(g, i, "nvmlDeviceGetProcessUtilization", r);
-		if (count > 65536)
-			return fail(g, i, "nvmlDeviceGetProcessUtilization", NVML_ERROR_UNKNOWN);
-		count += count / 4 + 4; /* samples keep coming between the two calls */
-		if (count > st->samples_cap) {
-			nvmlProcessUtilizationSample_t *p = realloc(st->samples, count * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			st->samples = p;
-			st->samples_cap = count;
-		}
-		r = g->nvml.DeviceGetProcessUtilization(st->handle, st->samples, &count, st->last_seen_us);
-		if (r == NVML_ERROR_NOT_FOUND)
+		if (!p)
+			return -ENOMEM;
+		st->samples = p;
+		unsigned count = st->samples_cap;
+		nvmlReturn_t r = g->nvml.DeviceGetProcessUtilization(st->handle, st->samples, &count,
+								     st->last_seen_us);
+		if (r == NVML_ERROR_NOT_FOUND || r == NVML_ERROR_NOT_SUPPORTED)
 			return 0;
 		if (r == NVML_SUCCESS)
 			return count <= st->samples_cap ? (long)count : (long)st->samples_cap;
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
 			return fail(g, i, "nvmlDeviceGetProcessUtilization", r);
+		if (count > 65536)
+			return fail(g, i, "nvmlDeviceGetProcessUtilization", NVML_ERROR_UNKNOWN);
+		need = count + count / 4 + 4; /* samples keep coming between the two calls */
 	}
 	return fail(g, i, "nvmlDeviceGetProcessUtilization", NVML_ERROR_INSUFFICIENT_SIZE);
 }
 
-/* Running compute (or graphics) processes into st->infos; the count, or -ENOMEM, -EIO. */
+/*
+ * Running compute (or graphics) processes into st->infos, in one call with
+ * the buffer kept from the last interval (a second one when it grows); the
+ * count, or -ENOMEM, -EIO.
+ */
 static long read_running(struct kepler_gpu *g, unsigned i,
 			 nvmlReturn_t (*call)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *),
 			 const char *what)
 {
 	struct device_state *st = &g->st[i];
+	unsigned need = 8;
 
 	if (!call)
 		return 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		unsigned count = 0;
-		nvmlReturn_t r = call(st->handle, &count, NULL);
+		void *p = grow_buffer(st->infos, &st->infos_cap, need, sizeof(*st->infos));
 
-		if (r == NVML_SUCCESS || r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NOT_FOUND)
+		if (!p)
+			return -ENOMEM;
+		st->infos = p;
+		unsigned count = st->infos_cap;
+		nvmlReturn_t r = call(st->handle, &count, st->infos);
+		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NOT_FOUND)
 			return 0;
-		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
-			return fail(g, i, what, r);
-		if (count > 65536)
-			return fail(g, i, what, NVML_ERROR_UNKNOWN);
-		count += 4;
-		if (count > st->infos_cap) {
-			nvmlProcessInfo_t *p = realloc(st->infos, count * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			st->infos = p;
-			st->infos_cap = count;
-		}
-		r = call(st->handle, &count, st->infos);
 		if (r == NVML_SUCCESS)
 			return count <= st->infos_cap ? (long)count : (long)st->infos_cap;
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
 			return fail(g, i, what, r);
+		if (count > 65536)
+			return fail(g, i, what, NVML_ERROR_UNKNOWN);
+		need = count + 4;
 	}
 	return fail(g, i, what, NVML_ERROR_INSUFFICIENT_SIZE);
 }
