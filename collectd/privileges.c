@@ -179,7 +179,9 @@ static int switch_user(const struct kepler_privileges_params *p, char *held, siz
 	g = p->group && *p->group ? getgrnam(p->group) : NULL;
 	if (g)
 		gid = g->gr_gid;
-	snprintf(grname, sizeof(grname), "%s", g ? g->gr_name : "its own group");
+	else
+		g = getgrgid(gid); /* the user's own group, or nogroup for uid 65432 */
+	snprintf(grname, sizeof(grname), "group %s", g ? g->gr_name : "without a name");
 	if (bpf_needs_cap(p->bpf_fd, uid, gid)) {
 		keep = CAP_BPF;
 		kepler_warn("this kernel refuses BPF maps to a process without CAP_BPF (before Linux 6.5, "
