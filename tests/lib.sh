@@ -51,11 +51,29 @@ start_exporter_for() {
 		>"$tmp/exporter-$port.log" 2>&1 &
 	pids+=($!)
 }
-# wait_metrics PORT FILE: until /metrics on PORT holds a snapshot (10 s at most), saved in FILE
+# wait_metrics PORT FILE: until /metrics on PORT holds a snapshot, saved in
+# FILE (60 s at most: a bound for what never comes, not a deadline)
 wait_metrics() {
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		curl -sf -o "$2" "http://127.0.0.1:$1/metrics" && grep -q '^kepler_snapshot_seq{' "$2" && return 0
 		sleep 0.1
+	done
+	return 1
+}
+# store_seq STORE: the seq of the store's newest snapshot (nothing when none reads)
+store_seq() {
+	"$build/readers/stdout/kepler-stdout" --store.path "$1" --format json 2>/dev/null |
+		sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' | head -1
+}
+# wait_seq STORE MIN: until the store holds snapshot MIN, however slowly a
+# loaded machine runs the collector (120 s at most: a bound for a collector
+# that stopped, not a deadline); false if it never came
+wait_seq() {
+	local s
+	for _ in $(seq 600); do
+		s=$(store_seq "$1")
+		[ -n "$s" ] && [ "$s" -ge "$2" ] && return 0
+		sleep 0.2
 	done
 	return 1
 }

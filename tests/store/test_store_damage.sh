@@ -25,7 +25,7 @@ command -v curl >/dev/null || skip "curl missing"
 	--store.group "" --log.level warn >"$tmp/c.log" 2>&1 &
 cpid=$!
 pids+=($cpid)
-sleep 3
+wait_seq "$tmp/s" 25 || fail "the collector made no 25 snapshots"
 kill "$cpid"; wait "$cpid"
 size=$(stat -c %s "$tmp/s/data.mdb")
 "$build/readers/stdout/kepler-stdout" --store.path "$tmp/s" >/dev/null || fail "the whole store does not read"
@@ -39,11 +39,14 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 		"$build/readers/dataset/kepler-dataset --store.path $tmp/c --level process" \
 		"$collectd --store.path $tmp/c --meter.source fake --informer procfs --store.group '' --monitor.interval 100ms"; do
 		name=$(basename "${cmd%% *}")
-		timeout 20 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
+		timeout 120 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
 		p=$!
-		# readers end by themselves; a collector refuses a damaged store at once, and
-		# runs on an empty one (it initializes it): stopped after 2 s then
-		for _ in $(seq 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		# readers end by themselves, and a collector refuses a damaged store, however
+		# late a loaded machine runs them; a collector runs on an empty one (it
+		# initializes it): stopped after 2 s then
+		waits=600
+		[ "$name" = kepler-collectd ] && [ "$cut" = 0 ] && waits=20
+		for _ in $(seq $waits); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		[ "$name" = kepler-collectd ] && kill "$p" 2>/dev/null
 		wait "$p"
 		st=$?
@@ -56,7 +59,7 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/c" --web.listen-address "127.0.0.1:$port" \
 		>"$tmp/e.log" 2>&1 &
 	e=$!
-	for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+	for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
 	if ! kill -0 "$e" 2>/dev/null; then
@@ -80,7 +83,7 @@ truncate -s $((size / 2 / 4096 * 4096)) "$tmp/m/data.mdb"
 	--store.group "" --store.move-damaged >"$tmp/m.log" 2>&1 &
 p=$!
 pids+=($p)
-for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
 kill "$p"; wait "$p"
 kept=$(ls "$tmp/m"/data.mdb.damaged-* 2>/dev/null)
 if [ -n "$kept" ] && [ "$(stat -c %s "$kept")" = $((size / 2 / 4096 * 4096)) ] &&
@@ -100,7 +103,7 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 		--store.group "" >"$tmp/u-c.log" 2>&1 &
 	uc=$!
 	pids+=($uc)
-	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" >/dev/null 2>&1 && break; sleep 0.1; done
 	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/u" --web.listen-address "127.0.0.1:$port" \
 		>"$tmp/u-e.log" 2>&1 &
 	ue=$!
@@ -108,8 +111,9 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/u" --follow --format json >/dev/null 2>"$tmp/u-s.log" &
 	us=$!
 	pids+=($us)
-	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
-	sleep 1 # a few more snapshots, so the file reaches past its first pages
+	for _ in $(seq 600); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	# a few more snapshots, so the file reaches past its first pages
+	wait_seq "$tmp/u" $(($(store_seq "$tmp/u") + 10)) || fail "no 10 more snapshots"
 	live=$(stat -c %s "$tmp/u/data.mdb")
 	case $1 in
 	half) cut=$((live / 2 / 4096 * 4096)) ;;
@@ -118,8 +122,8 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 	*) cut=$1 ;;
 	esac
 	truncate -s "$cut" "$tmp/u/data.mdb"
-	for _ in $(seq 100); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
-	for _ in $(seq 50); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 600); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 600); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	for name in collector stdout; do
 		if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
@@ -169,7 +173,7 @@ meta_under_running() { # $1: newest or both
 		--store.group "" >"$tmp/m2-c.log" 2>&1 &
 	uc=$!
 	pids+=($uc)
-	for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>&1 && break; sleep 0.1; done
 	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/m2" --web.listen-address "127.0.0.1:$port" \
 		>"$tmp/m2-e.log" 2>&1 &
 	ue=$!
@@ -177,9 +181,23 @@ meta_under_running() { # $1: newest or both
 	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" --follow --format json >/dev/null 2>"$tmp/m2-s.log" &
 	us=$!
 	pids+=($us)
-	for _ in $(seq 50); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	for _ in $(seq 600); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	# the collector stopped while the pages are zeroed: a commit in between
+	# would rewrite one of them (it raced one on a loaded machine)
+	kill -STOP "$uc"
 	zeroed=$(zero_meta "$tmp/m2" "$1")
-	sleep 2
+	kill -CONT "$uc"
+	# until the collector has said what it found (or stopped), however late it runs
+	for _ in $(seq 600); do
+		grep -q "restored from meta page\|both meta pages of data.mdb are damaged" "$tmp/m2-c.log" && break
+		kill -0 "$uc" 2>/dev/null || break
+		sleep 0.1
+	done
+	for _ in $(seq 300); do
+		[ "$1" = newest ] && break
+		grep -q damaged <<<"$(curl -s "http://127.0.0.1:$port/healthz")" && break
+		sleep 0.1
+	done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	for p in $uc $ue $us; do
 		if ! kill -0 "$p" 2>/dev/null; then
@@ -203,7 +221,11 @@ meta_under_running() { # $1: newest or both
 			--store.group "" --store.move-damaged --log.level info >"$tmp/m2-m.log" 2>&1 &
 		uc=$!
 		pids+=($uc)
-		sleep 1.5
+		for _ in $(seq 600); do
+			ls "$tmp/m2"/data.mdb.damaged-* >/dev/null 2>&1 && [ -s "$tmp/m2/data.mdb" ] && break
+			kill -0 "$uc" 2>/dev/null || break
+			sleep 0.1
+		done
 		kill -0 "$uc" 2>/dev/null && ls "$tmp/m2"/data.mdb.damaged-* >/dev/null 2>&1 &&
 			ok "--store.move-damaged keeps a store with both meta pages gone aside and begins a new one" ||
 			fail "move-damaged after both meta pages: $(tail -c 400 "$tmp/m2-m.log")"
@@ -223,13 +245,18 @@ rm -rf "$tmp/l"
 	--store.group "" >"$tmp/l-c.log" 2>&1 &
 lc=$!
 pids+=($lc)
-for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>&1 && break; sleep 0.1; done
 lsize=$(stat -c %s "$tmp/l/lock.mdb")
 for cut in 0 $((lsize / 2)); do
-	before=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	before=$(store_seq "$tmp/l")
 	truncate -s "$cut" "$tmp/l/lock.mdb"
-	sleep 1
-	after=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" --format json | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+	# until a later commit reads (or the collector is gone), however late it runs
+	for _ in $(seq 300); do
+		kill -0 "$lc" 2>/dev/null || break
+		after=$(store_seq "$tmp/l")
+		[ "${after:-0}" -gt "${before:-0}" ] && break
+		sleep 0.2
+	done
 	if kill -0 "$lc" 2>/dev/null && [ "${after:-0}" -gt "${before:-0}" ]; then
 		echo "lock.mdb cut to $cut of $lsize bytes under the collector: it goes on (seq $before -> $after)"
 	else
@@ -251,9 +278,14 @@ mkdir -p "$tmp/d/store" && chmod 1777 "$tmp/d/store"
 	--store.group "" >"$tmp/d-c.log" 2>&1 &
 dc=$!
 pids+=($dc)
-for _ in $(seq 100); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1 && break; sleep 0.1; done
 rm "$tmp/d/store/data.mdb"
-sleep 1
+for _ in $(seq 600); do
+	grep -q 'data.mdb was deleted under the collector' "$tmp/d-c.log" && [ -n "$(store_seq "$tmp/d/store")" ] && break
+	kill -0 "$dc" 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.5 # a few commits more: the deletion is still said once
 if kill -0 "$dc" 2>/dev/null && [ "$(grep -c 'data.mdb was deleted under the collector' "$tmp/d-c.log")" = 1 ] &&
 	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/d/store" >/dev/null 2>&1; then
 	ok "data.mdb deleted under the running collector: said once, a new store made, readers read it"

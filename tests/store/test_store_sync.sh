@@ -11,9 +11,22 @@ collectd=$build/collectd/kepler-collectd
 command -v strace >/dev/null || skip "strace missing (tools/setup.sh installs it)"
 strace -f -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace refused)"
 for mode in full data none; do
-	timeout -s INT 3 strace -f -y -e trace=openat,fdatasync,pwrite64 -o "$tmp/$mode.trace" \
+	# until the store holds 6 commits however slowly a loaded machine runs
+	# the traced collector (no fixed window: a busy machine gave 1 to 3)
+	strace -f -y -e trace=openat,fdatasync,pwrite64 -o "$tmp/$mode.trace" \
 		"$collectd" --store.path "$tmp/$mode" --meter.source fake --informer procfs \
-		--monitor.interval 200ms --store.group "" --log.level warn --store.sync "$mode" 2>"$tmp/$mode.log"
+		--monitor.interval 200ms --store.group "" --log.level warn --store.sync "$mode" 2>"$tmp/$mode.log" &
+	tracer=$!
+	for _ in $(seq 600); do
+		seq=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/$mode" --format json 2>/dev/null |
+			jq -r '.seq' 2>/dev/null | head -1)
+		[ -n "$seq" ] && [ "$seq" -ge 6 ] && break
+		kill -0 $tracer 2>/dev/null || break
+		sleep 0.2
+	done
+	# the collector, not strace: it stops on SIGINT and strace ends with it
+	pkill -INT -P $tracer 2>/dev/null || kill -INT $tracer 2>/dev/null
+	wait $tracer
 	# descriptors of data.mdb opened O_DSYNC, then the writes through them
 	dsync_fds=$(grep 'data.mdb' "$tmp/$mode.trace" | grep 'openat(' | grep O_DSYNC |
 		sed -n 's/.*= \([0-9]*\)<.*/\1/p' | sort -u | tr '\n' ' ')
