@@ -1253,34 +1253,61 @@ static void test_overflow_reported(void **state)
 	assert_true(kepler_informer_count(inf) <= max);
 	/*
 	 * The exited ones were deleted (their slots are handed back a refresh
-	 * later): the map has room again, and new processes are charged.
+	 * later): the map has room again, and new processes are charged. Other
+	 * jobs' churn can fill 150 slots between two refreshes (a shared machine
+	 * starts hundreds of processes a second), so a process not charged must
+	 * be counted lost, and one of five tries must charge all 20.
 	 */
 	refresh(inf);
 	refresh(inf);
-	for (int i = 0; i < 20; i++) {
-		pids[i] = fork();
-		assert_true(pids[i] >= 0);
-		if (pids[i] == 0) {
-			alarm(30); /* gone even if the case fails before it kills them */
-			burn_cpu_us(2000);
-			pause();
-			_exit(0);
-		}
-	}
-	usleep(200000);
-	refresh(inf);
-	for (int i = 0; i < 20; i++) {
-		const struct kepler_proc *p = find_pid(inf, pids[i]);
+	int charged_all = 0;
 
-		if (!p)
-			fail_msg(
-				"new process %d (%d of 20) not charged: %zu processes in a map of %u, %u lost",
-				pids[i], i + 1, kepler_informer_count(inf), max,
-				kepler_informer_stats(inf)->lost);
-		assert_true(p->cpu_time_ns >= 1000000);
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
+	for (int attempt = 0; attempt < 5 && !charged_all; attempt++) {
+		uint32_t lost0 = kepler_informer_stats(inf)->lost;
+		int ready[2], missing = 0;
+		char c;
+
+		assert_int_equal(pipe(ready), 0);
+		for (int i = 0; i < 20; i++) {
+			pids[i] = fork();
+			assert_true(pids[i] >= 0);
+			if (pids[i] == 0) {
+				alarm(30); /* gone even if the case fails before it kills them */
+				burn_cpu_us(2000);
+				(void)!write(ready[1], "x", 1);
+				pause();
+				_exit(0);
+			}
+		}
+		close(ready[1]);
+		/* as soon as every child has run its 2 ms: the least time for churn */
+		for (int i = 0; i < 20 && read(ready[0], &c, 1) == 1; i++)
+			;
+		close(ready[0]);
+		refresh(inf);
+		for (int i = 0; i < 20; i++) {
+			const struct kepler_proc *p = find_pid(inf, pids[i]);
+
+			if (!p)
+				missing++;
+			else
+				assert_true(p->cpu_time_ns >= 1000000);
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+		uint32_t lost = kepler_informer_stats(inf)->lost - lost0;
+
+		print_message("try %d: %d of 20 new processes charged, %zu processes in a map of %u, "
+			      "%u lost meanwhile\n",
+			      attempt + 1, 20 - missing, kepler_informer_count(inf), max, lost);
+		if (missing && lost < (uint32_t)missing)
+			fail_msg("%d new processes neither charged nor counted lost (%u lost)", missing,
+				 lost);
+		charged_all = !missing;
+		refresh(inf);
+		refresh(inf);
 	}
+	assert_true(charged_all);
 	print_message("after the exited were deleted: 20 new processes charged, %u lost\n",
 		      kepler_informer_stats(inf)->lost);
 	teardown(NULL);
