@@ -60,6 +60,18 @@ wait_metrics() {
 	done
 	return 1
 }
+# eventually SECONDS CMD...: true as soon as CMD succeeds, tried every 0.5 s;
+# false if it never did within SECONDS (a bound for what never comes, not a
+# deadline: choose it generous, a loaded machine runs everything late)
+eventually() {
+	local n=$(($1 * 2))
+	shift
+	for _ in $(seq $n); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	return 1
+}
 # store_seq STORE: the seq of the store's newest snapshot (nothing when none reads)
 store_seq() {
 	"$build/readers/stdout/kepler-stdout" --store.path "$1" --format json 2>/dev/null |

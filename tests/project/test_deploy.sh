@@ -63,8 +63,21 @@ printf 'global: { scrape_interval: 1s, scrape_timeout: 1s }\nscrape_configs:\n  
 prometheus --config.file "$tmp/prometheus.yml" --storage.tsdb.path "$tmp/tsdb" --web.listen-address 127.0.0.1:$pport \
 	>"$tmp/prometheus.log" 2>&1 &
 pids+=($!)
-sleep 25
 dash=$base/dashboards/kepler-c.json
+# until every dashboard query returns series (rates need two scrapes of each
+# series, a VM and a pod found): however late a loaded machine gets there
+dash_ready() {
+	local expr q
+	while IFS= read -r expr; do
+		q=${expr//\$node/.*}
+		q=${q//\$zone/package}
+		q=${q//\$__range/5m}
+		[ "$(curl -s --data-urlencode "query=$q" "http://127.0.0.1:$pport/api/v1/query" |
+			jq '.data.result | length' 2>/dev/null)" -ge 1 ] 2>/dev/null || return 1
+	done < <(jq -r '.panels[].targets[]?.expr' "$dash")
+}
+eventually 180 dash_ready || echo "not every dashboard query returned series in 180 s: the checks below say which"
+sleep 2 # two more scrapes: the queries over the last minute see more than one sample
 jq -e '.panels | length > 10' "$dash" >/dev/null || fail "the dashboard has no panels"
 nq=0 bad=0
 while IFS= read -r expr; do
