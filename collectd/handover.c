@@ -13,6 +13,7 @@
 #include "backlog.h"
 #include "cpuinfo.h"
 #include "handover.h"
+#include "history_writer.h"
 #include "kepler/clock.h"
 #include "kepler/log.h"
 #include "monotonic.h"
@@ -30,9 +31,10 @@
 
 struct kepler_handover {
 	struct kepler_store *store;
-	struct kepler_store_meta meta;      /* as written at open */
-	struct kepler_backlog *backlog;     /* the intervals held while the store refuses */
-	struct kepler_monotonic *monotonic; /* debug builds: the counter invariant */
+	struct kepler_store_meta meta;         /* as written at open */
+	struct kepler_backlog *backlog;        /* the intervals held while the store refuses */
+	struct kepler_monotonic *monotonic;    /* debug builds: the counter invariant */
+	struct kepler_history_writer *history; /* store.tiers and carbon.* (history_writer.h) */
 	bool store_down;
 	bool down_said;       /* the current outage was logged as an error */
 	uint64_t down_log_ns; /* when an outage was last logged (monotonic) */
@@ -104,6 +106,8 @@ int kepler_handover_open(const struct kepler_config *cfg, struct kepler_handover
 	if (!h)
 		return -ENOMEM;
 	r = open_store(cfg, h);
+	if (r == 0)
+		r = kepler_history_writer_open(cfg, h->store, &h->history);
 	if (r == 0) {
 		r = kepler_backlog_new(BACKLOG_MAX_WORKLOADS, &h->backlog, &err);
 		if (r < 0)
@@ -357,7 +361,10 @@ int kepler_handover_commit(struct kepler_handover *h, struct kepler_snapshot *sn
 
 	snap = merge_backlog(h, snap);
 	check_monotonic(h, snap);
+	kepler_history_writer_stage(h->history, h->store, snap);
 	r = store_or_hold(h, snap, err);
+	if (r == 0)
+		kepler_history_writer_committed(h->history, snap);
 	if (r >= 0)
 		*ret_snap = snap;
 	return r;
@@ -368,6 +375,7 @@ void kepler_handover_close(struct kepler_handover *h)
 	if (!h)
 		return;
 	kepler_backlog_free(h->backlog);
+	kepler_history_writer_close(h->history);
 	kepler_monotonic_free(h->monotonic);
 	kepler_store_close(h->store);
 	free(h);

@@ -154,7 +154,28 @@ const struct kepler_program kepler_program_passthrough = {
 	.examples = passthrough_examples,
 };
 
+static const struct kepler_example report_examples[] = {
+	{ "kepler-report --since 2026-11-01T00:00:00Z --until 2026-12-01T00:00:00Z --by namespace",
+	  "November's energy and CO2e per Kubernetes namespace: showback." },
+	{ "kepler-report --since -2h --until -1h --by container --format csv",
+	  "An hour's energy per container, exact to the microjoule, as CSV." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_report = {
+	.name = "kepler-report",
+	.prog = KEPLER_PROG_REPORT,
+	.args = "",
+	.summary =
+		"Energy and CO2e over any window, per node, namespace, pod, container, VM or process group, from the store's history: each row is the difference of cumulative counters at the window's two ends, exact to the microjoule and the milligram. At each end it uses the finest record there is: the store's tier records (store.tiers) refined by the raw snapshots after them while the ring holds them. docs/history.md.",
+	.exit_status =
+		"Exit status: 0 written, 1 the store holds no history for the window, 2 usage or store error.",
+	.section = 1,
+	.examples = report_examples,
+};
+
 const struct kepler_program *const kepler_programs[] = {
-	&kepler_program_collectd, &kepler_program_exporter, &kepler_program_stdout,      &kepler_program_top,
-	&kepler_program_dataset,  &kepler_program_train,    &kepler_program_passthrough, NULL,
+	&kepler_program_collectd,    &kepler_program_exporter, &kepler_program_stdout,
+	&kepler_program_top,         &kepler_program_dataset,  &kepler_program_train,
+	&kepler_program_passthrough, &kepler_program_report,   NULL,
 };

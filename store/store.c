@@ -65,6 +65,8 @@ int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, str
 		rc = mdb_dbi_open(txn, "meta", flags, &s->meta);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "opening the store's databases", err);
+	/* a store written before kepler-c kept history has none, and reads on without history */
+	s->have_history = !mdb_dbi_open(txn, "history", flags, &s->history);
 	s->have_dbs = true;
 	return 0;
 }
@@ -327,6 +329,7 @@ void kepler_store_close(struct kepler_store *s)
 		close(s->inotify_fd);
 	if (s->writer_lock >= 0)
 		close(s->writer_lock); /* releases the flock */
+	kepler_store_history_free(s);
 	free(s->path);
 	free(s);
 }

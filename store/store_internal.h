@@ -29,8 +29,21 @@
 struct kepler_store {
 	MDB_env *env;
 	MDB_dbi snapshots, series, meta;
+	MDB_dbi history; /* tier records and carbon intensities; absent from older stores */
 	bool writer;
-	bool have_dbs; /* reader: the writer has created the databases */
+	bool have_dbs;     /* reader: the writer has created the databases */
+	bool have_history; /* the history database exists */
+	/* writer: what the next commit also writes (kepler_store_stage_*) */
+	struct store_staged_tier {
+		uint32_t period_s;
+		uint64_t boundary_ns;
+		void *blob;
+		size_t len;
+	} *staged;
+	size_t nstaged;
+	uint32_t staged_intensity;
+	struct kepler_store_tier_keep *tier_keep;
+	size_t ntier_keep;
 	char *path;
 	struct kepler_store_options opts;
 	uint64_t map_size;
@@ -55,6 +68,12 @@ struct kepler_store {
 
 /* Translate an LMDB return code into -errno with a message naming @what. */
 int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err);
+
+/*
+ * A reader's read transaction with the databases open (their handles
+ * published on first use); -ENOENT when the store holds none yet.
+ */
+int kepler_store_begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err);
 
 /* Begin a read transaction, following a map the writer has grown. */
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err);
@@ -162,6 +181,12 @@ bool store_guard_retry(struct store_guard *g, int r);
 		} while (r_ < 0 && store_guard_retry(&g_, r_));          \
 		r_;                                                      \
 	})
+
+/* store_history.c: inside put_all's transaction, the staged tier records and intensity, then pruning. */
+int kepler_store_put_history(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t wall_ns);
+/* After a commit: the staged records were written. */
+void kepler_store_history_committed(struct kepler_store *s);
+void kepler_store_history_free(struct kepler_store *s);
 
 /* Big-endian u64 keys sort numerically in LMDB's default byte order. */
 void kepler_store_put_key(uint64_t seq, unsigned char key[8]);

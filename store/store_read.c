@@ -55,7 +55,7 @@ static void meta_get_str(struct kepler_store *s, MDB_txn *txn, const char *key, 
 }
 
 /* Begin a read transaction; -ENOENT when the store holds no database yet. */
-static int begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err)
+int kepler_store_begin(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err)
 {
 	int r = kepler_store_begin_read(s, txn, err);
 
@@ -77,7 +77,7 @@ STORE_OP static int get_meta_in(struct kepler_store *s, struct kepler_store_meta
 {
 	MDB_txn *txn;
 	uint64_t v;
-	int r = begin(s, &txn, err);
+	int r = kepler_store_begin(s, &txn, err);
 
 	memset(m, 0, sizeof(*m));
 	if (r < 0)
@@ -115,7 +115,7 @@ STORE_OP static int get_cpus_in(struct kepler_store *s, struct kepler_cpuinfo *r
 {
 	MDB_val k = { strlen("node.cpus"), (void *)"node.cpus" }, v;
 	MDB_txn *txn;
-	int r = begin(s, &txn, err);
+	int r = kepler_store_begin(s, &txn, err);
 
 	memset(ret, 0, sizeof(*ret));
 	if (r < 0)
@@ -144,7 +144,7 @@ STORE_OP static int get_text_in(struct kepler_store *s, const char *key, char **
 {
 	MDB_val k = { strlen(key), (void *)key }, v;
 	MDB_txn *txn;
-	int r = begin(s, &txn, err);
+	int r = kepler_store_begin(s, &txn, err);
 
 	*ret = NULL;
 	*ret_len = 0;
@@ -178,7 +178,7 @@ STORE_OP static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t 
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val k, v;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
@@ -315,7 +315,7 @@ STORE_OP static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_
 	uint64_t key = 0;
 	MDB_txn *txn;
 	MDB_val v;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
@@ -352,7 +352,7 @@ STORE_OP static int read_header_in(struct kepler_store *s, struct kepler_snapsho
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val k, v;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	if (r < 0)
 		return r;
@@ -437,7 +437,7 @@ STORE_OP static int seq_at_in(struct kepler_store *s, uint64_t wall_ns, uint64_t
 	uint64_t *seqs = NULL, best = 0, wall = 0;
 	size_t n = 0;
 	MDB_txn *txn;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	if (r < 0)
 		return r == -ENOENT
@@ -477,7 +477,7 @@ STORE_OP static int list_all_in(struct kepler_store *s, uint64_t from, uint64_t 
 				size_t *ret_n, struct kepler_error *err)
 {
 	MDB_txn *txn;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	*ret_seqs = NULL;
 	*ret_n = 0;
@@ -560,7 +560,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val k, v;
-	int rc, r = begin(s, &txn, err);
+	int rc, r = kepler_store_begin(s, &txn, err);
 
 	*ret = NULL;
 	*ret_n = 0;

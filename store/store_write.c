@@ -198,6 +198,8 @@ static int put_all(struct kepler_store *s, MDB_txn *txn, const struct kepler_sna
 		rc = prune_snapshots(s, txn, keep);
 	if (!rc)
 		rc = prune_series(s, txn, snap->wall_ns);
+	if (!rc)
+		rc = kepler_store_put_history(s, txn, snap->seq, snap->wall_ns);
 	return rc;
 }
 
@@ -430,6 +432,7 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 	if (r < 0)
 		return r;
 	rotate_pins(s);
+	kepler_store_history_committed(s);
 	s->last_seq = snap->seq;
 	if (++s->commits % STALE_READER_CHECK_EVERY == 0) {
 		mdb_reader_check(s->env, &dead); /* slots of readers that died */

@@ -38,9 +38,10 @@ enum kepler_prog {
 	KEPLER_PROG_DATASET = 1u << 4,
 	KEPLER_PROG_TRAIN = 1u << 5,
 	KEPLER_PROG_PASSTHROUGH = 1u << 6,
+	KEPLER_PROG_REPORT = 1u << 7,
 	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP |
-			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH,
-	KEPLER_PROG_ALL = 0x7f,
+			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH | KEPLER_PROG_REPORT,
+	KEPLER_PROG_ALL = 0xff,
 };
 
 enum kepler_opt_type {
@@ -106,6 +107,10 @@ struct kepler_collectd_config {
 	uint64_t store_retention_series_ns;
 	bool store_move_damaged;
 	enum kepler_store_sync store_sync;
+	struct kepler_strlist store_tiers; /* PERIOD:KEEP, e.g. 1h:35d */
+	/* carbon.* */
+	char *carbon_intensity;      /* g CO2e per kWh, constant; "" = none */
+	char *carbon_intensity_file; /* RFC3339,g_per_kwh lines; "" = none */
 	/* host.* */
 	char *host_procfs;
 	char *host_sysfs;
@@ -206,6 +211,24 @@ struct kepler_dataset_config {
 	char *dataset_output;
 };
 
+/* kepler-report's flags. */
+enum kepler_report_by {
+	KEPLER_REPORT_BY_NODE,
+	KEPLER_REPORT_BY_NAMESPACE,
+	KEPLER_REPORT_BY_POD,
+	KEPLER_REPORT_BY_CONTAINER,
+	KEPLER_REPORT_BY_VM,
+	KEPLER_REPORT_BY_PROCESS
+};
+enum kepler_report_format { KEPLER_REPORT_TABLE, KEPLER_REPORT_CSV, KEPLER_REPORT_JSON };
+struct kepler_report_config {
+	char *report_since;
+	char *report_until;
+	enum kepler_report_by report_by; /* in the order of enum kepler_history_kind */
+	enum kepler_report_format report_format;
+	int64_t report_top;
+};
+
 /* kepler-train's flags. */
 struct kepler_train_config {
 	char *train_output;
@@ -233,6 +256,7 @@ struct kepler_config {
 	struct kepler_top_config top;
 	struct kepler_dataset_config dataset;
 	struct kepler_train_config train;
+	struct kepler_report_config report;
 
 	/* not options: warnings about the configuration (Kepler's keys without a counterpart), logged at start */
 	struct kepler_strlist warnings;
@@ -281,7 +305,8 @@ struct kepler_program {
  * and the man pages say. kepler_programs lists them, NULL-terminated.
  */
 extern const struct kepler_program kepler_program_collectd, kepler_program_exporter, kepler_program_stdout,
-	kepler_program_top, kepler_program_dataset, kepler_program_train, kepler_program_passthrough;
+	kepler_program_top, kepler_program_dataset, kepler_program_train, kepler_program_passthrough,
+	kepler_program_report;
 extern const struct kepler_program *const kepler_programs[];
 
 /* The option table, terminated by a row with key == NULL. */

@@ -246,6 +246,45 @@ int kepler_store_wait_or(struct kepler_store *store, uint64_t after_seq, uint64_
 int kepler_store_wait(struct kepler_store *store, uint64_t after_seq, uint64_t timeout_ns, uint64_t *ret_seq,
 		      struct kepler_error *err);
 
+/* ---- history (docs/history.md): tier records and carbon intensities ---- */
+
+/* A tier's retention (store.tiers' KEEP), for pruning its records. */
+struct kepler_store_tier_keep {
+	uint32_t period_s;
+	uint64_t keep_ns;
+};
+
+/* Writer: the retention of each tier, applied at every commit (a copy is kept). -ENOMEM. */
+int kepler_store_set_tiers(struct kepler_store *store, const struct kepler_store_tier_keep *tiers, size_t n);
+
+/*
+ * Writer: a tier record (kepler_history_encode()) for the next commit to
+ * write in the same transaction as its snapshot; the store owns @blob from
+ * now on. Kept until a commit succeeds. -ENOMEM (the blob freed).
+ */
+int kepler_store_stage_tier(struct kepler_store *store, uint32_t period_s, uint64_t boundary_ns, void *blob,
+			    size_t len);
+
+/* Writer: the carbon intensity (mg CO2e per kWh; 0: none known) the next commit records for its snapshot. */
+void kepler_store_stage_intensity(struct kepler_store *store, uint32_t mg_kwh);
+
+/* The tiers' periods the store holds records of, finest first: up to @max in @ret; their count in *ret_n. */
+int kepler_store_tier_periods(struct kepler_store *store, uint32_t *ret, size_t max, size_t *ret_n,
+			      struct kepler_error *err);
+
+/*
+ * The record of tier @period_s with the newest boundary at or before
+ * @wall_ns (@before true) or the oldest at or after it (@before false): a
+ * malloc'ed copy in *ret (free()), *ret_len, its boundary in *ret_boundary.
+ * -ENOENT when there is none.
+ */
+int kepler_store_tier_record(struct kepler_store *store, uint32_t period_s, uint64_t wall_ns, bool before,
+			     void **ret, size_t *ret_len, uint64_t *ret_boundary, struct kepler_error *err);
+
+/* The carbon intensity recorded with snapshot @seq (mg CO2e per kWh), 0 when none was known or recorded. */
+int kepler_store_intensity(struct kepler_store *store, uint64_t seq, uint32_t *ret_mg_kwh,
+			   struct kepler_error *err);
+
 /* Build the series record of @snap (what kepler_store_commit() stores). */
 void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret);
 

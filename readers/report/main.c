@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kepler-report: energy and CO2e over a window, per node, namespace, pod,
+ * container, VM or process group, from the store's history
+ * (docs/history.md). At each end of the window the history ledger
+ * (kepler/history.h) is rebuilt from the newest tier record at or before
+ * it, then refined by the raw snapshots after that record up to the end
+ * while the ring holds them; each row is the difference of the two ledgers'
+ * cumulative counters, exact to the µJ and the mg.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kepler/buf.h"
+#include "kepler/config.h"
+#include "kepler/fmt.h"
+#include "kepler/history.h"
+#include "kepler/log.h"
+#include "kepler/store.h"
+
+#define SEC 1000000000ULL
+#define EXIT_NO_HISTORY 1
+#define EXIT_USAGE 2
+#define MAX_PERIODS 64
+
+/* The ledger at one end of the window. */
+struct end {
+	struct kepler_history *h;
+	uint64_t at_ns;      /* the time its counters are of */
+	uint32_t period_s;   /* the tier record it began from (0: none) */
+	size_t snapshots;    /* raw snapshots applied after it */
+	bool missed;         /* the record was written for a boundary passed while no collector ran */
+	char resolution[32]; /* "snapshot", or the tier's period ("1h") */
+};
+
+/* One row of the report: a ledger row of the window's end, less its value at the start. */
+struct row {
+	const struct kepler_history_row *r;
+	uint64_t cpu_time_ns;
+	uint64_t energy_uj[KEPLER_MAX_ZONES];
+	uint64_t co2e_mg[KEPLER_MAX_ZONES];
+};
+
+struct job {
+	const struct kepler_config *cfg;
+	struct kepler_store *store;
+	struct kepler_store_meta meta;
+	uint64_t since, until;
+	uint32_t periods[MAX_PERIODS];
+	size_t nperiods;
+	struct end a, b;
+	enum kepler_history_kind kind;
+	struct row *rows;
+	size_t nrows;
+	bool co2e_known;
+	const char *const *zones;
+	size_t nzones;
+};
+
+/* The newest tier record at or before @t of any tier (the finest on a tie), decoded; -ENOENT if none. */
+static int best_record(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
+{
+	uint64_t best = 0;
+	uint32_t best_p = 0;
+
+	for (size_t i = 0; i < j->nperiods; i++) {
+		uint64_t boundary;
+		size_t len;
+		void *blob;
+
+		if (kepler_store_tier_record(j->store, j->periods[i], t, true, &blob, &len, &boundary, err) <
+		    0)
+			continue;
+		free(blob);
+		if (!best_p || boundary > best) /* periods come finest first: a tie keeps the finer */
+			best = boundary, best_p = j->periods[i];
+	}
+	if (!best_p)
+		return -ENOENT;
+	{
+		struct kepler_history_header hdr;
+		uint64_t boundary;
+		size_t len;
+		void *blob;
+		int r = kepler_store_tier_record(j->store, best_p, t, true, &blob, &len, &boundary, err);
+
+		if (r < 0)
+			return r;
+		r = kepler_history_decode(blob, len, &e->h, &hdr, err);
+		free(blob);
+		if (r < 0)
+			return r;
+		e->at_ns = boundary;
+		e->period_s = best_p;
+		e->missed = hdr.flags & KEPLER_HISTORY_MISSED;
+	}
+	return 0;
+}
+
+/* Apply the retained snapshots after the ledger's up to the newest at or before @t. */
+static int refine(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
+{
+	uint64_t last, from = kepler_history_seq(e->h) + 1, *seqs = NULL;
+	size_t n = 0;
+	int r = kepler_store_seq_at(j->store, t, &last, err);
+
+	if (r == -ENOENT || (r == 0 && last < from))
+		return 0;
+	if (r < 0)
+		return r;
+	if ((r = kepler_store_list(j->store, from, last, &seqs, &n, err)) < 0)
+		return r;
+	/* only an unbroken run from the ledger's next snapshot keeps the counters exact */
+	for (size_t i = 0; i < n && seqs[i] == from + i; i++) {
+		struct kepler_snapshot *s;
+		uint32_t mg = 0;
+
+		if ((r = kepler_store_read(j->store, seqs[i], &s, err)) < 0)
+			break;
+		if ((r = kepler_store_intensity(j->store, seqs[i], &mg, err)) == 0)
+			r = kepler_history_add(e->h, s, mg);
+		if (r == 0) {
+			e->at_ns = s->wall_ns;
+			e->snapshots++;
+		}
+		kepler_snapshot_free(s);
+		if (r < 0) {
+			if (r != -ENOMEM && !err->msg[0])
+				kepler_error_set(err, r, "snapshot %llu: %s", (unsigned long long)seqs[i],
+						 strerror(-r));
+			break;
+		}
+	}
+	free(seqs);
+	return r < 0 ? r : 0;
+}
+
+static void describe(struct end *e)
+{
+	if (e->snapshots || !e->period_s)
+		snprintf(e->resolution, sizeof(e->resolution), "snapshot");
+	else
+		kepler_format_duration((uint64_t)e->period_s * SEC, e->resolution, sizeof(e->resolution));
+}
+
+/*
+ * The ledger at @t: the newest record at or before it and the snapshots
+ * after, or (no record) every snapshot from the store's first. -ENODATA
+ * when the store cannot say.
+ */
+static int ledger_at(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
+{
+	uint64_t oldest;
+	int r = best_record(j, t, e, err);
+
+	if (r == -ENOENT) {
+		/* the collector's ledger began empty at the store's first snapshot: only it can stand in */
+		if (kepler_store_oldest_seq(j->store, &oldest, err) < 0 || oldest != 1)
+			return kepler_error_set(err, -ENODATA, "no history at or before that time");
+		if (!(e->h = kepler_history_new()))
+			return kepler_error_set(err, -ENOMEM, "out of memory");
+		r = 0;
+	}
+	if (r < 0)
+		return r;
+	r = refine(j, t, e, err);
+	if (r < 0)
+		return r;
+	describe(e);
+	return 0;
+}
+
+/* The start's ledger; when the store holds nothing that old, the oldest record after it (the window shrinks). */
+static int ledger_since(struct job *j, struct kepler_error *err)
+{
+	uint64_t boundary;
+	size_t len;
+	void *blob;
+	int r = ledger_at(j, j->since, &j->a, err);
+
+	if (r != -ENODATA)
+		return r;
+	for (size_t i = 0; i < j->nperiods; i++) /* the finest tier's oldest record after --since */
+		if (kepler_store_tier_record(j->store, j->periods[i], j->since, false, &blob, &len, &boundary,
+					     err) == 0) {
+			free(blob);
+			kepler_warn(
+				"the store's history begins after --since: the window starts at its oldest record");
+			return ledger_at(j, boundary, &j->a, err);
+		}
+	return kepler_error_set(err, -ENODATA, "the store holds no history at or after --since");
+}
+
+/* ---- rows ---- */
+
+static bool wanted(const struct job *j, const struct kepler_history_row *r)
+{
+	return r->kind == j->kind;
+}
+
+/* The window's figures of @r (a row of the end's ledger); false when it has none in the window. */
+static bool row_of(struct job *j, const struct kepler_history_row *r, struct row *out)
+{
+	const struct kepler_history_row *s = kepler_history_find(j->a.h, r);
+	const char *const *za;
+	size_t nza = kepler_history_zones(j->a.h, &za);
+
+	memset(out, 0, sizeof(*out));
+	out->r = r;
+	if (!s && r->last_ns <= j->a.at_ns)
+		return false; /* ended before the window: the start's record left it out */
+	for (size_t z = 0; z < j->nzones; z++) {
+		size_t sz = SIZE_MAX;
+
+		for (size_t y = 0; s && y < nza; y++)
+			if (!strcmp(za[y], j->zones[z]))
+				sz = y;
+		unsigned __int128 k = KEPLER_UJ_PER_KWH,
+				  end = (unsigned __int128)r->co2e_mg[z] * k + r->co2e_rem[z], start = 0;
+		uint64_t e0 = 0;
+
+		if (sz != SIZE_MAX) {
+			e0 = s->energy_uj[sz];
+			start = (unsigned __int128)s->co2e_mg[sz] * k + s->co2e_rem[sz];
+		}
+		if (e0 > r->energy_uj[z] ||
+		    start > end) /* a counter begun anew (an identity dropped and back) */
+			e0 = 0, start = 0;
+		out->energy_uj[z] = r->energy_uj[z] - e0;
+		out->co2e_mg[z] = (uint64_t)((end - start) / k);
+		if (end != start)
+			j->co2e_known = true;
+	}
+	out->cpu_time_ns =
+		s && s->cpu_time_ns <= r->cpu_time_ns ? r->cpu_time_ns - s->cpu_time_ns : r->cpu_time_ns;
+	return true;
+}
+
+static size_t primary(const struct job *j)
+{
+	return kepler_primary_zone_of(j->zones, j->nzones);
+}
+
+static const struct job *sort_job;
+
+static int by_energy(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	size_t z = primary(sort_job);
+
+	if (a->energy_uj[z] != b->energy_uj[z])
+		return a->energy_uj[z] > b->energy_uj[z] ? -1 : 1;
+	return strcmp(a->r->name, b->r->name) ? strcmp(a->r->name, b->r->name) : strcmp(a->r->id, b->r->id);
+}
+
+static int collect_rows(struct job *j)
+{
+	size_t n = kepler_history_count(j->b.h);
+
+	j->nzones = kepler_history_zones(j->b.h, &j->zones);
+	j->rows = calloc(n ? n : 1, sizeof(*j->rows));
+	if (!j->rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct kepler_history_row *r = kepler_history_row(j->b.h, i);
+
+		if (wanted(j, r) && row_of(j, r, &j->rows[j->nrows]))
+			j->nrows++;
+	}
+	sort_job = j;
+	qsort(j->rows, j->nrows, sizeof(*j->rows), by_energy);
+	return 0;
+}
+
+/* ---- output ---- */
+
+/* The identity fields of a row of kind @k, named as the snapshot JSON names them. */
+struct field {
+	const char *name;
+	const char *(*get)(const struct kepler_history_row *r, const struct job *j);
+};
+
+static const char *f_node(const struct kepler_history_row *r, const struct job *j)
+{
+	(void)r;
+	return kepler_store_meta_node(&j->meta);
+}
+#define GETTER(fn, member)                                                             \
+	static const char *fn(const struct kepler_history_row *r, const struct job *j) \
+	{                                                                              \
+		(void)j;                                                               \
+		return r->member;                                                      \
+	}
+GETTER(f_id, id)
+GETTER(f_name, name)
+GETTER(f_ns, ns)
+GETTER(f_pod, pod_id)
+GETTER(f_runtime, runtime)
+GETTER(f_exe, exe)
+GETTER(f_cid, container_id)
+GETTER(f_vid, vm_id)
+#undef GETTER
+
+static const struct field fields[KEPLER_HISTORY_KIND_COUNT][5] = {
+	[KEPLER_HISTORY_NODE] = { { "node_name", f_node } },
+	[KEPLER_HISTORY_NAMESPACE] = { { "pod_namespace", f_name } },
+	[KEPLER_HISTORY_POD] = { { "pod_id", f_id }, { "pod_name", f_name }, { "pod_namespace", f_ns } },
+	[KEPLER_HISTORY_CONTAINER] = { { "container_id", f_id },
+				       { "container_name", f_name },
+				       { "runtime", f_runtime },
+				       { "pod_id", f_pod },
+				       { "pod_namespace", f_ns } },
+	[KEPLER_HISTORY_VM] = { { "vm_id", f_id }, { "vm_name", f_name }, { "hypervisor", f_runtime } },
+	[KEPLER_HISTORY_PROCESS] = { { "comm", f_name },
+				     { "exe", f_exe },
+				     { "container_id", f_cid },
+				     { "vm_id", f_vid } },
+};
+
+static void rfc3339(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / SEC);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&t, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%03uZ", (unsigned)(ns % SEC / 1000000));
+}
+
+static const char *resolution(const struct job *j)
+{
+	/* the coarser end's */
+	if (strcmp(j->a.resolution, "snapshot"))
+		return j->a.resolution;
+	return j->b.resolution;
+}
+
+static void out_json(struct job *j, struct kepler_buf *o)
+{
+	char s[40], u[40];
+
+	rfc3339(j->a.at_ns, s, sizeof(s));
+	rfc3339(j->b.at_ns, u, sizeof(u));
+	kepler_buf_printf(o, "{\"since\":\"%s\",\"until\":\"%s\",\"since_ns\":%llu,\"until_ns\":%llu,", s, u,
+			  (unsigned long long)j->a.at_ns, (unsigned long long)j->b.at_ns);
+	kepler_buf_printf(o, "\"resolution\":\"%s\",\"since_resolution\":\"%s\",\"until_resolution\":\"%s\",",
+			  resolution(j), j->a.resolution, j->b.resolution);
+	kepler_buf_printf(o, "\"by\":\"%s\",\"rows\":[", kepler_history_kind_name(j->kind));
+	for (size_t i = 0; i < j->nrows; i++) {
+		const struct row *r = &j->rows[i];
+
+		kepler_buf_adds(o, i ? ",{" : "{");
+		for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++) {
+			kepler_fmt_json_string(o, fields[j->kind][f].name);
+			kepler_buf_addc(o, ':');
+			kepler_fmt_json_string(o, fields[j->kind][f].get(r->r, j));
+			kepler_buf_addc(o, ',');
+		}
+		kepler_buf_printf(o, "\"cpu_time_ns\":%llu,\"zones\":[", (unsigned long long)r->cpu_time_ns);
+		for (size_t z = 0; z < j->nzones; z++) {
+			kepler_buf_adds(o, z ? ",{\"name\":" : "{\"name\":");
+			kepler_fmt_json_string(o, j->zones[z]);
+			kepler_buf_printf(o, ",\"energy_uj\":%llu", (unsigned long long)r->energy_uj[z]);
+			if (j->co2e_known)
+				kepler_buf_printf(o, ",\"co2e_mg\":%llu", (unsigned long long)r->co2e_mg[z]);
+			kepler_buf_addc(o, '}');
+		}
+		kepler_buf_adds(o, "]}");
+	}
+	kepler_buf_adds(o, "]}\n");
+}
+
+static void out_csv(struct job *j, struct kepler_buf *o)
+{
+	char s[40], u[40];
+
+	rfc3339(j->a.at_ns, s, sizeof(s));
+	rfc3339(j->b.at_ns, u, sizeof(u));
+	kepler_buf_adds(o, "since,until,resolution,");
+	for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++)
+		kepler_buf_printf(o, "%s,", fields[j->kind][f].name);
+	kepler_buf_adds(o, "cpu_time_ns,zone,energy_uj,co2e_mg\n");
+	for (size_t i = 0; i < j->nrows; i++)
+		for (size_t z = 0; z < j->nzones; z++) {
+			const struct row *r = &j->rows[i];
+
+			kepler_buf_printf(o, "%s,%s,%s,", s, u, resolution(j));
+			for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++) {
+				kepler_fmt_csv_field(o, fields[j->kind][f].get(r->r, j));
+				kepler_buf_addc(o, ',');
+			}
+			kepler_buf_printf(o, "%llu,", (unsigned long long)r->cpu_time_ns);
+			kepler_fmt_csv_field(o, j->zones[z]);
+			kepler_buf_printf(o, ",%llu,", (unsigned long long)r->energy_uj[z]);
+			if (j->co2e_known)
+				kepler_buf_printf(o, "%llu", (unsigned long long)r->co2e_mg[z]);
+			kepler_buf_addc(o, '\n');
+		}
+}
+
+/* @s for a terminal: control characters as '?', at most @w bytes. */
+static void cell(struct kepler_buf *o, const char *s, int w)
+{
+	int n = 0;
+
+	for (; *s && n < w; s++, n++)
+		kepler_buf_addc(o, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+	for (; n < w; n++)
+		kepler_buf_addc(o, ' ');
+	kepler_buf_addc(o, ' ');
+}
+
+static const char *title(const struct job *j, const struct kepler_history_row *r)
+{
+	switch (j->kind) {
+	case KEPLER_HISTORY_NODE: return kepler_store_meta_node(&j->meta);
+	case KEPLER_HISTORY_POD: return *r->ns ? r->ns : "-";
+	case KEPLER_HISTORY_CONTAINER: return *r->name ? r->name : r->id;
+	default: return *r->name ? r->name : r->id;
+	}
+}
+
+static void table_line(struct job *j, struct kepler_buf *o, const char *t, const char *d, const uint64_t *uj,
+		       const uint64_t *mg)
+{
+	size_t p = primary(j);
+
+	cell(o, t, 24);
+	cell(o, d, 28);
+	for (size_t z = 0; z < j->nzones; z++)
+		kepler_buf_printf(o, "%12.6f ", (double)uj[z] / 3.6e12);
+	if (j->co2e_known)
+		kepler_buf_printf(o, "%12.6f", (double)mg[p] / 1e6);
+	kepler_buf_addc(o, '\n');
+}
+
+static void out_table(struct job *j, struct kepler_buf *o)
+{
+	char s[40], u[40];
+	size_t top = j->cfg->report.report_top > 0 ? (size_t)j->cfg->report.report_top : j->nrows;
+	uint64_t rest_uj[KEPLER_MAX_ZONES] = { 0 }, rest_mg[KEPLER_MAX_ZONES] = { 0 };
+	static const char *const detail[KEPLER_HISTORY_KIND_COUNT] = { "",    "",           "POD",
+								       "POD", "HYPERVISOR", "EXE" };
+
+	rfc3339(j->a.at_ns, s, sizeof(s));
+	rfc3339(j->b.at_ns, u, sizeof(u));
+	kepler_buf_printf(o, "%s: %s to %s (%.2f h), resolution %s; by %s, %zu rows\n",
+			  kepler_store_meta_node(&j->meta), s, u, (double)(j->b.at_ns - j->a.at_ns) / 3.6e12,
+			  resolution(j), kepler_history_kind_name(j->kind), j->nrows);
+	cell(o, j->kind == KEPLER_HISTORY_POD ? "NAMESPACE" : "NAME", 24);
+	cell(o, detail[j->kind], 28);
+	for (size_t z = 0; z < j->nzones; z++) {
+		char h[40];
+
+		snprintf(h, sizeof(h), "%.8s kWh", j->zones[z]);
+		kepler_buf_printf(o, "%12s ", h);
+	}
+	if (j->co2e_known)
+		kepler_buf_printf(o, "%12s", "kg CO2e");
+	kepler_buf_addc(o, '\n');
+	for (size_t i = 0; i < j->nrows; i++) {
+		const struct row *r = &j->rows[i];
+		const char *d = j->kind == KEPLER_HISTORY_POD         ? r->r->name
+				: j->kind == KEPLER_HISTORY_CONTAINER ? r->r->pod_id
+				: j->kind == KEPLER_HISTORY_VM        ? r->r->runtime
+				: j->kind == KEPLER_HISTORY_PROCESS   ? r->r->exe
+								      : "";
+
+		if (i < top) {
+			table_line(j, o, title(j, r->r), d, r->energy_uj, r->co2e_mg);
+			continue;
+		}
+		for (size_t z = 0; z < j->nzones; z++)
+			rest_uj[z] += r->energy_uj[z], rest_mg[z] += r->co2e_mg[z];
+	}
+	if (j->nrows > top) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "(%zu more)", j->nrows - top);
+		table_line(j, o, what, "", rest_uj, rest_mg);
+	}
+}
+
+static int parse_args(const struct kepler_config *cfg, struct job *j)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+	j->kind = (enum kepler_history_kind)cfg->report.report_by;
+	if (kepler_parse_time(cfg->report.report_since, now, &j->since) < 0) {
+		kepler_err(
+			"invalid --since '%s': expected RFC 3339 (2026-11-01T00:00:00Z), -DURATION (-24h) or now",
+			cfg->report.report_since);
+		return -EINVAL;
+	}
+	if (kepler_parse_time(cfg->report.report_until, now, &j->until) < 0) {
+		kepler_err(
+			"invalid --until '%s': expected RFC 3339 (2026-12-01T00:00:00Z), -DURATION (-1h) or now",
+			cfg->report.report_until);
+		return -EINVAL;
+	}
+	if (j->since >= j->until) {
+		kepler_err("--since %s is not before --until %s", cfg->report.report_since,
+			   cfg->report.report_until);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct kepler_config cfg;
+	struct kepler_error err = { 0 };
+	struct kepler_buf out = KEPLER_BUF_INIT;
+	struct job j = { 0 };
+	int rc = EXIT_USAGE, r;
+
+	kepler_config_parse_or_exit(&cfg, &kepler_program_report, argc, argv);
+	kepler_log_setup(kepler_program_report.name, cfg.log_level, cfg.log_format);
+	j.cfg = &cfg;
+	if (parse_args(&cfg, &j) < 0)
+		goto out;
+	if (kepler_store_open_reader(cfg.store_path, &j.store, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
+	kepler_store_get_meta(j.store, &j.meta, &err);
+	if (kepler_store_tier_periods(j.store, j.periods, MAX_PERIODS, &j.nperiods, &err) < 0) {
+		kepler_err("%s", err.msg);
+		goto out;
+	}
+	r = ledger_since(&j, &err);
+	if (r == 0)
+		r = ledger_at(&j, j.until, &j.b, &err);
+	if (r < 0) {
+		kepler_err("%s", err.msg);
+		rc = r == -ENODATA ? EXIT_NO_HISTORY : EXIT_USAGE;
+		goto out;
+	}
+	if (j.b.at_ns <= j.a.at_ns) {
+		kepler_err("the store holds nothing newer than the window's start (%s)",
+			   cfg.report.report_since);
+		rc = EXIT_NO_HISTORY;
+		goto out;
+	}
+	if (j.a.missed || j.b.missed)
+		kepler_warn(
+			"a tier record used was written after the collector was down across its boundary: "
+			"energy of the time it was down is not measured");
+	if (collect_rows(&j) < 0) {
+		kepler_err("out of memory");
+		goto out;
+	}
+	if (cfg.report.report_format == KEPLER_REPORT_JSON)
+		out_json(&j, &out);
+	else if (cfg.report.report_format == KEPLER_REPORT_CSV)
+		out_csv(&j, &out);
+	else
+		out_table(&j, &out);
+	rc = 1;
+	if (out.error)
+		kepler_err("out of memory");
+	else if (fwrite(out.data ? out.data : "", 1, out.len, stdout) != out.len || fflush(stdout))
+		kepler_err("cannot write the report: %s", strerror(errno));
+	else
+		rc = 0;
+out:
+	kepler_buf_free(&out);
+	free(j.rows);
+	kepler_history_free(j.a.h);
+	kepler_history_free(j.b.h);
+	kepler_store_close(j.store);
+	kepler_config_done(&cfg);
+	return rc;
+}

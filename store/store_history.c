@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The store's `history` database (docs/history.md):
+ *   'T' + u32 period_s + u64 boundary_ns (big-endian) -> a tier record
+ *       (kepler/history.h), kept for its tier's KEEP;
+ *   'I' + u64 seq (big-endian) -> u32 carbon intensity (mg CO2e per kWh,
+ *       little-endian) of that snapshot, kept as long as the snapshot.
+ * Written by the writer in the transaction of the snapshot they belong to.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+#define TIER_KEY 13
+#define INTENSITY_KEY 9
+
+static void tier_key(unsigned char k[TIER_KEY], uint32_t period_s, uint64_t boundary_ns)
+{
+	k[0] = 'T';
+	for (int i = 0; i < 4; i++)
+		k[1 + i] = (unsigned char)(period_s >> (24 - 8 * i));
+	kepler_store_put_key(boundary_ns, k + 5);
+}
+
+static uint32_t key_period(const MDB_val *k)
+{
+	const unsigned char *p = k->mv_data;
+
+	return (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
+}
+
+static uint64_t key_boundary(const MDB_val *k)
+{
+	MDB_val b = { 8, (unsigned char *)k->mv_data + 5 };
+
+	return kepler_store_get_key(&b);
+}
+
+static bool is_tier_key(const MDB_val *k)
+{
+	return k->mv_size == TIER_KEY && ((const unsigned char *)k->mv_data)[0] == 'T';
+}
+
+int kepler_store_set_tiers(struct kepler_store *s, const struct kepler_store_tier_keep *tiers, size_t n)
+{
+	struct kepler_store_tier_keep *t = n ? malloc(n * sizeof(*t)) : NULL;
+
+	if (n && !t)
+		return -ENOMEM;
+	if (n)
+		memcpy(t, tiers, n * sizeof(*t));
+	free(s->tier_keep);
+	s->tier_keep = t;
+	s->ntier_keep = n;
+	return 0;
+}
+
+int kepler_store_stage_tier(struct kepler_store *s, uint32_t period_s, uint64_t boundary_ns, void *blob,
+			    size_t len)
+{
+	struct store_staged_tier *st = realloc(s->staged, (s->nstaged + 1) * sizeof(*st));
+
+	if (!st) {
+		free(blob);
+		return -ENOMEM;
+	}
+	s->staged = st;
+	st[s->nstaged++] = (struct store_staged_tier){ period_s, boundary_ns, blob, len };
+	return 0;
+}
+
+void kepler_store_stage_intensity(struct kepler_store *s, uint32_t mg_kwh)
+{
+	s->staged_intensity = mg_kwh;
+}
+
+void kepler_store_history_committed(struct kepler_store *s)
+{
+	for (size_t i = 0; i < s->nstaged; i++)
+		free(s->staged[i].blob);
+	s->nstaged = 0;
+}
+
+void kepler_store_history_free(struct kepler_store *s)
+{
+	kepler_store_history_committed(s);
+	free(s->staged);
+	s->staged = NULL;
+	free(s->tier_keep);
+	s->tier_keep = NULL;
+	s->ntier_keep = 0;
+}
+
+/* Delete the records of tier @t older than its KEEP before @now_ns. */
+static int prune_tier(struct kepler_store *s, MDB_txn *txn, const struct kepler_store_tier_keep *t,
+		      uint64_t now_ns)
+{
+	unsigned char key[TIER_KEY];
+	MDB_val k = { TIER_KEY, key }, v;
+	MDB_cursor *cur;
+	uint64_t cutoff = now_ns > t->keep_ns ? now_ns - t->keep_ns : 0;
+	int rc = mdb_cursor_open(txn, s->history, &cur);
+
+	if (rc)
+		return rc;
+	tier_key(key, t->period_s, 0);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (!rc && is_tier_key(&k) && key_period(&k) == t->period_s && key_boundary(&k) < cutoff) {
+		rc = mdb_cursor_del(cur, 0);
+		if (!rc)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
+
+/* Delete the intensities of snapshots the ring no longer holds (below @oldest). */
+static int prune_intensities(struct kepler_store *s, MDB_txn *txn, uint64_t oldest)
+{
+	unsigned char key[INTENSITY_KEY] = { 'I' };
+	MDB_val k = { INTENSITY_KEY, key }, v;
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn, s->history, &cur);
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (!rc && k.mv_size == INTENSITY_KEY && ((unsigned char *)k.mv_data)[0] == 'I') {
+		MDB_val sk = { 8, (unsigned char *)k.mv_data + 1 };
+
+		if (kepler_store_get_key(&sk) >= oldest)
+			break;
+		rc = mdb_cursor_del(cur, 0);
+		if (!rc)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
+
+int kepler_store_put_history(struct kepler_store *s, MDB_txn *txn, uint64_t seq, uint64_t wall_ns)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc = 0;
+
+	if (!s->have_history)
+		return 0;
+	for (size_t i = 0; i < s->nstaged && !rc; i++) {
+		unsigned char key[TIER_KEY];
+
+		tier_key(key, s->staged[i].period_s, s->staged[i].boundary_ns);
+		k = (MDB_val){ TIER_KEY, key };
+		v = (MDB_val){ s->staged[i].len, s->staged[i].blob };
+		rc = mdb_put(txn, s->history, &k, &v, 0);
+	}
+	if (!rc && s->staged_intensity) {
+		unsigned char key[INTENSITY_KEY] = { 'I' }, val[4];
+
+		kepler_store_put_key(seq, key + 1);
+		for (int b = 0; b < 4; b++)
+			val[b] = (unsigned char)(s->staged_intensity >> (8 * b));
+		k = (MDB_val){ INTENSITY_KEY, key };
+		v = (MDB_val){ 4, val };
+		rc = mdb_put(txn, s->history, &k, &v, 0);
+	}
+	for (size_t i = 0; i < s->ntier_keep && !rc; i++)
+		rc = prune_tier(s, txn, &s->tier_keep[i], wall_ns);
+	if (!rc && !(rc = mdb_cursor_open(txn, s->snapshots, &cur))) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+		mdb_cursor_close(cur);
+		if (!rc)
+			rc = prune_intensities(s, txn, kepler_store_get_key(&k));
+		else if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
+	return rc;
+}
+
+/* ---- readers ---- */
+
+/* A read transaction with the history database; -ENOENT (ended) when the store has none. */
+static int begin_history(struct kepler_store *s, MDB_txn **txn, struct kepler_error *err)
+{
+	int r = kepler_store_begin(s, txn, err);
+
+	if (r < 0)
+		return r;
+	if (!s->have_history) {
+		kepler_store_end_read(*txn);
+		return kepler_error_set(
+			err, -ENOENT,
+			"the store '%s' keeps no history (written before kepler-c kept history)", s->path);
+	}
+	return 0;
+}
+
+STORE_OP static int periods_in(struct kepler_store *s, uint32_t *ret, size_t max, size_t *ret_n,
+			       struct kepler_error *err)
+{
+	unsigned char key[TIER_KEY];
+	MDB_val k = { TIER_KEY, key }, v;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	size_t n = 0;
+	int rc, r = begin_history(s, &txn, err);
+
+	*ret_n = 0;
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	tier_key(key, 0, 0);
+	rc = mdb_cursor_open(txn, s->history, &cur);
+	if (rc) {
+		kepler_store_end_read(txn);
+		return kepler_store_lmdb_error(rc, "reading the store's tiers", err);
+	}
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (!rc && is_tier_key(&k)) {
+		uint32_t p = key_period(&k);
+
+		if (n < max)
+			ret[n++] = p;
+		/* the next period: the first key past this period's last boundary */
+		tier_key(key, p, UINT64_MAX);
+		k = (MDB_val){ TIER_KEY, key };
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (!rc && is_tier_key(&k) && key_period(&k) == p)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		rc = 0;
+	kepler_store_end_read(txn);
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading the store's tiers", err);
+	*ret_n = n;
+	return 0;
+}
+
+int kepler_store_tier_periods(struct kepler_store *s, uint32_t *ret, size_t max, size_t *ret_n,
+			      struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, periods_in(s, ret, max, ret_n, err));
+}
+
+STORE_OP static int record_in(struct kepler_store *s, uint32_t period_s, uint64_t wall_ns, bool before,
+			      void **ret, size_t *ret_len, uint64_t *ret_boundary, struct kepler_error *err)
+{
+	unsigned char key[TIER_KEY];
+	MDB_val k = { TIER_KEY, key }, v;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc, r = begin_history(s, &txn, err);
+
+	if (r < 0)
+		return r;
+	tier_key(key, period_s, wall_ns);
+	rc = mdb_cursor_open(txn, s->history, &cur);
+	if (!rc) {
+		/* the first key at or after (period, wall_ns); before: that one if equal, else the one before it */
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (before &&
+		    (rc == MDB_NOTFOUND ||
+		     (!rc && (!is_tier_key(&k) || key_period(&k) != period_s || key_boundary(&k) > wall_ns))))
+			rc = mdb_cursor_get(cur, &k, &v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+		mdb_cursor_close(cur);
+	}
+	if (!rc && (!is_tier_key(&k) || key_period(&k) != period_s))
+		rc = MDB_NOTFOUND;
+	if (!rc) {
+		*ret = malloc(v.mv_size ? v.mv_size : 1);
+		if (*ret) {
+			memcpy(*ret, v.mv_data, v.mv_size);
+			*ret_len = v.mv_size;
+			*ret_boundary = key_boundary(&k);
+		}
+	}
+	kepler_store_end_read(txn);
+	if (rc == MDB_NOTFOUND)
+		return kepler_error_set(err, -ENOENT, "no record of the %us tier %s that time", period_s,
+					before ? "at or before" : "at or after");
+	if (rc)
+		return kepler_store_lmdb_error(rc, "reading a tier record", err);
+	return *ret ? 0 : kepler_error_set(err, -ENOMEM, "out of memory");
+}
+
+int kepler_store_tier_record(struct kepler_store *s, uint32_t period_s, uint64_t wall_ns, bool before,
+			     void **ret, size_t *ret_len, uint64_t *ret_boundary, struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err,
+			     record_in(s, period_s, wall_ns, before, ret, ret_len, ret_boundary, err));
+}
+
+STORE_OP static int intensity_in(struct kepler_store *s, uint64_t seq, uint32_t *ret,
+				 struct kepler_error *err)
+{
+	unsigned char key[INTENSITY_KEY] = { 'I' };
+	MDB_val k = { INTENSITY_KEY, key }, v;
+	MDB_txn *txn;
+	int rc, r = begin_history(s, &txn, err);
+
+	*ret = 0;
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	kepler_store_put_key(seq, key + 1);
+	rc = mdb_get(txn, s->history, &k, &v);
+	if (!rc && v.mv_size == 4) {
+		const unsigned char *p = v.mv_data;
+
+		*ret = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	}
+	kepler_store_end_read(txn);
+	if (rc && rc != MDB_NOTFOUND)
+		return kepler_store_lmdb_error(rc, "reading a carbon intensity", err);
+	return 0;
+}
+
+int kepler_store_intensity(struct kepler_store *s, uint64_t seq, uint32_t *ret_mg_kwh,
+			   struct kepler_error *err)
+{
+	return STORE_GUARDED(s, err, intensity_in(s, seq, ret_mg_kwh, err));
+}

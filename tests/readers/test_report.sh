@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# kepler-report and the store's history (docs/history.md), against the real
+# collector: 2 s tiers, a carbon intensity file that changes in the middle
+# of the window, a restart of the collector inside it. While the raw
+# snapshots exist, a report over two tier boundaries equals, to the µJ, the
+# sums of the snapshots' deltas (node zones and every process), and its CO2e
+# equals Σ energy × the intensity then (integer mg); after the ring has
+# pruned those snapshots, the same report reads the same figures from the
+# tier records alone. Also: a window ending between boundaries refined by
+# snapshots, CSV and table, bad arguments, a store without history.
+# Usage: test_report.sh BUILD_DIR
+set -uo pipefail
+build=$1
+. "$(dirname "$0")/../lib.sh"
+collectd=$build/collectd/kepler-collectd
+report=$build/readers/report/kepler-report
+stdout=$build/readers/stdout/kepler-stdout
+store=$tmp/store
+
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+newest_s() { "$stdout" --store.path "$store" --format json 2>/dev/null | jq '.wall_ns / 1000000000 | floor'; }
+# the intensity: 300 g/kWh, then 650.5 from a time inside the window (written once the window is known)
+carbon() { printf '# g CO2e per kWh from each time on\n%s,300\n%s\n' "$(iso $(($(date +%s) - 3600)))" "$1" >"$tmp/carbon.new" &&
+	mv "$tmp/carbon.new" "$tmp/carbon.csv"; }
+carbon ""
+start_collector() { # start_collector RETENTION
+	"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms \
+		--store.group "" --store.tiers 2s:1h,10s:2h --store.retention.snapshots "$1" \
+		--carbon.intensity-file "$tmp/carbon.csv" --log.level info >>"$tmp/c.log" 2>&1 &
+	cpid=$!
+	pids+=($cpid)
+}
+restart() { kill "$cpid"; wait "$cpid"; start_collector "$1"; }
+after() { [ "$(newest_s)" -gt "$1" ] 2>/dev/null; }
+start_collector 1000
+wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
+# the window: two 2 s boundaries 10 s apart, from the store's own clock; the intensity changes 5 s in
+b1=$((($(newest_s) + 3) / 2 * 2)) b2=$((b1 + 10))
+carbon "$(iso $((b1 + 5))),650.5"
+# a restart inside the window: the ledger comes back from the newest record and the snapshots after it
+eventually 120 after $((b1 + 2)) || fail "the store's clock did not pass $((b1 + 2))"
+restart 1000
+eventually 60 grep -q "history: 2 tier(s), the ledger at snapshot [1-9]" "$tmp/c.log" &&
+	ok "restarted: $(grep -o 'history: .*' "$tmp/c.log" | tail -1)" ||
+	fail "the restarted collector did not restore its ledger: $(grep history "$tmp/c.log")"
+eventually 120 after $((b2 + 1)) || fail "the store's clock did not pass $((b2 + 1))"
+"$stdout" --store.path "$store" --format json --all --level node,process >"$tmp/all.jsonl" 2>/dev/null
+for by in node process namespace; do
+	"$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by $by --format json >"$tmp/before-$by.json" 2>"$tmp/r.err" ||
+		fail "report --by $by: $(cat "$tmp/r.err")"
+done
+
+# the snapshots' own sums over (b1, b2], and CO2e at the intensity in force at each
+python3 - "$tmp/all.jsonl" "$tmp/before-node.json" "$tmp/before-process.json" "$tmp/carbon.csv" $b1 $b2 <<'PY' || fail "the report does not equal the snapshots' sums"
+import json, sys, datetime
+snaps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+node, proc = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+b1, b2 = int(sys.argv[5]) * 10**9, int(sys.argv[6]) * 10**9
+pts = []
+for l in open(sys.argv[4]):
+    if l.strip() and not l.startswith('#'):
+        t, v = l.strip().split(',')
+        pts.append((int(datetime.datetime.strptime(t, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=datetime.timezone.utc).timestamp()) * 10**9, round(float(v) * 1000)))
+def mg_kwh(wall):
+    return max([v for t, v in pts if t <= wall] or [0])
+win = [s for s in snaps if b1 < s['wall_ns'] <= b2]
+assert snaps[0]['wall_ns'] <= b1, 'the ring no longer reaches back to the window'
+want_uj, want_x, want_proc = {}, {}, {}
+for s in win:
+    for z in s['node']['zones']:
+        want_uj[z['name']] = want_uj.get(z['name'], 0) + z['delta_uj']
+        want_x[z['name']] = want_x.get(z['name'], 0) + z['delta_uj'] * mg_kwh(s['wall_ns'])
+    for p in s['processes']:
+        for z in p['zones']:
+            want_proc[z['name']] = want_proc.get(z['name'], 0) + z['delta_uj']
+got = {z['name']: z for z in node['rows'][0]['zones']}
+got_proc = {}
+for r in proc['rows']:
+    for z in r['zones']:
+        got_proc[z['name']] = got_proc.get(z['name'], 0) + z['energy_uj']
+ok = True
+for name, uj in want_uj.items():
+    co2 = want_x[name] // 3600000000000
+    print(f"{name}: report {got[name]['energy_uj']} uJ, {got[name]['co2e_mg']} mg; snapshots {uj} uJ, {co2} mg; processes {got_proc.get(name)} vs {want_proc.get(name)} uJ")
+    ok &= got[name]['energy_uj'] == uj and got[name]['co2e_mg'] == co2 and got_proc.get(name) == want_proc.get(name)
+changes = sorted({mg_kwh(s['wall_ns']) for s in win})
+print(f"{len(win)} snapshots in the window, intensities {changes} mg/kWh, resolution {node['resolution']}")
+ok &= len(changes) == 2 and node['resolution'] == '2s'
+sys.exit(0 if ok else 1)
+PY
+[ $fails -eq 0 ] && ok "a report over two 2 s boundaries equals the snapshots' sums to the µJ (node zones, all processes), CO2e = Σ energy × intensity then, across an intensity change and a restart"
+
+# a window ending between boundaries: refined by the snapshots after the newest record
+until_ns=$(jq -r .wall_ns <<<"$(tail -1 "$tmp/all.jsonl")")
+r=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(date -u -d "@$((until_ns / 1000000000))" +%Y-%m-%dT%H:%M:%S).$(printf %09d $((until_ns % 1000000000)))Z" --by node --format json)
+want=$(jq -s --argjson b $((b1 * 1000000000)) --argjson u "$until_ns" '[.[] | select(.wall_ns > $b and .wall_ns <= $u) | .node.zones[] | select(.name == "package") | .delta_uj] | add' "$tmp/all.jsonl")
+got=$(jq '.rows[0].zones[] | select(.name == "package") | .energy_uj' <<<"$r")
+[ "$got" = "$want" ] && [ "$(jq -r .until_resolution <<<"$r")" = snapshot ] &&
+	ok "a window ending at a snapshot between boundaries: refined by the snapshots after the record ($got µJ, until_resolution snapshot)" ||
+	fail "refined window: $got vs $want µJ: $(head -c 300 <<<"$r")"
+
+# the ring prunes the window's snapshots (the collector restarted to keep 4); the tiers still answer, identically
+restart 4
+gone() { [ "$("$stdout" --store.path "$store" --format json --all 2>/dev/null | head -1 | jq .wall_ns)" -gt $(((b2 + 2) * 1000000000)) ]; }
+eventually 120 gone || fail "the window's snapshots were not pruned"
+for by in node process namespace; do
+	"$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by $by --format json >"$tmp/after-$by.json" 2>"$tmp/r.err"
+	if cmp -s <(jq -S .rows "$tmp/before-$by.json") <(jq -S .rows "$tmp/after-$by.json"); then
+		echo "--by $by: $(jq '.rows | length' "$tmp/after-$by.json") rows, the same before and after pruning"
+	else
+		fail "--by $by after pruning differs: $(diff <(jq -S .rows "$tmp/before-$by.json") <(jq -S .rows "$tmp/after-$by.json") | head -5)"
+	fi
+done
+[ $fails -eq 0 ] && ok "after the ring pruned the window's snapshots the tier records give the same rows, to the µJ and the mg"
+
+# the other formats, and the people's table
+c=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by node --format csv)
+head -1 <<<"$c" | grep -qx 'since,until,resolution,node_name,cpu_time_ns,zone,energy_uj,co2e_mg' && [ "$(wc -l <<<"$c")" -eq 4 ] &&
+	ok "CSV: the JSON's fields, a line per zone" || fail "csv: $c"
+t=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by process --top 3)
+grep -q 'resolution 2s; by process' <<<"$t" && grep -q 'kg CO2e' <<<"$t" && grep -q '^(.* more)' <<<"$t" &&
+	ok "table: the window and resolution on top, kWh and kg CO2e, the top 3 and the rest" || fail "table: $t"
+
+# usage errors and a store without history
+"$report" --store.path "$store" --since now --until -1h >/dev/null 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "is not before" "$tmp/e" && ok "--since after --until: exit 2" || fail "since>until: $(cat "$tmp/e")"
+"$report" --store.path "$store" --by cluster >/dev/null 2>"$tmp/e"
+[ $? -eq 2 ] && ok "--by cluster refused: $(head -1 "$tmp/e")" || fail "--by cluster"
+"$collectd" --store.path "$tmp/x" --store.tiers 0s:1h --meter.source fake >/dev/null 2>"$tmp/e"
+[ $? -ne 0 ] && grep -q "store.tiers: '0s:1h' is not PERIOD:KEEP" "$tmp/e" && ok "store.tiers 0s:1h refused: $(grep -o 'store.tiers.*' "$tmp/e" | head -1)" ||
+	fail "bad tier: $(cat "$tmp/e")"
+"$collectd" --store.path "$tmp/y" --meter.source fake --informer procfs --monitor.interval 200ms --store.group "" \
+	--store.tiers "" --log.level warn >"$tmp/y.log" 2>&1 &
+pids+=($!)
+wait_seq "$tmp/y" 3
+"$report" --store.path "$tmp/y" --since -1h --by node >/dev/null 2>"$tmp/e"
+rc=$?
+[ $rc -eq 0 ] && ok "no tiers: the raw snapshots from the store's first still answer" || fail "no tiers: rc $rc $(cat "$tmp/e")"
+finish report
