@@ -128,8 +128,8 @@ static void reload_carbon(struct kepler_history_writer *w)
 	struct kepler_error err = { 0 };
 	struct kepler_carbon c;
 	struct stat st;
-	char *text;
-	size_t len;
+	char *text = NULL;
+	size_t len = 0;
 	int r;
 
 	if (!w->file)

@@ -25,7 +25,7 @@
 
 #define HISTORY_MAGIC "KHIS"
 #define HISTORY_HEAD 40
-#define HISTORY_MAX_PAYLOAD (UINT64_C(1) << 30) /* 1 GiB: far above a year's 100,000 identities */
+#define HISTORY_MAX_PAYLOAD (UINT64_C(256) << 20) /* 256 MiB: 10 times a record of 100,000 identities */
 #define HISTORY_MAX_STRING 4096
 #define NSTR 8
 
@@ -355,14 +355,16 @@ static int add_usage(struct add_ctx *c, const struct kepler_history_row *like, c
 	return 0;
 }
 
-static const char *pod_namespace(const struct kepler_snapshot *s, const char *pod_id)
+/* The namespace of pod @pod_id, from its row (pods are added before their containers). */
+static const char *pod_namespace(const struct kepler_history *h, const char *pod_id)
 {
+	struct kepler_history_row like = { .kind = KEPLER_HISTORY_POD, .id = (char *)pod_id };
+	const struct kepler_history_row *r;
+
 	if (!*pod_id)
 		return "";
-	for (size_t i = 0; i < s->npods; i++)
-		if (!strcmp(s->pods[i].id, pod_id))
-			return s->pods[i].ns;
-	return "";
+	r = kepler_history_find(h, &like);
+	return r ? r->ns : "";
 }
 
 static int add_node(struct add_ctx *c)
@@ -411,7 +413,7 @@ static int add_workloads(struct add_ctx *c)
 	for (size_t i = 0; i < s->ncontainers && !e; i++) {
 		const struct kepler_container *k = &s->containers[i];
 
-		LIKE(KEPLER_HISTORY_CONTAINER, k->id, k->name, pod_namespace(s, k->pod_id), k->pod_id,
+		LIKE(KEPLER_HISTORY_CONTAINER, k->id, k->name, pod_namespace(c->h, k->pod_id), k->pod_id,
 		     k->runtime, "", "", "");
 		e = add_usage(c, &like, &k->usage);
 	}
@@ -585,7 +587,7 @@ int kepler_history_encode(const struct kepler_history *h, const struct kepler_hi
 		free(out.p);
 		return kepler_error_set(err, -ENOMEM, "encoding a tier record: out of memory");
 	}
-	clen = ZSTD_compress(out.p + HISTORY_HEAD, bound, pay.p, pay.len, 3);
+	clen = ZSTD_compress(out.p + HISTORY_HEAD, bound, pay.p, pay.len, 1);
 	free(pay.p);
 	if (ZSTD_isError(clen)) {
 		free(out.p);

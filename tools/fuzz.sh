@@ -69,12 +69,16 @@ printf '\xd4' >"$dcmi/privilege"
 memory=build-fuzz/corpus/memory
 mkdir -p "$memory"
 printf 'kepler-memory 1 3 0\npackage\tcore\tdram\ncontainer\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\t1000000000\t100000000 0 0\npod\t8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f60\t1000000000\t100000000 0 0\n' >"$memory/seed"
+history=build-fuzz/corpus/history
+mkdir -p "$history"
+build-fuzz/tests/fuzz/make_seeds --history "$history"
 rc=0
 fuzz fuzz_decode $((secs / 2)) "$corpus" 65536 || rc=$?
 fuzz fuzz_host_input $((secs / 4)) "$host" 8192 || rc=$?
-fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4 - secs / 10 - secs / 20)) "$csv" 16384 || rc=$?
+fuzz fuzz_dataset_csv $((secs - secs / 2 - secs / 4 - secs / 5)) "$csv" 16384 || rc=$?
 fuzz fuzz_kube_names $((secs / 20)) "$kube" 65536 || rc=$?
 fuzz fuzz_redfish $((secs / 20)) "$redfish" 16384 || rc=$?
 fuzz fuzz_memory $((secs / 20)) "$memory" 16384 || rc=$?
 fuzz fuzz_dcmi $((secs / 20)) "$dcmi" 256 || rc=$?
+fuzz fuzz_history $((secs / 10)) "$history" 65536 || rc=$?
 exit $rc

@@ -119,6 +119,7 @@ collector() { # collector NAME ARGS...
 	"$build/collectd/kepler-collectd" --store.path "$tmp/$name" --meter.source fake --monitor.interval 1s \
 		--store.group "" --kube.enabled --kube.poll-interval 3s "$@" >"$tmp/$name.log" 2>&1 &
 	pids+=($!)
+	declare -g "pid_$name=$!"
 }
 collector kubelet --kube.pod-source kubelet --kube.kubelet-url "https://127.0.0.1:$kport" \
 	--kube.token-file "$tmp/token" --kube.ca-file "$tmp/ca.crt" --kube.node-name worker-3 \
@@ -207,7 +208,7 @@ for job in kubelet-names log-names; do
 done
 
 # the kube thread holds no more than the loop: capabilities belong to threads
-cpid=$(pgrep -f -- "--store.path $tmp/kubelet " | head -1)
+cpid=$pid_kubelet # its own PID: the exporter's command line names the same store
 # libcurl is loaded for the kubelet client (not linked: collector_privileges checks it is absent without one)
 grep -q "libcurl" /proc/$cpid/maps && ok "the kubelet client loaded $(grep -o 'libcurl[^ ]*' /proc/$cpid/maps | sort -u | head -1)" ||
 	fail "no libcurl in /proc/$cpid/maps"

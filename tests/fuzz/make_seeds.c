@@ -12,6 +12,8 @@
 
 #include "../../store/blob_format.h"
 #include "../snapshot_fixture.h"
+#include "kepler/history.h"
+#include <zstd.h>
 
 enum seed_kind { PLAIN, PACKED, STORED, PACKED_3, PACKED_2, KINDS };
 
@@ -70,13 +72,62 @@ static int write_seed(const char *dir, size_t n, enum seed_kind kind, uint64_t s
 	return r;
 }
 
+static int write_file(const char *dir, const char *name, uint8_t prefix, const void *p, size_t n)
+{
+	char path[4096];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "wb")))
+		return -1;
+	ok = fwrite(&prefix, 1, 1, f) == 1 && fwrite(p, 1, n, f) == n;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* fuzz_history's seeds: a ledger of fixture snapshots as a whole record (1) and as its payload (0), an intensity file (2). */
+static int history_seeds(const char *dir)
+{
+	struct kepler_history *h = kepler_history_new();
+	struct kepler_history_header hdr = { .period_s = 3600, .boundary_ns = 3600000000000ULL };
+	struct kepler_error err = { 0 };
+	const char *carbon = "# seed\n2026-11-01T00:00:00Z,300\n2026-11-01T06:00:00+01:00,250.5\n";
+	void *blob, *pay;
+	size_t len, plen;
+	int r = -1;
+
+	for (uint64_t i = 1; h && i <= 3; i++) {
+		struct fixture f = { 0 };
+
+		fixture_build(&f, 12, i);
+		f.snap.seq = i;
+		f.snap.wall_ns = i * 1000000000ULL;
+		kepler_history_add(h, &f.snap, i == 2 ? 0 : 420000);
+		fixture_free(&f);
+	}
+	if (!h || kepler_history_encode(h, &hdr, 0, &blob, &len, &err) < 0)
+		goto out;
+	plen = (size_t)ZSTD_getFrameContentSize((uint8_t *)blob + 40, len - 40);
+	if ((pay = malloc(plen)) && ZSTD_decompress(pay, plen, (uint8_t *)blob + 40, len - 40) == plen &&
+	    write_file(dir, "payload", 0, pay, plen) == 0 && write_file(dir, "record", 1, blob, len) == 0 &&
+	    write_file(dir, "carbon", 2, carbon, strlen(carbon)) == 0)
+		r = 0;
+	free(pay);
+	free(blob);
+out:
+	kepler_history_free(h);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 0, 1, 2, 5, 12, 70 }; /* 70: more than one block of 64 */
 	uint64_t seed = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "--history"))
+		return history_seeds(argv[2]) < 0;
 	if (argc != 2) {
-		fprintf(stderr, "usage: make_seeds DIR\n");
+		fprintf(stderr, "usage: make_seeds [--history] DIR\n");
 		return 2;
 	}
 	for (int kind = 0; kind < KINDS; kind++)

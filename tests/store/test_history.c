@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The history ledger (kepler/history.h): identities and their grouping,
+ * cumulative energy and CO2e exact to the µJ and the mg, the tier record's
+ * round trip and its decoder against damage, the carbon intensity file.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kepler/history.h"
+#include "kepler_test.h"
+
+#define NZ 2
+#define NP 4
+
+/* A snapshot of 2 zones, 4 processes (two of one group), a container in a pod of namespace shop, a VM. */
+struct fixture {
+	struct kepler_snapshot s;
+	struct kepler_process p[NP];
+	struct kepler_container c;
+	struct kepler_pod pod;
+	struct kepler_vm vm;
+	struct kepler_energy e[NP + 3][NZ];
+};
+
+static void make(struct fixture *f, uint64_t seq, uint64_t wall_s, uint64_t uj)
+{
+	static const char *const comm[NP] = { "nginx", "nginx", "bash", "qemu" };
+	static const char *const exe[NP] = { "/usr/sbin/nginx", "/usr/sbin/nginx", "/bin/bash",
+					     "/usr/bin/qemu" };
+
+	memset(f, 0, sizeof(*f));
+	f->s.seq = seq;
+	f->s.wall_ns = wall_s * 1000000000ULL;
+	f->s.nzones = NZ;
+	f->s.zones[0].name = "package";
+	f->s.zones[1].name = "dram";
+	f->s.zones[0].energy.delta_uj = 10 * uj;
+	f->s.zones[1].energy.delta_uj = 2 * uj;
+	f->s.node_cpu_busy_delta_ns = 1000;
+	for (int i = 0; i < NP + 3; i++)
+		for (int z = 0; z < NZ; z++)
+			f->e[i][z].delta_uj = uj * (uint64_t)(z ? 1 : 2);
+	for (int i = 0; i < NP; i++) {
+		f->p[i] = (struct kepler_process){ .pid = (uint32_t)(100 + i),
+						   .comm = comm[i],
+						   .exe = exe[i],
+						   .container_id = i < 2 ? "c1" : "",
+						   .vm_id = i == 3 ? "vm1" : "" };
+		f->p[i].usage.zones = f->e[i];
+		f->p[i].usage.cpu_time_delta_ns = 10;
+	}
+	f->c = (struct kepler_container){
+		.id = "c1", .name = "web", .runtime = "containerd", .pod_id = "u1"
+	};
+	f->c.usage.zones = f->e[NP];
+	f->pod = (struct kepler_pod){ .id = "u1", .name = "web-1", .ns = "shop" };
+	f->pod.usage.zones = f->e[NP + 1];
+	f->vm = (struct kepler_vm){ .id = "vm1", .name = "guest", .hypervisor = "kvm" };
+	f->vm.usage.zones = f->e[NP + 2];
+	f->s.processes = f->p, f->s.nprocesses = NP;
+	f->s.containers = &f->c, f->s.ncontainers = 1;
+	f->s.pods = &f->pod, f->s.npods = 1;
+	f->s.vms = &f->vm, f->s.nvms = 1;
+}
+
+static const struct kepler_history_row *find(const struct kepler_history *h, enum kepler_history_kind k,
+					     const char *id, const char *name, const char *exe)
+{
+	struct kepler_history_row like = {
+		.kind = k,
+		.id = (char *)id,
+		.name = (char *)name,
+		.ns = "",
+		.pod_id = "",
+		.runtime = "",
+		.exe = (char *)exe,
+		.container_id = k == KEPLER_HISTORY_PROCESS && !strcmp(name, "nginx") ? "c1" : "",
+		.vm_id = k == KEPLER_HISTORY_PROCESS && !strcmp(name, "qemu") ? "vm1" : ""
+	};
+
+	return kepler_history_find(h, &like);
+}
+
+static void test_identities_and_sums(void **state)
+{
+	struct kepler_history *h = kepler_history_new();
+	struct fixture f;
+	const struct kepler_history_row *r;
+
+	(void)state;
+	for (uint64_t i = 1; i <= 3; i++) {
+		make(&f, i, 100 + i, 1000);
+		assert_int_equal(kepler_history_add(h, &f.s, 0), 0);
+	}
+	/* node, namespace, pod, container, vm, and 3 process groups (the two nginx are one) */
+	assert_int_equal(kepler_history_count(h), 8);
+	r = find(h, KEPLER_HISTORY_PROCESS, "", "nginx", "/usr/sbin/nginx");
+	assert_non_null(r);
+	assert_int_equal(r->energy_uj[0], 3 * 2 * 2000);
+	assert_int_equal(r->cpu_time_ns, 60);
+	assert_int_equal(r->first_ns, 101000000000ULL);
+	assert_int_equal(r->last_ns, 103000000000ULL);
+	r = find(h, KEPLER_HISTORY_NAMESPACE, "", "shop", "");
+	assert_non_null(r);
+	assert_int_equal(r->energy_uj[1], 3000);
+	r = find(h, KEPLER_HISTORY_CONTAINER, "c1", "", "");
+	assert_non_null(r);
+	assert_string_equal(r->ns, "shop");
+	assert_string_equal(r->pod_id, "u1");
+	r = find(h, KEPLER_HISTORY_NODE, "", "", "");
+	assert_int_equal(r->energy_uj[0], 30000);
+	/* no intensity: no CO2e */
+	assert_int_equal(r->co2e_mg[0], 0);
+	/* older than the last: refused */
+	make(&f, 2, 200, 1);
+	assert_int_equal(kepler_history_add(h, &f.s, 0), -EINVAL);
+	kepler_history_free(h);
+}
+
+/* CO2e is the exact sum of each interval's energy × intensity, floored once: remainders carried. */
+static void test_co2e_exact(void **state)
+{
+	struct kepler_history *h = kepler_history_new();
+	struct fixture f;
+	unsigned __int128 exact = 0;
+	const struct kepler_history_row *r;
+
+	(void)state;
+	for (uint64_t i = 1; i <= 1000; i++) {
+		uint32_t mg = i < 500 ? 123456 : 654321; /* 123.456 g/kWh, then 654.321 */
+		uint64_t uj = 3333333 + i * 7;
+
+		make(&f, i, 1000 + i, uj);
+		assert_int_equal(kepler_history_add(h, &f.s, mg), 0);
+		exact += (unsigned __int128)(10 * uj) * mg;
+	}
+	r = find(h, KEPLER_HISTORY_NODE, "", "", "");
+	assert_int_equal(r->co2e_mg[0], (uint64_t)(exact / KEPLER_UJ_PER_KWH));
+	assert_int_equal(r->co2e_rem[0], (uint64_t)(exact % KEPLER_UJ_PER_KWH));
+	print_message("1000 intervals at two intensities: %llu mg of CO2e, exact\n",
+		      (unsigned long long)r->co2e_mg[0]);
+	kepler_history_free(h);
+}
+
+static void test_record_round_trip_and_damage(void **state)
+{
+	struct kepler_history *h = kepler_history_new(), *back = NULL;
+	struct kepler_history_header hdr = { .period_s = 3600,
+					     .boundary_ns = 7200000000000ULL,
+					     .flags = KEPLER_HISTORY_MISSED },
+				     got;
+	struct kepler_error err = { 0 };
+	struct fixture f;
+	size_t len, rejected = 0;
+	void *blob;
+	unsigned char *b;
+
+	(void)state;
+	for (uint64_t i = 1; i <= 3; i++) {
+		make(&f, i, 100 + i, 1000);
+		assert_int_equal(kepler_history_add(h, &f.s, 400000), 0);
+	}
+	assert_int_equal(kepler_history_encode(h, &hdr, 0, &blob, &len, &err), 0);
+	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), 0);
+	assert_int_equal(got.period_s, 3600);
+	assert_int_equal(got.boundary_ns, hdr.boundary_ns);
+	assert_int_equal(got.flags, KEPLER_HISTORY_MISSED);
+	assert_int_equal(kepler_history_seq(back), 3);
+	assert_int_equal(kepler_history_intensity(back), 400000);
+	assert_int_equal(kepler_history_count(back), kepler_history_count(h));
+	for (size_t i = 0; i < kepler_history_count(h); i++) {
+		const struct kepler_history_row *a = kepler_history_row(h, i),
+						*c = kepler_history_find(back, a);
+
+		assert_non_null(c);
+		assert_memory_equal(a->energy_uj, c->energy_uj, NZ * sizeof(uint64_t));
+		assert_memory_equal(a->co2e_mg, c->co2e_mg, NZ * sizeof(uint64_t));
+		assert_memory_equal(a->co2e_rem, c->co2e_rem, NZ * sizeof(uint64_t));
+		assert_string_equal(a->ns, c->ns);
+	}
+	kepler_history_free(back);
+	/* every truncation and every flipped byte is refused with a message, never a crash */
+	b = blob;
+	for (size_t cut = 0; cut < len; cut++) {
+		assert_true(kepler_history_decode(blob, cut, &back, &got, &err) < 0);
+		rejected++;
+	}
+	for (size_t i = 0; i < len; i++) {
+		b[i] ^= 0x5a;
+		if (kepler_history_decode(blob, len, &back, &got, &err) == 0)
+			kepler_history_free(
+				back); /* a flag or the boundary: header fields outside the checksum */
+		else
+			rejected++;
+		b[i] ^= 0x5a;
+	}
+	print_message("a record of %zu bytes: %zu damaged copies refused (last: %s)\n", len, rejected,
+		      err.msg);
+	/* a newer major format names both versions */
+	b[4] = 9;
+	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), -EPROTONOSUPPORT);
+	free(blob);
+	/* rows last seen before the tier's retention are left out */
+	assert_int_equal(kepler_history_encode(h, &hdr, 103000000000ULL, &blob, &len, &err), 0);
+	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), 0);
+	assert_int_equal(kepler_history_count(back), kepler_history_count(h));
+	kepler_history_free(back);
+	free(blob);
+	assert_int_equal(kepler_history_encode(h, &hdr, 104000000000ULL, &blob, &len, &err), 0);
+	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), 0);
+	assert_int_equal(kepler_history_count(back), 1); /* the node only */
+	kepler_history_free(back);
+	free(blob);
+	kepler_history_free(h);
+}
+
+static void test_carbon_file(void **state)
+{
+	struct kepler_carbon c;
+	struct kepler_error err = { 0 };
+	const char *good = "# the grid\n\n2026-11-01T00:00:00Z,300\n2026-11-01T01:00:00+01:00,250\r\n"
+			   "2026-11-01T06:00:00.5Z, 410.25 \n";
+	uint32_t mg;
+
+	(void)state;
+	/* 01:00+01:00 is 00:00Z: not after the line before it */
+	assert_int_equal(kepler_carbon_parse(good, strlen(good), &c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 4: times must ascend"));
+	good = "2026-11-01T00:00:00Z,300\n2026-11-01T02:00:00+01:00,250\n2026-11-01T06:00:00.5Z, 410.25 \n";
+	assert_int_equal(kepler_carbon_parse(good, strlen(good), &c, &err), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(kepler_carbon_at(&c, 1793491200ULL * 1000000000ULL - 1), 0);
+	assert_int_equal(kepler_carbon_at(&c, 1793491200ULL * 1000000000ULL), 300000);
+	assert_int_equal(kepler_carbon_at(&c, 1793494800ULL * 1000000000ULL), 250000);
+	assert_int_equal(kepler_carbon_at(&c, UINT64_MAX), 410250);
+	kepler_carbon_free(&c);
+	const char *bad[] = { "2026-11-01T00:00:00Z;300\n",
+			      "2026-11-01,300\n",
+			      "2026-11-01T00:00:00Z,-5\n",
+			      "2026-11-01T00:00:00Z,abc\n",
+			      "now,300\n",
+			      "2026-11-01T01:00:00Z,300\n2026-11-01T00:00:00Z,200\n" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(kepler_carbon_parse(bad[i], strlen(bad[i]), &c, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "line "));
+	}
+	assert_int_equal(kepler_carbon_parse_value("420.5", &mg), 0);
+	assert_int_equal(mg, 420500);
+	assert_int_equal(kepler_carbon_parse_value("0", &mg), -EINVAL);
+	assert_int_equal(kepler_carbon_parse_value("1e9", &mg), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identities_and_sums),
+		cmocka_unit_test(test_co2e_exact),
+		cmocka_unit_test(test_record_round_trip_and_damage),
+		cmocka_unit_test(test_carbon_file),
+	};
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
