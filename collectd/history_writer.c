@@ -187,57 +187,43 @@ static uint32_t intensity_at(const struct kepler_history_writer *w, uint64_t wal
 static int restore(struct kepler_history_writer *w, struct kepler_store *store)
 {
 	struct kepler_error err = { 0 };
-	uint32_t periods[64];
-	size_t np = 0, n = 0, replayed = 0;
-	uint64_t *seqs = NULL, from = 1;
-	int r;
+	struct kepler_history_header hdr;
+	struct kepler_history *h = NULL;
+	uint64_t oldest = 0;
+	size_t replayed = 0;
+	int r = kepler_store_history_load(store, UINT64_MAX, &h, &hdr, &err);
 
-	if (kepler_store_tier_periods(store, periods, 64, &np, &err) < 0)
-		kepler_warn("history: %s: it begins anew", err.msg);
-	for (size_t i = 0; i < np; i++) {
-		struct kepler_history *h = NULL;
-		struct kepler_history_header hdr;
-		uint64_t boundary;
-		size_t len;
-		void *blob;
-
-		if (kepler_store_tier_record(store, periods[i], UINT64_MAX, true, &blob, &len, &boundary,
-					     &err) < 0)
-			continue;
-		r = kepler_history_decode(blob, len, &h, &hdr, &err);
-		free(blob);
-		if (r < 0) {
-			kepler_warn("history: the newest record of the %us tier is not used: %s", periods[i],
-				    err.msg);
-			continue;
-		}
-		if (kepler_history_seq(h) > kepler_history_seq(w->ledger)) {
-			kepler_history_free(w->ledger);
-			w->ledger = h;
-		} else {
-			kepler_history_free(h);
-		}
+	if (r == 0) {
+		kepler_history_free(w->ledger);
+		w->ledger = h;
+	} else if (r != -ENOENT) {
+		kepler_warn("history: the newest tier record is not used: %s", err.msg);
 	}
-	from = kepler_history_seq(w->ledger) + 1;
-	if (kepler_store_list(store, from, 0, &seqs, &n, &err) < 0)
-		n = 0;
-	if (n && seqs[0] != from && kepler_history_seq(w->ledger))
+	if (kepler_store_oldest_seq(store, &oldest, &err) == 0 &&
+	    oldest > kepler_history_seq(w->ledger) + 1 && kepler_history_seq(w->ledger))
 		kepler_warn(
 			"history: snapshots %llu to %llu are no longer in the store: their energy is not in "
 			"the history's totals",
-			(unsigned long long)from, (unsigned long long)seqs[0] - 1);
-	for (size_t i = 0; i < n; i++) {
+			(unsigned long long)kepler_history_seq(w->ledger) + 1,
+			(unsigned long long)oldest - 1);
+	if (oldest > kepler_history_seq(w->ledger) + 1) {
+		/* begin at the oldest retained snapshot: the ledger's counters start there */
 		struct kepler_snapshot *s;
-		uint32_t mg = 0;
 
-		if (kepler_store_read(store, seqs[i], &s, &err) < 0)
-			continue;
-		kepler_store_intensity(store, seqs[i], &mg, &err);
-		if (kepler_history_add(w->ledger, s, mg) == 0)
-			replayed++;
-		kepler_snapshot_free(s);
+		if (kepler_store_read(store, oldest, &s, &err) == 0) {
+			uint32_t mg = 0;
+
+			kepler_store_intensity(store, oldest, &mg, &err);
+			if (kepler_history_add(w->ledger, s, mg) == 0)
+				replayed++;
+			kepler_snapshot_free(s);
+		}
 	}
-	free(seqs);
+	size_t n = 0;
+
+	if (kepler_store_history_replay(store, w->ledger, 0, &n, NULL, &err) < 0)
+		kepler_warn("history: replaying the snapshots after the newest record: %s", err.msg);
+	replayed += n;
 	kepler_info(
 		"history: %zu tier(s), the ledger at snapshot %llu (%zu identities; %zu snapshot(s) replayed)",
 		w->ntiers, (unsigned long long)kepler_history_seq(w->ledger), kepler_history_count(w->ledger),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/history.h"
 #include "store_internal.h"
 
 #define TIER_KEY 13
@@ -321,4 +322,71 @@ int kepler_store_intensity(struct kepler_store *s, uint64_t seq, uint32_t *ret_m
 			   struct kepler_error *err)
 {
 	return STORE_GUARDED(s, err, intensity_in(s, seq, ret_mg_kwh, err));
+}
+
+/* ---- the ledger from the store: a record and the snapshots after it ---- */
+
+int kepler_store_history_load(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
+			      struct kepler_history_header *ret_hdr, struct kepler_error *err)
+{
+	uint32_t periods[64], best_p = 0;
+	uint64_t best = 0, boundary;
+	size_t np = 0, len;
+	void *blob;
+	int r = kepler_store_tier_periods(s, periods, 64, &np, err);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < np; i++) { /* finest first: a tie keeps the finer */
+		if (kepler_store_tier_record(s, periods[i], wall_ns, true, &blob, &len, &boundary, err) < 0)
+			continue;
+		free(blob);
+		if (!best_p || boundary > best)
+			best = boundary, best_p = periods[i];
+	}
+	if (!best_p)
+		return kepler_error_set(err, -ENOENT, "no tier record at or before that time");
+	r = kepler_store_tier_record(s, best_p, wall_ns, true, &blob, &len, &boundary, err);
+	if (r < 0)
+		return r;
+	r = kepler_history_decode(blob, len, ret, ret_hdr, err);
+	free(blob);
+	return r;
+}
+
+int kepler_store_history_replay(struct kepler_store *s, struct kepler_history *h, uint64_t last_seq,
+				size_t *ret_n, uint64_t *ret_wall_ns, struct kepler_error *err)
+{
+	uint64_t from = kepler_history_seq(h) + 1, *seqs = NULL;
+	size_t n = 0, done = 0;
+	int r = kepler_store_list(s, from, last_seq, &seqs, &n, err);
+
+	*ret_n = 0;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	/* only an unbroken run from the ledger's next snapshot keeps its counters exact */
+	for (size_t i = 0; i < n && seqs[i] == from + i; i++) {
+		struct kepler_snapshot *snap;
+		uint32_t mg = 0;
+
+		if ((r = kepler_store_read(s, seqs[i], &snap, err)) < 0)
+			break;
+		if ((r = kepler_store_intensity(s, seqs[i], &mg, err)) == 0 &&
+		    (r = kepler_history_add(h, snap, mg)) < 0)
+			kepler_error_set(err, r, "snapshot %llu: %s", (unsigned long long)seqs[i],
+					 strerror(-r));
+		if (r == 0) {
+			done++;
+			if (ret_wall_ns)
+				*ret_wall_ns = snap->wall_ns;
+		}
+		kepler_snapshot_free(snap);
+		if (r < 0)
+			break;
+	}
+	free(seqs);
+	*ret_n = done;
+	return r < 0 ? r : 0;
 }

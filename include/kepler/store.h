@@ -285,6 +285,27 @@ int kepler_store_tier_record(struct kepler_store *store, uint32_t period_s, uint
 int kepler_store_intensity(struct kepler_store *store, uint64_t seq, uint32_t *ret_mg_kwh,
 			   struct kepler_error *err);
 
+struct kepler_history;
+struct kepler_history_header;
+
+/*
+ * The history ledger as the newest tier record at or before @wall_ns says
+ * (of any tier; the finer on a tie), decoded into *ret (free with
+ * kepler_history_free()). -ENOENT when there is none, a decoding error.
+ */
+int kepler_store_history_load(struct kepler_store *store, uint64_t wall_ns, struct kepler_history **ret,
+			      struct kepler_history_header *ret_hdr, struct kepler_error *err);
+
+/*
+ * Add to @h the retained snapshots after its own up to @last_seq (0: the
+ * newest), each at the intensity recorded with it, as the collector added
+ * them: its counters then are the collector's. Stops at the first snapshot
+ * missing. *ret_n: how many; *ret_wall_ns (when not NULL): the last one's
+ * time. Errors of reading or decoding.
+ */
+int kepler_store_history_replay(struct kepler_store *store, struct kepler_history *h, uint64_t last_seq,
+				size_t *ret_n, uint64_t *ret_wall_ns, struct kepler_error *err);
+
 /* Build the series record of @snap (what kepler_store_commit() stores). */
 void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret);
 

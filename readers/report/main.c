@@ -60,82 +60,31 @@ struct job {
 	size_t nzones;
 };
 
-/* The newest tier record at or before @t of any tier (the finest on a tie), decoded; -ENOENT if none. */
+/* The newest tier record at or before @t (of any tier, the finer on a tie), decoded; -ENOENT if none. */
 static int best_record(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
 {
-	uint64_t best = 0;
-	uint32_t best_p = 0;
+	struct kepler_history_header hdr;
+	int r = kepler_store_history_load(j->store, t, &e->h, &hdr, err);
 
-	for (size_t i = 0; i < j->nperiods; i++) {
-		uint64_t boundary;
-		size_t len;
-		void *blob;
-
-		if (kepler_store_tier_record(j->store, j->periods[i], t, true, &blob, &len, &boundary, err) <
-		    0)
-			continue;
-		free(blob);
-		if (!best_p || boundary > best) /* periods come finest first: a tie keeps the finer */
-			best = boundary, best_p = j->periods[i];
-	}
-	if (!best_p)
-		return -ENOENT;
-	{
-		struct kepler_history_header hdr;
-		uint64_t boundary;
-		size_t len;
-		void *blob;
-		int r = kepler_store_tier_record(j->store, best_p, t, true, &blob, &len, &boundary, err);
-
-		if (r < 0)
-			return r;
-		r = kepler_history_decode(blob, len, &e->h, &hdr, err);
-		free(blob);
-		if (r < 0)
-			return r;
-		e->at_ns = boundary;
-		e->period_s = best_p;
-		e->missed = hdr.flags & KEPLER_HISTORY_MISSED;
-	}
+	if (r < 0)
+		return r;
+	e->at_ns = hdr.boundary_ns;
+	e->period_s = hdr.period_s;
+	e->missed = hdr.flags & KEPLER_HISTORY_MISSED;
 	return 0;
 }
 
 /* Apply the retained snapshots after the ledger's up to the newest at or before @t. */
 static int refine(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
 {
-	uint64_t last, from = kepler_history_seq(e->h) + 1, *seqs = NULL;
-	size_t n = 0;
+	uint64_t last;
 	int r = kepler_store_seq_at(j->store, t, &last, err);
 
-	if (r == -ENOENT || (r == 0 && last < from))
+	if (r == -ENOENT || (r == 0 && last <= kepler_history_seq(e->h)))
 		return 0;
 	if (r < 0)
 		return r;
-	if ((r = kepler_store_list(j->store, from, last, &seqs, &n, err)) < 0)
-		return r;
-	/* only an unbroken run from the ledger's next snapshot keeps the counters exact */
-	for (size_t i = 0; i < n && seqs[i] == from + i; i++) {
-		struct kepler_snapshot *s;
-		uint32_t mg = 0;
-
-		if ((r = kepler_store_read(j->store, seqs[i], &s, err)) < 0)
-			break;
-		if ((r = kepler_store_intensity(j->store, seqs[i], &mg, err)) == 0)
-			r = kepler_history_add(e->h, s, mg);
-		if (r == 0) {
-			e->at_ns = s->wall_ns;
-			e->snapshots++;
-		}
-		kepler_snapshot_free(s);
-		if (r < 0) {
-			if (r != -ENOMEM && !err->msg[0])
-				kepler_error_set(err, r, "snapshot %llu: %s", (unsigned long long)seqs[i],
-						 strerror(-r));
-			break;
-		}
-	}
-	free(seqs);
-	return r < 0 ? r : 0;
+	return kepler_store_history_replay(j->store, e->h, last, &e->snapshots, &e->at_ns, err);
 }
 
 static void describe(struct end *e)
@@ -162,6 +111,7 @@ static int ledger_at(struct job *j, uint64_t t, struct end *e, struct kepler_err
 			return kepler_error_set(err, -ENODATA, "no history at or before that time");
 		if (!(e->h = kepler_history_new()))
 			return kepler_error_set(err, -ENOMEM, "out of memory");
+		e->at_ns = t; /* before the store's first snapshot every counter is 0 */
 		r = 0;
 	}
 	if (r < 0)

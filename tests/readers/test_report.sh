@@ -91,10 +91,17 @@ PY
 [ $fails -eq 0 ] && ok "a report over two 2 s boundaries equals the snapshots' sums to the µJ (node zones, all processes), CO2e = Σ energy × intensity then, across an intensity change and a restart"
 
 # a window ending between boundaries: refined by the snapshots after the newest record
-until_ns=$(jq -r .wall_ns <<<"$(tail -1 "$tmp/all.jsonl")")
-r=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(date -u -d "@$((until_ns / 1000000000))" +%Y-%m-%dT%H:%M:%S).$(printf %09d $((until_ns % 1000000000)))Z" --by node --format json)
-want=$(jq -s --argjson b $((b1 * 1000000000)) --argjson u "$until_ns" '[.[] | select(.wall_ns > $b and .wall_ns <= $u) | .node.zones[] | select(.name == "package") | .delta_uj] | add' "$tmp/all.jsonl")
-got=$(jq '.rows[0].zones[] | select(.name == "package") | .energy_uj' <<<"$r")
+# (the last snapshot's own timestamp text: jq reads wall_ns as a double)
+last=$(tail -1 "$tmp/all.jsonl")
+r=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(jq -r .timestamp <<<"$last")" --by node --format json)
+read -r got want < <(python3 -c '
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+r = json.loads(sys.argv[3])
+b1 = int(sys.argv[2]) * 10**9
+want = sum(z["delta_uj"] for s in snaps if s["wall_ns"] > b1 for z in s["node"]["zones"] if z["name"] == "package")
+got = next(z["energy_uj"] for z in r["rows"][0]["zones"] if z["name"] == "package")
+print(got, want)' "$tmp/all.jsonl" $b1 "$r")
 [ "$got" = "$want" ] && [ "$(jq -r .until_resolution <<<"$r")" = snapshot ] &&
 	ok "a window ending at a snapshot between boundaries: refined by the snapshots after the record ($got µJ, until_resolution snapshot)" ||
 	fail "refined window: $got vs $want µJ: $(head -c 300 <<<"$r")"
