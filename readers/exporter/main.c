@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "drop.h"
+#include "carbon.h"
 #include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
@@ -35,9 +36,10 @@ struct follower {
 	struct kepler_cpuinfo cpus; /* the store's, for kepler_node_cpu_info */
 	uint64_t cpus_of;           /* collector_start_ns of the collector that wrote them */
 	bool cpus_loaded;
-	uint64_t seq;        /* last rendered (or failed) */
-	int last_open_error; /* logged once per kind */
-	unsigned denied;     /* attempts refused in a row for permissions */
+	struct kepler_exporter_carbon *carbon; /* the CO2e families (carbon.h) */
+	uint64_t seq;                          /* last rendered (or failed) */
+	int last_open_error;                   /* logged once per kind */
+	unsigned denied;                       /* attempts refused in a row for permissions */
 };
 
 /*
@@ -135,6 +137,9 @@ static void render_newest(struct follower *f, uint64_t seq)
 		kepler_err("%s", err.msg);
 		set_problem(f->st, err.msg);
 	} else {
+		/* before it is published: the text is shared, and immutable, from then on */
+		if (f->carbon)
+			kepler_exporter_carbon_render(f->carbon, f->store, snap, f->opts.node_name, &e->text);
 		pthread_mutex_lock(&f->st->lock);
 		f->st->staleness_ns = staleness_of(f->cfg, &meta, snap);
 		f->st->problem[0] = '\0';
@@ -345,6 +350,7 @@ int main(int argc, char **argv)
 			    "no_new_privs",
 			    cfg.exporter.exporter_user, (unsigned)getuid());
 	log_start(&cfg, &web, kepler_server_port(server));
+	f.carbon = kepler_exporter_carbon_new();
 	follow(&f);
 	if (kepler_stop_signal > 0) {
 		kepler_info("stopping on %s", strsignal(kepler_stop_signal));
@@ -352,6 +358,7 @@ int main(int argc, char **argv)
 	}
 out:
 	kepler_server_stop(server);
+	kepler_exporter_carbon_free(f.carbon);
 	kepler_store_close(f.store);
 	kepler_exporter_publish(&st, NULL);
 	kepler_web_config_done(&web);

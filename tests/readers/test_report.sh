@@ -106,6 +106,29 @@ print(got, want)' "$tmp/all.jsonl" $b1 "$r")
 	ok "a window ending at a snapshot between boundaries: refined by the snapshots after the record ($got µJ, until_resolution snapshot)" ||
 	fail "refined window: $got vs $want µJ: $(head -c 300 <<<"$r")"
 
+# the exporter's CO2e families are the same ledger: its counters equal a report from the store's beginning
+port=$(free_port)
+start_exporter_for "$store" $port
+if wait_metrics $port "$tmp/m.txt"; then
+	seq=$(sed -n 's/^kepler_snapshot_seq{[^}]*} //p' "$tmp/m.txt")
+	ts=$("$stdout" --store.path "$store" --seq "$seq" --format json | jq -r .timestamp)
+	mg=$("$report" --store.path "$store" --since 2000-01-01T00:00:00Z --until "$ts" --by node --format json |
+		jq '.rows[0].zones[] | select(.name == "package") | .co2e_mg')
+	g=$(sed -n 's/^kepler_node_co2e_grams_total{node_name="[^"]*",zone="package"} //p' "$tmp/m.txt")
+	cg=$(grep -c '^kepler_container_co2e_grams_total{' "$tmp/m.txt")
+	[ -n "$mg" ] && [ "$g" = "$(printf '%d.%03d' $((mg / 1000)) $((mg % 1000)))" ] &&
+		grep -q '^kepler_carbon_intensity_grams_per_kwh{node_name="[^"]*"} 650.500$' "$tmp/m.txt" &&
+		ok "exporter: kepler_node_co2e_grams_total{zone=package} $g g = kepler-report's $mg mg since the store began (snapshot $seq); intensity 650.5 g/kWh" ||
+		fail "exporter CO2e: $g g vs report $mg mg at snapshot $seq: $(grep co2e "$tmp/m.txt" | head -3)"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$tmp/m.txt" >"$tmp/promtool.txt" 2>&1
+		! grep -q co2e "$tmp/promtool.txt" && ok "promtool check metrics: nothing to say of the CO2e families" ||
+			fail "promtool: $(grep co2e "$tmp/promtool.txt" | head -3)"
+	fi
+else
+	fail "the exporter served no snapshot: $(tail -3 "$tmp/exporter-$port.log")"
+fi
+
 # the ring prunes the window's snapshots (the collector restarted to keep 4); the tiers still answer, identically
 restart 4
 gone() { [ "$("$stdout" --store.path "$store" --format json --all 2>/dev/null | head -1 | jq .wall_ns)" -gt $(((b2 + 2) * 1000000000)) ]; }

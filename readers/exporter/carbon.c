@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdlib.h>
+#include <string.h>
+
+#include "carbon.h"
+#include "kepler/fmt.h"
+#include "kepler/history.h"
+#include "kepler/log.h"
+
+struct kepler_exporter_carbon {
+	struct kepler_history *h;
+	bool said; /* the ledger's trouble, logged once */
+};
+
+struct kepler_exporter_carbon *kepler_exporter_carbon_new(void)
+{
+	return calloc(1, sizeof(struct kepler_exporter_carbon));
+}
+
+void kepler_exporter_carbon_free(struct kepler_exporter_carbon *c)
+{
+	if (!c)
+		return;
+	kepler_history_free(c->h);
+	free(c);
+}
+
+/* The ledger at @seq: caught up from its own, else rebuilt from the newest record (a store replaced, snapshots pruned). */
+static int follow(struct kepler_exporter_carbon *c, struct kepler_store *store, uint64_t seq)
+{
+	struct kepler_error err = { 0 };
+	struct kepler_history_header hdr;
+	size_t n;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (c->h && kepler_history_seq(c->h) <= seq &&
+		    kepler_store_history_replay(store, c->h, seq, &n, NULL, &err) == 0 &&
+		    kepler_history_seq(c->h) == seq)
+			return 0;
+		kepler_history_free(c->h);
+		c->h = NULL;
+		if (kepler_store_history_load(store, UINT64_MAX, &c->h, &hdr, &err) < 0 &&
+		    !(c->h = kepler_history_new()))
+			return -1;
+		if (attempt == 0 && !kepler_history_seq(c->h)) {
+			/* no record yet: the store's first snapshot must still be there */
+			uint64_t oldest = 0;
+
+			kepler_store_oldest_seq(store, &oldest, &err);
+			if (oldest != 1)
+				break;
+		}
+	}
+	if (!c->said)
+		kepler_warn(
+			"the CO2e families are not exported: the store's history does not reach snapshot %llu%s%s",
+			(unsigned long long)seq, err.msg[0] ? ": " : "", err.msg);
+	c->said = true;
+	return -1;
+}
+
+static void grams(struct kepler_buf *o, uint64_t mg)
+{
+	kepler_buf_printf(o, "%llu.%03llu\n", (unsigned long long)(mg / 1000),
+			  (unsigned long long)(mg % 1000));
+}
+
+static void label(struct kepler_buf *o, const char *name, const char *v, bool first)
+{
+	kepler_buf_printf(o, "%s%s=\"", first ? "" : ",", name);
+	kepler_fmt_prom_label_value(o, v);
+	kepler_buf_addc(o, '"');
+}
+
+static void family(struct kepler_exporter_carbon *c, struct kepler_buf *o, enum kepler_history_kind k,
+		   const char *name, const char *help, const char *node)
+{
+	const char *const *zones;
+	size_t nz = kepler_history_zones(c->h, &zones);
+
+	kepler_buf_printf(o, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (size_t i = 0; i < kepler_history_count(c->h); i++) {
+		const struct kepler_history_row *r = kepler_history_row(c->h, i);
+
+		if (r->kind != k)
+			continue;
+		for (size_t z = 0; z < nz; z++) {
+			kepler_buf_printf(o, "%s{", name);
+			label(o, "node_name", node, true);
+			switch (k) {
+			case KEPLER_HISTORY_POD:
+				label(o, "pod_id", r->id, false);
+				label(o, "pod_name", r->name, false);
+				label(o, "pod_namespace", r->ns, false);
+				break;
+			case KEPLER_HISTORY_CONTAINER:
+				label(o, "container_id", r->id, false);
+				label(o, "container_name", r->name, false);
+				label(o, "pod_id", r->pod_id, false);
+				break;
+			case KEPLER_HISTORY_VM:
+				label(o, "vm_id", r->id, false);
+				label(o, "vm_name", r->name, false);
+				break;
+			default: break;
+			}
+			label(o, "zone", zones[z], false);
+			kepler_buf_adds(o, "} ");
+			grams(o, r->co2e_mg[z]);
+		}
+	}
+}
+
+void kepler_exporter_carbon_render(struct kepler_exporter_carbon *c, struct kepler_store *store,
+				   const struct kepler_snapshot *snap, const char *node_name,
+				   struct kepler_buf *out)
+{
+	struct kepler_error err = { 0 };
+	uint32_t mg = 0;
+
+	if (kepler_store_intensity(store, snap->seq, &mg, &err) < 0 || !mg)
+		return;
+	if (follow(c, store, snap->seq) < 0)
+		return;
+	c->said = false;
+	kepler_buf_adds(
+		out,
+		"# HELP kepler_carbon_intensity_grams_per_kwh The grid's carbon intensity in force at the "
+		"snapshot (carbon.intensity or carbon.intensity-file).\n"
+		"# TYPE kepler_carbon_intensity_grams_per_kwh gauge\nkepler_carbon_intensity_grams_per_kwh{");
+	label(out, "node_name", node_name, true);
+	kepler_buf_adds(out, "} ");
+	grams(out, mg);
+	family(c, out, KEPLER_HISTORY_NODE, "kepler_node_co2e_grams_total",
+	       "CO2e of the node's energy in each zone: each interval's energy times the intensity then.",
+	       node_name);
+	family(c, out, KEPLER_HISTORY_POD, "kepler_pod_co2e_grams_total", "CO2e of each pod's energy.",
+	       node_name);
+	family(c, out, KEPLER_HISTORY_CONTAINER, "kepler_container_co2e_grams_total",
+	       "CO2e of each container's energy.", node_name);
+	family(c, out, KEPLER_HISTORY_VM, "kepler_vm_co2e_grams_total", "CO2e of each VM's energy.",
+	       node_name);
+}
