@@ -390,3 +390,64 @@ int kepler_store_history_replay(struct kepler_store *s, struct kepler_history *h
 	*ret_n = done;
 	return r < 0 ? r : 0;
 }
+
+int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **h, uint64_t seq,
+				struct kepler_error *err)
+{
+	struct kepler_history_header hdr;
+	uint64_t oldest = 0;
+	size_t n;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (*h && kepler_history_seq(*h) <= seq &&
+		    kepler_store_history_replay(s, *h, seq, &n, NULL, err) == 0 &&
+		    kepler_history_seq(*h) == seq)
+			return 0;
+		/* rebuilt: a store replaced, or the snapshots it needed pruned */
+		kepler_history_free(*h);
+		*h = NULL;
+		if (kepler_store_history_load(s, UINT64_MAX, h, &hdr, err) < 0) {
+			if (!(*h = kepler_history_new()))
+				return kepler_error_set(err, -ENOMEM, "out of memory");
+			/* no record: only the store's first snapshot can begin a ledger */
+			if (kepler_store_oldest_seq(s, &oldest, err) < 0 || oldest != 1)
+				break;
+		}
+	}
+	return kepler_error_set(err, -ENODATA, "the store's history does not reach snapshot %llu",
+				(unsigned long long)seq);
+}
+
+int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
+			    struct kepler_history_at *at, struct kepler_error *err)
+{
+	struct kepler_history_header hdr;
+	uint64_t oldest, last;
+	int r = kepler_store_history_load(s, wall_ns, ret, &hdr, err);
+
+	memset(at, 0, sizeof(*at));
+	if (r == 0) {
+		at->at_ns = hdr.boundary_ns;
+		at->period_s = hdr.period_s;
+		at->missed = hdr.flags & KEPLER_HISTORY_MISSED;
+	} else if (r == -ENOENT) {
+		/* the collector's ledger began empty at the store's first snapshot: only it can stand in */
+		if (kepler_store_oldest_seq(s, &oldest, err) < 0 || oldest != 1)
+			return kepler_error_set(err, -ENODATA, "no history at or before that time");
+		if (!(*ret = kepler_history_new()))
+			return kepler_error_set(err, -ENOMEM, "out of memory");
+		at->at_ns = wall_ns; /* before the store's first snapshot every counter is 0 */
+	} else {
+		return r;
+	}
+	r = kepler_store_seq_at(s, wall_ns, &last, err);
+	if (r == 0 && last > kepler_history_seq(*ret))
+		r = kepler_store_history_replay(s, *ret, last, &at->snapshots, &at->at_ns, err);
+	else if (r == -ENOENT)
+		r = 0;
+	if (r < 0) {
+		kepler_history_free(*ret);
+		*ret = NULL;
+	}
+	return r;
+}

@@ -306,6 +306,33 @@ int kepler_store_history_load(struct kepler_store *store, uint64_t wall_ns, stru
 int kepler_store_history_replay(struct kepler_store *store, struct kepler_history *h, uint64_t last_seq,
 				size_t *ret_n, uint64_t *ret_wall_ns, struct kepler_error *err);
 
+/* Where a ledger built by kepler_store_history_at() stands. */
+struct kepler_history_at {
+	uint64_t at_ns;    /* the time its counters are of */
+	uint32_t period_s; /* the tier of the record it began from (0: none, the store's beginning) */
+	size_t snapshots;  /* raw snapshots added after that record */
+	bool missed;       /* the record was written for a boundary passed while no collector ran */
+};
+
+/*
+ * The ledger at @wall_ns: the newest tier record at or before it (of any
+ * tier, the finer on a tie), then the retained snapshots after that record
+ * up to the newest at or before @wall_ns; with no record, every snapshot
+ * from the store's first (an empty ledger when it began later). -ENODATA
+ * when the store cannot say (no record, its first snapshot pruned).
+ */
+int kepler_store_history_at(struct kepler_store *store, uint64_t wall_ns, struct kepler_history **ret,
+			    struct kepler_history_at *at, struct kepler_error *err);
+
+/*
+ * Keep *@h (NULL at first) the ledger at snapshot @seq: caught up from its
+ * own snapshot, else rebuilt from the newest record (the store replaced,
+ * or the snapshots it needed pruned). -ENODATA when the store's history
+ * cannot reach @seq, -ENOMEM.
+ */
+int kepler_store_history_follow(struct kepler_store *store, struct kepler_history **h, uint64_t seq,
+				struct kepler_error *err);
+
 /* Build the series record of @snap (what kepler_store_commit() stores). */
 void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret);
 

@@ -25,36 +25,15 @@ void kepler_exporter_carbon_free(struct kepler_exporter_carbon *c)
 	free(c);
 }
 
-/* The ledger at @seq: caught up from its own, else rebuilt from the newest record (a store replaced, snapshots pruned). */
+/* The ledger at @seq, or -1 (said once). */
 static int follow(struct kepler_exporter_carbon *c, struct kepler_store *store, uint64_t seq)
 {
 	struct kepler_error err = { 0 };
-	struct kepler_history_header hdr;
-	size_t n;
 
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (c->h && kepler_history_seq(c->h) <= seq &&
-		    kepler_store_history_replay(store, c->h, seq, &n, NULL, &err) == 0 &&
-		    kepler_history_seq(c->h) == seq)
-			return 0;
-		kepler_history_free(c->h);
-		c->h = NULL;
-		if (kepler_store_history_load(store, UINT64_MAX, &c->h, &hdr, &err) < 0 &&
-		    !(c->h = kepler_history_new()))
-			return -1;
-		if (attempt == 0 && !kepler_history_seq(c->h)) {
-			/* no record yet: the store's first snapshot must still be there */
-			uint64_t oldest = 0;
-
-			kepler_store_oldest_seq(store, &oldest, &err);
-			if (oldest != 1)
-				break;
-		}
-	}
+	if (kepler_store_history_follow(store, &c->h, seq, &err) == 0)
+		return 0;
 	if (!c->said)
-		kepler_warn(
-			"the CO2e families are not exported: the store's history does not reach snapshot %llu%s%s",
-			(unsigned long long)seq, err.msg[0] ? ": " : "", err.msg);
+		kepler_warn("the CO2e families are not exported: %s", err.msg);
 	c->said = true;
 	return -1;
 }

@@ -60,33 +60,6 @@ struct job {
 	size_t nzones;
 };
 
-/* The newest tier record at or before @t (of any tier, the finer on a tie), decoded; -ENOENT if none. */
-static int best_record(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
-{
-	struct kepler_history_header hdr;
-	int r = kepler_store_history_load(j->store, t, &e->h, &hdr, err);
-
-	if (r < 0)
-		return r;
-	e->at_ns = hdr.boundary_ns;
-	e->period_s = hdr.period_s;
-	e->missed = hdr.flags & KEPLER_HISTORY_MISSED;
-	return 0;
-}
-
-/* Apply the retained snapshots after the ledger's up to the newest at or before @t. */
-static int refine(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
-{
-	uint64_t last;
-	int r = kepler_store_seq_at(j->store, t, &last, err);
-
-	if (r == -ENOENT || (r == 0 && last <= kepler_history_seq(e->h)))
-		return 0;
-	if (r < 0)
-		return r;
-	return kepler_store_history_replay(j->store, e->h, last, &e->snapshots, &e->at_ns, err);
-}
-
 static void describe(struct end *e)
 {
 	if (e->snapshots || !e->period_s)
@@ -95,30 +68,18 @@ static void describe(struct end *e)
 		kepler_format_duration((uint64_t)e->period_s * SEC, e->resolution, sizeof(e->resolution));
 }
 
-/*
- * The ledger at @t: the newest record at or before it and the snapshots
- * after, or (no record) every snapshot from the store's first. -ENODATA
- * when the store cannot say.
- */
+/* The ledger at @t (kepler_store_history_at()); -ENODATA when the store cannot say. */
 static int ledger_at(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
 {
-	uint64_t oldest;
-	int r = best_record(j, t, e, err);
+	struct kepler_history_at at;
+	int r = kepler_store_history_at(j->store, t, &e->h, &at, err);
 
-	if (r == -ENOENT) {
-		/* the collector's ledger began empty at the store's first snapshot: only it can stand in */
-		if (kepler_store_oldest_seq(j->store, &oldest, err) < 0 || oldest != 1)
-			return kepler_error_set(err, -ENODATA, "no history at or before that time");
-		if (!(e->h = kepler_history_new()))
-			return kepler_error_set(err, -ENOMEM, "out of memory");
-		e->at_ns = t; /* before the store's first snapshot every counter is 0 */
-		r = 0;
-	}
 	if (r < 0)
 		return r;
-	r = refine(j, t, e, err);
-	if (r < 0)
-		return r;
+	e->at_ns = at.at_ns;
+	e->period_s = at.period_s;
+	e->snapshots = at.snapshots;
+	e->missed = at.missed;
 	describe(e);
 	return 0;
 }
