@@ -20,6 +20,7 @@
 
 #include "kepler/clock.h"
 #include "kepler/config.h"
+#include "kepler/history.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
 #include "view.h"
@@ -39,15 +40,43 @@ struct app {
 	struct kepler_store *store;
 	struct top_view view;
 	uint64_t staleness_ns;
+	uint64_t at; /* the snapshot shown while travelling back through the store; 0: the newest (live) */
+	struct kepler_history *live, *day; /* today's ledgers (view.h) */
+	uint64_t day_ns, live_seq;
 };
 
-/* Read the newest snapshot if it is new. True if the view changed. */
+#define DAY (86400 * SEC)
+
+/* The ledgers at the newest snapshot and at the start of its day: today's figures. */
+static void load_today(struct app *a, uint64_t seq, uint64_t wall_ns)
+{
+	struct kepler_error err = { 0 };
+	struct kepler_history_at at;
+	uint64_t day = wall_ns / DAY * DAY;
+
+	if (seq != a->live_seq && kepler_store_history_follow(a->store, &a->live, seq, &err) < 0) {
+		kepler_history_free(a->live);
+		a->live = NULL;
+	}
+	a->live_seq = seq;
+	if (day != a->day_ns) {
+		kepler_history_free(a->day);
+		a->day = NULL;
+		if (kepler_store_history_at(a->store, day, &a->day, &at, &err) < 0)
+			a->day = NULL;
+		a->day_ns = day;
+	}
+	a->view.live = a->live;
+	a->view.day = a->live ? a->day : NULL;
+}
+
+/* Read the newest snapshot if it is new (travelling back: snapshot a->at). True if the view changed. */
 static bool load(struct app *a)
 {
 	struct kepler_error err = { 0 };
 	struct kepler_store_meta meta = { 0 };
 	struct kepler_snapshot *snap;
-	uint64_t seq, now = kepler_wall_ns();
+	uint64_t seq, oldest = 0, want, now = kepler_wall_ns();
 	bool was_stale = a->view.stale;
 
 	if (!a->store && kepler_store_open_reader(a->cfg->store_path, &a->store, &err) < 0) {
@@ -62,17 +91,24 @@ static bool load(struct app *a)
 					     : err.msg);
 		return !a->view.snap;
 	}
-	if (a->view.snap && a->view.snap->seq == seq) {
+	kepler_store_oldest_seq(a->store, &oldest, &err);
+	if (a->at && a->at < oldest)
+		a->at = oldest; /* no further back than the ring */
+	if (a->at >= seq)
+		a->at = 0; /* caught up: live again */
+	want = a->at ? a->at : seq;
+	if (a->view.snap && a->view.snap->seq == want) {
 		a->view.age_s = ((double)now - (double)a->view.snap->wall_ns) / 1e9;
-		a->view.stale = a->view.age_s * 1e9 > (double)a->staleness_ns;
+		a->view.stale = !a->at && a->view.age_s * 1e9 > (double)a->staleness_ns;
 		return a->view.stale != was_stale;
 	}
-	if (kepler_store_read(a->store, seq, &snap, &err) < 0) {
+	if (kepler_store_read(a->store, want, &snap, &err) < 0) {
 		snprintf(a->view.problem, sizeof(a->view.problem), "%s", err.msg);
 		return true;
 	}
 	kepler_snapshot_free(a->view.snap);
 	a->view.snap = snap;
+	a->view.newest_seq = seq;
 	a->view.problem[0] = '\0';
 	kepler_store_get_meta(a->store, &meta, &err);
 	snprintf(a->view.node_name, sizeof(a->view.node_name), "%s", kepler_store_meta_node(&meta));
@@ -82,10 +118,12 @@ static bool load(struct app *a)
 	free(a->view.series);
 	a->view.series = NULL;
 	a->view.nseries = 0;
-	kepler_store_series(a->store, now > HISTORY_NS ? now - HISTORY_NS : 0, 0, &a->view.series,
-			    &a->view.nseries, &err);
+	kepler_store_series(a->store, snap->wall_ns > HISTORY_NS ? snap->wall_ns - HISTORY_NS : 0,
+			    snap->wall_ns, &a->view.series, &a->view.nseries, &err);
 	a->view.age_s = ((double)now - (double)snap->wall_ns) / 1e9;
-	a->view.stale = a->view.age_s * 1e9 > (double)a->staleness_ns;
+	a->view.stale = !a->at && a->view.age_s * 1e9 > (double)a->staleness_ns;
+	if (!a->at)
+		load_today(a, seq, snap->wall_ns);
 	return true;
 }
 
@@ -205,6 +243,17 @@ static bool edit_filter(struct top_view *v, int ch)
 }
 
 /* Handle a key; false to quit. */
+/* Move @by snapshots through the store's ring (earlier when negative); past the newest is live. */
+static void travel(struct app *a, long by)
+{
+	uint64_t from = a->at ? a->at : a->view.newest_seq;
+
+	if (!from)
+		return;
+	a->at = by < 0 ? (from > (uint64_t)-by ? from - (uint64_t)-by : 1) : from + (uint64_t)by;
+	load(a);
+}
+
 static bool key(struct app *a, int ch)
 {
 	struct top_view *v = &a->view;
@@ -236,6 +285,14 @@ static bool key(struct app *a, int ch)
 	case 'n': v->sort = KEPLER_SORT_NAME; break;
 	case '/': v->editing_filter = true; break;
 	case 'p': v->paused = !v->paused; break;
+	case '[': travel(a, -1); break;
+	case ']': travel(a, 1); break;
+	case '{': travel(a, -60); break;
+	case '}': travel(a, 60); break;
+	case 'L':
+		a->at = 0;
+		load(a);
+		break;
 	case 'h':
 	case '?': v->help = true; break;
 	case KEY_UP:
@@ -329,6 +386,8 @@ int main(int argc, char **argv)
 	if (scr)
 		delscreen(scr);
 	top_view_free(&a.view);
+	kepler_history_free(a.live);
+	kepler_history_free(a.day);
 	kepler_store_close(a.store);
 	kepler_config_done(&cfg);
 	return rc;

@@ -164,6 +164,60 @@ static void last_column(const struct kepler_snapshot *s, const struct kepler_wor
 		snprintf(buf, size, "%s/%s", pod->ns[0] ? pod->ns : "?", pod->name[0] ? pod->name : pod->id);
 }
 
+/* Today's energy (Wh) and CO2e (g) of @w in zone @zone: its row in the live ledger less the day's start. */
+static bool today(const struct top_view *v, const struct kepler_workload *w, const char *zone, double *wh,
+		  double *g)
+{
+	const struct kepler_snapshot *s = v->snap;
+	struct kepler_history_row like = { .id = "",
+					   .name = "",
+					   .ns = "",
+					   .pod_id = "",
+					   .runtime = "",
+					   .exe = "",
+					   .container_id = "",
+					   .vm_id = "" };
+	const struct kepler_history_row *r, *d;
+	const char *const *zl, *const *zd;
+	size_t nl, nd, zi = SIZE_MAX, zj = SIZE_MAX;
+	uint64_t e0 = 0, c0 = 0;
+
+	if (!v->live)
+		return false;
+	switch (w->kind) {
+	case KEPLER_KIND_PROCESS: {
+		const struct kepler_process *p = &s->processes[w->index];
+
+		like.kind = KEPLER_HISTORY_PROCESS;
+		like.name = (char *)p->comm, like.exe = (char *)p->exe;
+		like.container_id = (char *)p->container_id, like.vm_id = (char *)p->vm_id;
+		break;
+	}
+	case KEPLER_KIND_CONTAINER: like.kind = KEPLER_HISTORY_CONTAINER, like.id = (char *)w->id; break;
+	case KEPLER_KIND_POD: like.kind = KEPLER_HISTORY_POD, like.id = (char *)w->id; break;
+	default: like.kind = KEPLER_HISTORY_VM, like.id = (char *)w->id; break;
+	}
+	if (!(r = kepler_history_find(v->live, &like)))
+		return false;
+	nl = kepler_history_zones(v->live, &zl);
+	for (size_t z = 0; z < nl; z++)
+		if (!strcmp(zl[z], zone))
+			zi = z;
+	if (zi == SIZE_MAX)
+		return false;
+	if (v->day && (d = kepler_history_find(v->day, &like))) {
+		nd = kepler_history_zones(v->day, &zd);
+		for (size_t z = 0; z < nd; z++)
+			if (!strcmp(zd[z], zone))
+				zj = z;
+		if (zj != SIZE_MAX && d->energy_uj[zj] <= r->energy_uj[zi])
+			e0 = d->energy_uj[zj], c0 = d->co2e_mg[zj] <= r->co2e_mg[zi] ? d->co2e_mg[zj] : 0;
+	}
+	*wh = (double)(r->energy_uj[zi] - e0) / 3.6e9;
+	*g = (double)(r->co2e_mg[zi] - c0) / 1e3;
+	return true;
+}
+
 static double watts(uint64_t delta_uj, uint64_t interval_ns)
 {
 	return interval_ns ? (double)delta_uj * 1000.0 / (double)interval_ns : 0.0;
@@ -294,7 +348,12 @@ static void header(struct top_view *v, int cols)
 		 v->node_name[0] ? v->node_name : "-", (unsigned long long)s->seq,
 		 (double)s->interval_ns / 1e9, v->age_s, s->cpu_usage_ratio * 100.0,
 		 v->paused ? "  [PAUSED]" : "");
-	if (v->stale)
+	if (v->newest_seq > s->seq)
+		add_line(
+			v, TOP_LINE_WARN, cols,
+			"HISTORY: %llu snapshot(s) before the newest (%llu); [ earlier  ] later  { } by 60  L live",
+			(unsigned long long)(v->newest_seq - s->seq), (unsigned long long)v->newest_seq);
+	else if (v->stale)
 		add_line(v, TOP_LINE_WARN, cols,
 			 "STALE: no new snapshot for %.0f s: is kepler-collectd running?", v->age_s);
 	for (size_t z = 0; z < s->nzones && o < sizeof(zones) - 64; z++)
@@ -332,11 +391,15 @@ static void help(struct top_view *v, int cols)
 		"                    Enter keeps, Esc clears",
 		"  Up Down PgUp PgDn Home End (or k j)   scroll",
 		"  p                 pause / resume following new snapshots",
+		"  [ ]  { }          travel back through the store: one snapshot, or 60, earlier / later",
+		"  L                 back to the newest (live)",
 		"  h ?               this help (any key closes it)",
 		"  q                 quit",
 		"",
 		"Watts are the last interval's energy over its length, per zone; ENERGY J is",
-		"the cumulative energy in the primary zone. Zones marked 'estimate' come from",
+		"the cumulative energy in the primary zone; TODAY Wh and g CO2e its energy and",
+		"emissions since midnight UTC, from the store's history (a process's: its",
+		"group's, by comm, exe and container). Zones marked 'estimate' come from",
 		"a power model, not a meter. Under attribution.idle cpu or size a workload's",
 		"watts and energy include the idle power the policy gave it.",
 	};
@@ -372,7 +435,7 @@ static void table(struct top_view *v, int rows_left, int cols)
 			     v->tab == TOP_PODS ? "NAMESPACE" : "TYPE", "STATE", "CPU%");
 	for (size_t z = 0; z < s->nzones && o < sizeof(head) - 32; z++)
 		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9.9s", s->zones[z].name);
-	snprintf(head + o, sizeof(head) - o, " %11s  %s", "ENERGY J",
+	snprintf(head + o, sizeof(head) - o, " %11s %9s %9s  %s", "ENERGY J", "TODAY Wh", "g CO2e",
 		 v->tab == TOP_PROCESSES    ? "EXE"
 		 : v->tab == TOP_CONTAINERS ? "POD"
 					    : "");
@@ -384,6 +447,7 @@ static void table(struct top_view *v, int rows_left, int cols)
 	for (size_t k = v->scroll; k < m && rows_left > 0; k++, rows_left--) {
 		const struct kepler_workload *it = &items[k];
 		const struct kepler_usage *u = it->usage;
+		double wh = 0, g = 0;
 
 		column(c2, sizeof(c2), it->title, 16);
 		column(c3, sizeof(c3), type_of(s, it),
@@ -407,11 +471,16 @@ static void table(struct top_view *v, int rows_left, int cols)
 				      s->interval_ns));
 		last_column(s, it, last, sizeof(last));
 		column(c1, sizeof(c1), last, 60);
-		snprintf(row + o, sizeof(row) - o, " %11.3f  %s",
-			 s->nzones ? (double)(u->zones[pz].total_uj + (u->idle ? u->idle[pz].total_uj : 0)) /
-					     1e6
-				   : 0.0,
-			 c1);
+		o += (size_t)snprintf(
+			row + o, sizeof(row) - o, " %11.3f",
+			s->nzones
+				? (double)(u->zones[pz].total_uj + (u->idle ? u->idle[pz].total_uj : 0)) / 1e6
+				: 0.0);
+		if (s->nzones && today(v, it, s->zones[pz].name, &wh, &g))
+			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f %9.3f", wh, g);
+		else
+			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9s %9s", "-", "-");
+		snprintf(row + o, sizeof(row) - o, "  %s", c1);
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;
 	}

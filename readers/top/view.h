@@ -14,6 +14,7 @@
 #include "kepler/buf.h"
 #include "kepler/config.h"
 #include "kepler/fmt.h"
+#include "kepler/history.h"
 #include "kepler/snapshot.h"
 #include "kepler/store.h"
 
@@ -41,6 +42,13 @@ struct top_view {
 	struct kepler_series_record *series;
 	size_t nseries;
 	char node_name[256];
+	/*
+	 * the store's history ledger at the newest snapshot and at the start of
+	 * its day (UTC), borrowed: today's energy and CO2e per workload; NULL
+	 * when the store's history cannot say
+	 */
+	const struct kepler_history *live, *day;
+	uint64_t newest_seq; /* the newest snapshot, while snap is an earlier one (travelling back) */
 	/* what the user chose */
 	enum top_tab tab;
 	enum kepler_sort sort;

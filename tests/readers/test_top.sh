@@ -48,6 +48,16 @@ opid=$(awk '/^ +PID NAME/ {getline; print $1; exit}' "$tmp/once")
 	busiest "$oseq" "$opid" && ok "--once: one plain screen, exit 0, the busiest process of snapshot $oseq first" ||
 	fail "--once ($rc): $(head -7 "$tmp/once")"
 
+# today's energy from the store's history: the burner's group is the burner alone, so its
+# TODAY Wh is its cumulative energy (the store began after midnight, or at it)
+burner=$(grep -m1 ' kepler-burner ' "$tmp/once")
+python3 - "$burner" <<'PY' && ok "TODAY Wh and g CO2e columns: the burner's today = its ENERGY J / 3600 ($(awk '{print $(NF-3), $(NF-2), $(NF-1)}' <<<"$burner"))" || fail "today: $burner"
+import sys
+f = sys.argv[1].split()
+j, wh, g = float(f[-4]), float(f[-3]), f[-2]
+sys.exit(0 if abs(j / 3600 - wh) < 0.0015 and g == "0.000" else 1)
+PY
+
 tmux new-session -d -s "$sess" -x 120 -y 40 \
 	"$top --store.path '$tmp/store'; echo \"EXIT=\$?\" > '$tmp/exit'; sleep 5"
 wait_for "[Processes]" && ok "started in a 120x40 tmux pane" || fail "no screen: $(screen | head -5)"
@@ -96,6 +106,20 @@ sleep 0.5
 [ ! -e "$tmp/exit" ] && ok "3 lines by 20 columns: still running ($(screen | head -1))" || fail "tiny terminal"
 tmux resize-window -t "$sess" -x 120 -y 40
 wait_for "[Processes]" && ok "back to 120x40: full screen again" || fail "after resize: $(screen | head -3)"
+
+# travelling back through the store, and live again
+tmux send-keys -t "$sess" '['
+wait_for "HISTORY: 1 snapshot(s) before the newest" && ok "[: one snapshot back ($(screen | grep -o 'HISTORY: [^;]*'))" ||
+	fail "[: $(screen | head -3)"
+tmux send-keys -t "$sess" '{'
+wait_for "HISTORY: " && s1=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
+sleep 1.2 # new snapshots arrive: the one shown stays
+s2=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
+[ -n "$s1" ] && [ "$s1" = "$s2" ] && ok "{: back 60 (or to the ring's oldest), snapshot $s1 stays while new ones arrive" ||
+	fail "{: snapshot $s1 then $s2"
+tmux send-keys -t "$sess" L
+for _ in $(seq 50); do screen | grep -q "HISTORY:" || break; sleep 0.1; done
+! screen | grep -q "HISTORY:" && ok "L: live again ($(screen | head -1 | sed 's/  */ /g'))" || fail "L: $(screen | head -3)"
 
 # no busy loop: CPU time of kepler-top over 5 s while nothing changes (paused)
 tpid=$(pgrep -f "^$top --store.path" | head -1)
