@@ -172,6 +172,11 @@ uint64_t kepler_history_wall_ns(const struct kepler_history *h)
 	return h->wall_ns;
 }
 
+void kepler_history_set_seq(struct kepler_history *h, uint64_t seq)
+{
+	h->seq = seq;
+}
+
 uint32_t kepler_history_intensity(const struct kepler_history *h)
 {
 	return h->intensity;

@@ -418,12 +418,38 @@ int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **
 				(unsigned long long)seq);
 }
 
+/*
+ * An empty ledger just before the ring's oldest snapshot, for a time at or
+ * after that snapshot's interval began (*@at_ns: that time, when @wall_ns
+ * is earlier). -ENODATA for an empty ring.
+ */
+static int ring_base(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret, uint64_t *at_ns,
+		     struct kepler_error *err)
+{
+	struct kepler_snapshot *first;
+	uint64_t oldest, begin;
+	int r;
+
+	if (kepler_store_oldest_seq(s, &oldest, err) < 0)
+		return kepler_error_set(err, -ENODATA, "no history at or before that time");
+	if ((r = kepler_store_read(s, oldest, &first, err)) < 0)
+		return r;
+	begin = first->wall_ns > first->interval_ns ? first->wall_ns - first->interval_ns : 0;
+	kepler_snapshot_free(first);
+	if (!(*ret = kepler_history_new()))
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	kepler_history_set_seq(*ret, oldest - 1);
+	*at_ns = wall_ns > begin ? wall_ns : begin;
+	return 0;
+}
+
 int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
 			    struct kepler_history_at *at, struct kepler_error *err)
 {
 	struct kepler_history_header hdr;
-	uint64_t oldest, last;
-	int r = kepler_store_history_load(s, wall_ns, ret, &hdr, err);
+	uint64_t oldest = 0, last;
+	bool ring = at->from_ring;
+	int r = ring ? -ENOENT : kepler_store_history_load(s, wall_ns, ret, &hdr, err);
 
 	memset(at, 0, sizeof(*at));
 	if (r == 0) {
@@ -431,12 +457,18 @@ int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kep
 		at->period_s = hdr.period_s;
 		at->missed = hdr.flags & KEPLER_HISTORY_MISSED;
 	} else if (r == -ENOENT) {
-		/* the collector's ledger began empty at the store's first snapshot: only it can stand in */
-		if (kepler_store_oldest_seq(s, &oldest, err) < 0 || oldest != 1)
-			return kepler_error_set(err, -ENODATA, "no history at or before that time");
-		if (!(*ret = kepler_history_new()))
-			return kepler_error_set(err, -ENOMEM, "out of memory");
-		at->at_ns = wall_ns; /* before the store's first snapshot every counter is 0 */
+		kepler_store_oldest_seq(s, &oldest, err);
+		if (!ring && oldest == 1) {
+			/* the collector's ledger began empty at the store's first snapshot */
+			if (!(*ret = kepler_history_new()))
+				return kepler_error_set(err, -ENOMEM, "out of memory");
+			at->at_ns = wall_ns; /* before the store's first snapshot every counter is 0 */
+		} else {
+			/* no record: counters from the ring's oldest snapshot, which only another end so built matches */
+			if ((r = ring_base(s, wall_ns, ret, &at->at_ns, err)) < 0)
+				return r;
+			at->from_ring = true;
+		}
 	} else {
 		return r;
 	}

@@ -95,6 +95,9 @@ int kepler_history_add(struct kepler_history *h, const struct kepler_snapshot *s
 /* The snapshot last added (its seq and wall clock); 0 and 0 for an empty ledger. */
 uint64_t kepler_history_seq(const struct kepler_history *h);
 uint64_t kepler_history_wall_ns(const struct kepler_history *h);
+/* Begin an empty ledger after snapshot @seq (its next must be @seq + 1 to be added by a replay). */
+void kepler_history_set_seq(struct kepler_history *h, uint64_t seq);
+
 /* The intensity of the last snapshot added (0: none known). */
 uint32_t kepler_history_intensity(const struct kepler_history *h);
 

@@ -309,17 +309,25 @@ int kepler_store_history_replay(struct kepler_store *store, struct kepler_histor
 /* Where a ledger built by kepler_store_history_at() stands. */
 struct kepler_history_at {
 	uint64_t at_ns;    /* the time its counters are of */
-	uint32_t period_s; /* the tier of the record it began from (0: none, the store's beginning) */
+	uint32_t period_s; /* the tier of the record it began from (0: none) */
 	size_t snapshots;  /* raw snapshots added after that record */
 	bool missed;       /* the record was written for a boundary passed while no collector ran */
+	/*
+	 * in: build from the ring's oldest snapshot, whatever records exist;
+	 * out: it was (no record, and the store's first snapshot pruned): its
+	 * counters begin at the ring's start, so only a ledger of another time
+	 * built the same way can be subtracted from it
+	 */
+	bool from_ring;
 };
 
 /*
  * The ledger at @wall_ns: the newest tier record at or before it (of any
  * tier, the finer on a tie), then the retained snapshots after that record
  * up to the newest at or before @wall_ns; with no record, every snapshot
- * from the store's first (an empty ledger when it began later). -ENODATA
- * when the store cannot say (no record, its first snapshot pruned).
+ * from the store's first (an empty ledger when it began later), else from
+ * the ring's oldest (at->from_ring). Set at->from_ring to ask for the
+ * latter. -ENODATA for an empty store.
  */
 int kepler_store_history_at(struct kepler_store *store, uint64_t wall_ns, struct kepler_history **ret,
 			    struct kepler_history_at *at, struct kepler_error *err);

@@ -33,6 +33,7 @@ struct end {
 	uint32_t period_s;   /* the tier record it began from (0: none) */
 	size_t snapshots;    /* raw snapshots applied after it */
 	bool missed;         /* the record was written for a boundary passed while no collector ran */
+	bool from_ring;      /* counters from the ring's oldest snapshot (kepler_store_history_at()) */
 	char resolution[32]; /* "snapshot", or the tier's period ("1h") */
 };
 
@@ -69,40 +70,54 @@ static void describe(struct end *e)
 }
 
 /* The ledger at @t (kepler_store_history_at()); -ENODATA when the store cannot say. */
-static int ledger_at(struct job *j, uint64_t t, struct end *e, struct kepler_error *err)
+static int ledger_at(struct job *j, uint64_t t, struct end *e, bool ring, struct kepler_error *err)
 {
-	struct kepler_history_at at;
-	int r = kepler_store_history_at(j->store, t, &e->h, &at, err);
+	struct kepler_history_at at = { .from_ring = ring };
+	int r;
 
+	kepler_history_free(e->h);
+	e->h = NULL;
+	r = kepler_store_history_at(j->store, t, &e->h, &at, err);
 	if (r < 0)
 		return r;
 	e->at_ns = at.at_ns;
 	e->period_s = at.period_s;
 	e->snapshots = at.snapshots;
 	e->missed = at.missed;
+	e->from_ring = at.from_ring;
 	describe(e);
 	return 0;
 }
 
-/* The start's ledger; when the store holds nothing that old, the oldest record after it (the window shrinks). */
-static int ledger_since(struct job *j, struct kepler_error *err)
+/*
+ * Both ends, on the same base: the collector's (tier records, or the
+ * store's first snapshot), else, where neither reaches the start, the
+ * ring's oldest snapshot for both. A start earlier than anything the store
+ * holds moves to the oldest that does (said).
+ */
+static int ledgers(struct job *j, struct kepler_error *err)
 {
-	uint64_t boundary;
+	uint64_t boundary = 0;
 	size_t len;
 	void *blob;
-	int r = ledger_at(j, j->since, &j->a, err);
+	int r = ledger_at(j, j->since, &j->a, false, err);
 
-	if (r != -ENODATA)
+	if (r < 0)
 		return r;
-	for (size_t i = 0; i < j->nperiods; i++) /* the finest tier's oldest record after --since */
-		if (kepler_store_tier_record(j->store, j->periods[i], j->since, false, &blob, &len, &boundary,
-					     err) == 0) {
-			free(blob);
-			kepler_warn(
-				"the store's history begins after --since: the window starts at its oldest record");
-			return ledger_at(j, boundary, &j->a, err);
-		}
-	return kepler_error_set(err, -ENODATA, "the store holds no history at or after --since");
+	if (j->a.from_ring && j->a.at_ns > j->since) {
+		/* the ring begins after --since: the oldest record after it, if any, reaches further */
+		for (size_t i = 0; i < j->nperiods; i++) /* finest first */
+			if (kepler_store_tier_record(j->store, j->periods[i], j->since, false, &blob, &len,
+						     &boundary, err) == 0) {
+				free(blob);
+				break;
+			}
+		if (boundary && boundary < j->a.at_ns && (r = ledger_at(j, boundary, &j->a, false, err)) < 0)
+			return r;
+		kepler_warn("the store's history begins after --since: the window starts at %s",
+			    j->a.from_ring ? "its oldest snapshot" : "its oldest record");
+	}
+	return ledger_at(j, j->until, &j->b, j->a.from_ring, err);
 }
 
 /* ---- rows ---- */
@@ -446,9 +461,7 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	r = ledger_since(&j, &err);
-	if (r == 0)
-		r = ledger_at(&j, j.until, &j.b, &err);
+	r = ledgers(&j, &err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
 		rc = r == -ENODATA ? EXIT_NO_HISTORY : EXIT_USAGE;
