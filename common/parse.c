@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "kepler/config.h"
+#include "kepler/log.h"
 
 struct unit {
 	const char *name;
@@ -279,4 +280,13 @@ int kepler_parse_time(const char *s, uint64_t now_ns, uint64_t *ret_wall_ns)
 		return -EINVAL;
 	*ret_wall_ns = (uint64_t)(t - offset) * 1000000000ULL + frac * (1000000000ULL / scale);
 	return 0;
+}
+
+int kepler_parse_time_flag(const char *flag, const char *s, uint64_t now_ns, uint64_t *ret_wall_ns)
+{
+	if (kepler_parse_time(s, now_ns, ret_wall_ns) == 0)
+		return 0;
+	kepler_err("invalid --%s '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-15m) or now",
+		   flag, s);
+	return -EINVAL;
 }

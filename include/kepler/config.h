@@ -387,6 +387,9 @@ int kepler_parse_int(const char *s, int64_t *ret_value);
  */
 int kepler_parse_time(const char *s, uint64_t now_ns, uint64_t *ret_wall_ns);
 
+/* kepler_parse_time() of a reader's --@flag: logs the standard error (naming the flag and what it wants); -EINVAL. */
+int kepler_parse_time_flag(const char *flag, const char *s, uint64_t now_ns, uint64_t *ret_wall_ns);
+
 /* Format a duration compactly ("5s", "1m30s", "500ms") into @buf. */
 const char *kepler_format_duration(uint64_t ns, char *buf, size_t len);
 

@@ -387,20 +387,11 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 		kepler_err("invalid --level '%s': node, process or container", cfg->dataset.dataset_level);
 		return -EINVAL;
 	}
-	if (cfg->dataset.dataset_since[0] &&
-	    kepler_parse_time(cfg->dataset.dataset_since, now, &j->since) < 0) {
-		kepler_err(
-			"invalid --since '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			cfg->dataset.dataset_since);
+	if ((cfg->dataset.dataset_since[0] &&
+	     kepler_parse_time_flag("since", cfg->dataset.dataset_since, now, &j->since) < 0) ||
+	    (cfg->dataset.dataset_until[0] &&
+	     kepler_parse_time_flag("until", cfg->dataset.dataset_until, now, &j->until) < 0))
 		return -EINVAL;
-	}
-	if (cfg->dataset.dataset_until[0] &&
-	    kepler_parse_time(cfg->dataset.dataset_until, now, &j->until) < 0) {
-		kepler_err(
-			"invalid --until '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-1h) or now",
-			cfg->dataset.dataset_until);
-		return -EINVAL;
-	}
 	if (j->until && j->since > j->until) {
 		kepler_err("--since %s is after --until %s: an empty range", cfg->dataset.dataset_since,
 			   cfg->dataset.dataset_until);

@@ -419,18 +419,9 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 	j->kind = (enum kepler_history_kind)cfg->report.report_by;
-	if (kepler_parse_time(cfg->report.report_since, now, &j->since) < 0) {
-		kepler_err(
-			"invalid --since '%s': expected RFC 3339 (2026-11-01T00:00:00Z), -DURATION (-24h) or now",
-			cfg->report.report_since);
+	if (kepler_parse_time_flag("since", cfg->report.report_since, now, &j->since) < 0 ||
+	    kepler_parse_time_flag("until", cfg->report.report_until, now, &j->until) < 0)
 		return -EINVAL;
-	}
-	if (kepler_parse_time(cfg->report.report_until, now, &j->until) < 0) {
-		kepler_err(
-			"invalid --until '%s': expected RFC 3339 (2026-12-01T00:00:00Z), -DURATION (-1h) or now",
-			cfg->report.report_until);
-		return -EINVAL;
-	}
 	if (j->since >= j->until) {
 		kepler_err("--since %s is not before --until %s", cfg->report.report_since,
 			   cfg->report.report_until);

@@ -160,12 +160,8 @@ static int choose(const struct kepler_config *cfg, struct printer *p, uint64_t *
 		return *n || cfg->out.stdout_follow ? 0 : EXIT_NONE;
 	}
 	if (cfg->out.stdout_at && *cfg->out.stdout_at) {
-		if (kepler_parse_time(cfg->out.stdout_at, kepler_wall_ns(), &at) < 0) {
-			kepler_err("invalid --at '%s': expected RFC 3339 (2026-11-22T10:00:00Z), "
-				   "-DURATION (-15m) or now",
-				   cfg->out.stdout_at);
+		if (kepler_parse_time_flag("at", cfg->out.stdout_at, kepler_wall_ns(), &at) < 0)
 			return EXIT_USAGE;
-		}
 		r = kepler_store_seq_at(p->store, at, &seq, &err);
 		if (r == -ENOENT) {
 			kepler_err("no snapshot at or before %s in the store", cfg->out.stdout_at);

@@ -183,16 +183,17 @@ got=$(jq '.rows[0].zones[] | select(.name == "package") | .energy_uj' "$tmp/old.
 		ok "a collector of this version added the history database and began its ledger at the oldest snapshot ($(grep -o 'history: .*' "$tmp/old.log" | head -1)); kepler-report answers" ||
 		fail "upgraded store: $(cat "$tmp/e") $(grep history "$tmp/old.log")"
 	# down across a boundary: the first snapshot after records it, marked missed, and a report resting on it says so
+	wait_seq "$old" $(($(store_seq "$old") + 12)) # records of 1 s boundaries before the stop, for --since
 	kill "${pids[-1]}"
 	wait "${pids[-1]}"
 	down=$(date +%s)
-	eventually 30 test "$(date +%s)" -ge $((down + 3))
+	eventually 30 bash -c "[ \$(date +%s) -ge $((down + 3)) ]"
 	"$collectd" --store.path "$old" --meter.source fake --informer procfs --monitor.interval 200ms --store.group "" \
 		--store.tiers 1s:1h --log.level warn >>"$tmp/old.log" 2>&1 &
 	pids+=($!)
 	wait_seq "$old" $(($(store_seq "$old") + 3))
 	first=$("$stdout" --store.path "$old" --format json --all | jq -r 'select(.first) | .wall_ns / 1000000000 | floor' | tail -1)
-	"$report" --store.path "$old" --since "$(iso $((down - 2)))" --until "$(iso "$first")" --by node --format json >/dev/null 2>"$tmp/e"
+	"$report" --store.path "$old" --since "$(iso $((down - 1)))" --until "$(iso "$first")" --by node --format json >/dev/null 2>"$tmp/e"
 	grep -q "written after the collector was down across its boundary" "$tmp/e" &&
 		ok "a boundary passed while the collector was down: recorded from the first snapshot after, marked missed, and said by the report" ||
 		fail "missed boundary: $(cat "$tmp/e")"
