@@ -322,6 +322,8 @@ static int store_or_hold(struct kepler_handover *h, struct kepler_snapshot *snap
 		if (h->store_down)
 			log_store_recovery(h, snap);
 		h->store_down = false;
+		/* before the backlog is cleared: a merged snapshot's strings are its held copy's */
+		kepler_history_writer_committed(h->history, snap);
 		kepler_backlog_clear(h->backlog);
 		return 0;
 	}
@@ -363,8 +365,6 @@ int kepler_handover_commit(struct kepler_handover *h, struct kepler_snapshot *sn
 	check_monotonic(h, snap);
 	kepler_history_writer_stage(h->history, h->store, snap);
 	r = store_or_hold(h, snap, err);
-	if (r == 0)
-		kepler_history_writer_committed(h->history, snap);
 	if (r >= 0)
 		*ret_snap = snap;
 	return r;

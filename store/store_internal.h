@@ -39,7 +39,7 @@ struct kepler_store {
 		uint64_t boundary_ns;
 		void *blob;
 		size_t len;
-	} *staged;
+	} * staged;
 	size_t nstaged;
 	uint32_t staged_intensity;
 	struct kepler_store_tier_keep *tier_keep;
