@@ -174,8 +174,29 @@ const struct kepler_program kepler_program_report = {
 	.examples = report_examples,
 };
 
+static const struct kepler_example push_examples[] = {
+	{ "kepler-push --push.remote-write.url http://prometheus:9090/api/v1/write",
+	  "Send every snapshot to a Prometheus whose remote-write receiver is enabled, stamped with its own time." },
+	{ "kepler-push --push.remote-write.url https://mimir/api/v1/push --push.headers X-Scope-OrgID:team-a",
+	  "To Mimir, as tenant team-a." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_push = {
+	.name = "kepler-push",
+	.prog = KEPLER_PROG_PUSH,
+	.args = "",
+	.summary =
+		"Sends the store's snapshots to a Prometheus remote-write receiver (protobuf, snappy), with the exporter's metric families and labels, each sample stamped with its snapshot's time. It remembers the last snapshot the receiver acknowledged (push.state-dir) and, after an outage of the receiver, the network or itself, sends what was missed oldest first, in batches, as far back as the store keeps. Retries 5xx and 429 with back-off, honouring Retry-After; a 4xx drops the batch, said once. Opens no port. docs/push.md.",
+	.exit_status = "Exit status: 0 stopped by a signal, 2 usage or store error.",
+	.section = 1,
+	.examples = push_examples,
+};
+
 const struct kepler_program *const kepler_programs[] = {
-	&kepler_program_collectd,    &kepler_program_exporter, &kepler_program_stdout,
-	&kepler_program_top,         &kepler_program_dataset,  &kepler_program_train,
-	&kepler_program_passthrough, &kepler_program_report,   NULL,
+	&kepler_program_collectd,    &kepler_program_exporter,
+	&kepler_program_stdout,      &kepler_program_top,
+	&kepler_program_dataset,     &kepler_program_train,
+	&kepler_program_passthrough, &kepler_program_report,
+	&kepler_program_push,        NULL,
 };

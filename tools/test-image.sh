@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 kepler_base_image || exit 1
 kepler_build_image /tmp/kepler-image-build.log || exit 1
-for b in kepler-collectd kepler-exporter kepler-stdout kepler-top kepler-dataset kepler-train kepler-passthrough kepler-report; do
+for b in kepler-collectd kepler-exporter kepler-stdout kepler-top kepler-dataset kepler-train kepler-passthrough kepler-report kepler-push; do
 	pm run --rm "${limits[@]}" $img $b --version >/dev/null 2>&1 || fail "$b does not run in the image"
 done
 ok "every binary runs in the image"

@@ -39,9 +39,11 @@ enum kepler_prog {
 	KEPLER_PROG_TRAIN = 1u << 5,
 	KEPLER_PROG_PASSTHROUGH = 1u << 6,
 	KEPLER_PROG_REPORT = 1u << 7,
+	KEPLER_PROG_PUSH = 1u << 8,
 	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP |
-			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH | KEPLER_PROG_REPORT,
-	KEPLER_PROG_ALL = 0xff,
+			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH | KEPLER_PROG_REPORT |
+			      KEPLER_PROG_PUSH,
+	KEPLER_PROG_ALL = 0x1ff,
 };
 
 enum kepler_opt_type {
@@ -229,6 +231,21 @@ struct kepler_report_config {
 	int64_t report_top;
 };
 
+/* kepler-push's options. */
+struct kepler_push_config {
+	char *push_remote_write_url;
+	char *push_state_dir;
+	int64_t push_batch;
+	uint64_t push_timeout_ns;
+	struct kepler_strlist push_headers;
+	char *push_bearer_token_file;
+	struct kepler_strlist metrics_level;
+	struct kepler_strlist metrics_zones;
+	int64_t metrics_process_top;
+	bool metrics_process_fold;
+	int64_t metrics_container_top;
+};
+
 /* kepler-train's flags. */
 struct kepler_train_config {
 	char *train_output;
@@ -257,6 +274,7 @@ struct kepler_config {
 	struct kepler_dataset_config dataset;
 	struct kepler_train_config train;
 	struct kepler_report_config report;
+	struct kepler_push_config push;
 
 	/* not options: warnings about the configuration (Kepler's keys without a counterpart), logged at start */
 	struct kepler_strlist warnings;
@@ -306,7 +324,7 @@ struct kepler_program {
  */
 extern const struct kepler_program kepler_program_collectd, kepler_program_exporter, kepler_program_stdout,
 	kepler_program_top, kepler_program_dataset, kepler_program_train, kepler_program_passthrough,
-	kepler_program_report;
+	kepler_program_report, kepler_program_push;
 extern const struct kepler_program *const kepler_programs[];
 
 /* The option table, terminated by a row with key == NULL. */

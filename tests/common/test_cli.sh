@@ -23,7 +23,7 @@ check() { # description, expected status, needle, command...
 }
 
 bins=(collectd/kepler-collectd readers/exporter/kepler-exporter readers/stdout/kepler-stdout
-      readers/top/kepler-top readers/dataset/kepler-dataset readers/train/kepler-train readers/report/kepler-report)
+      readers/top/kepler-top readers/dataset/kepler-dataset readers/train/kepler-train readers/report/kepler-report readers/push/kepler-push)
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
 	check "$name --help" 0 "Usage: $name [OPTION]..." "$build/$b" --help

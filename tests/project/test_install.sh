@@ -19,18 +19,18 @@ p=$root$prefix
 etc=$root$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
 want=(
 	"$p/sbin/kepler-collectd" "$p/bin/kepler-exporter" "$p/bin/kepler-stdout" "$p/bin/kepler-top"
-	"$p/bin/kepler-dataset" "$p/bin/kepler-train" "$p/bin/kepler-passthrough" "$p/bin/kepler-report"
+	"$p/bin/kepler-dataset" "$p/bin/kepler-train" "$p/bin/kepler-passthrough" "$p/bin/kepler-report" "$p/bin/kepler-push"
 	"$p/share/man/man8/kepler-collectd.8.gz" "$p/share/man/man1/kepler-exporter.1.gz"
 	"$p/share/man/man1/kepler-stdout.1.gz" "$p/share/man/man1/kepler-top.1.gz"
 	"$p/share/man/man1/kepler-dataset.1.gz" "$p/share/man/man1/kepler-train.1.gz"
-	"$p/share/man/man1/kepler-passthrough.1.gz" "$p/share/man/man1/kepler-report.1.gz"
+	"$p/share/man/man1/kepler-passthrough.1.gz" "$p/share/man/man1/kepler-report.1.gz" "$p/share/man/man1/kepler-push.1.gz"
 	"$etc/kepler/config.yaml" "$p/share/kepler/models/generic-vm.yaml"
 	"$p/share/doc/kepler-c/README.md" "$p/share/doc/kepler-c/copyright" "$p/share/doc/kepler-c/install.md"
 	"$p/share/doc/kepler-c/configuration.md"
 )
 for f in "${want[@]}"; do [ -f "$f" ] || fail "not installed: ${f#"$root"}"; done
 units=$(find "$root" -name 'kepler-*.service' | wc -l)
-[ "$units" -eq 2 ] || fail "$units systemd units installed, want 2"
+[ "$units" -eq 3 ] || fail "$units systemd units installed, want 3 (collectd, exporter, push)"
 [ -n "$(find "$root" -path '*sysusers.d/kepler.conf')" ] || fail "no sysusers.d/kepler.conf"
 [ -n "$(find "$root" -path '*tmpfiles.d/kepler.conf')" ] || fail "no tmpfiles.d/kepler.conf"
 ok "cmake --install: $(find "$root" -type f | wc -l) files, every one expected there"

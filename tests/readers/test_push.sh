@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# kepler-push against a real Prometheus (--web.enable-remote-write-receiver):
+# samples stamped with their snapshots' own times; a receiver outage and a
+# kepler-push outage, after which what was missed is sent oldest first; the
+# store's retention passed during an outage (counted and said, not
+# invented); the receiver ends with exactly one sample per snapshot sent,
+# with the store's values. One log line per outage, not per retry.
+# Usage: test_push.sh BUILD_DIR
+set -uo pipefail
+build=$1
+. "$(dirname "$0")/../lib.sh"
+command -v prometheus >/dev/null || skip "prometheus missing (tools/setup.sh installs it)"
+collectd=$build/collectd/kepler-collectd
+push=$build/readers/push/kepler-push
+stdout=$build/readers/stdout/kepler-stdout
+store=$tmp/store
+
+"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group "" \
+	--store.retention.snapshots 40 --log.level warn >"$tmp/c.log" 2>&1 &
+pids+=($!)
+wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
+pport=$(free_port)
+printf 'global: {}\n' >"$tmp/prometheus.yml"
+start_prometheus() {
+	prometheus --config.file "$tmp/prometheus.yml" --storage.tsdb.path "$tmp/tsdb" --web.listen-address 127.0.0.1:$pport \
+		--web.enable-remote-write-receiver >>"$tmp/prometheus.log" 2>&1 &
+	prom=$!
+	pids+=($prom)
+	eventually 120 curl -sf -o /dev/null "http://127.0.0.1:$pport/-/ready"
+}
+start_push() {
+	"$push" --store.path "$store" --push.remote-write.url "http://127.0.0.1:$pport/api/v1/write" \
+		--push.state-dir "$tmp/state" --push.batch 8 --log.level info >>"$tmp/push.log" 2>&1 &
+	pusher=$!
+	pids+=($pusher)
+}
+acked() { cat "$tmp/state/remote-write.state" 2>/dev/null || echo 0; }
+caught_up() { [ "$(acked)" -ge "$1" ] 2>/dev/null; }
+snapshots() { "$stdout" --store.path "$store" --format json --all --level node >>"$tmp/all.jsonl" 2>/dev/null; }
+
+start_prometheus || fail "prometheus did not start: $(tail -3 "$tmp/prometheus.log")"
+start_push
+eventually 120 caught_up $(($(store_seq "$store") + 2)) || fail "nothing acknowledged: $(tail -3 "$tmp/push.log")"
+first=$(( $(acked) ))
+ok "kepler-push sends to a real Prometheus: snapshot $first acknowledged"
+snapshots
+
+# the receiver down for 10 snapshots, then back (its TSDB kept): what it missed comes, oldest first
+kill "$prom"
+wait "$prom" 2>/dev/null
+wait_seq "$store" $(($(store_seq "$store") + 10))
+start_prometheus || fail "prometheus did not come back"
+eventually 120 caught_up "$(store_seq "$store")" || fail "not caught up after the receiver's outage: $(tail -3 "$tmp/push.log")"
+n=$(grep -c "cannot send to" "$tmp/push.log")
+[ "$n" -eq 1 ] && grep -q "the receiver takes samples again after" "$tmp/push.log" &&
+	ok "the receiver's outage: one line when it began ($(grep -o 'cannot send to [^;]*' "$tmp/push.log" | head -1)), one when it ended" ||
+	fail "receiver outage logged $n times: $(grep -E 'cannot send|again' "$tmp/push.log")"
+snapshots
+
+# kepler-push itself down; its state brings it back where it was
+kill "$pusher"
+wait "$pusher" 2>/dev/null
+before=$(acked)
+wait_seq "$store" $(($(store_seq "$store") + 8))
+start_push
+eventually 120 caught_up "$(store_seq "$store")" || fail "not caught up after kepler-push's restart"
+grep -q "resuming after the snapshot last acknowledged" "$tmp/push.log" &&
+	ok "kepler-push restarted: resumed after snapshot $before, caught up to $(acked)" || fail "no resume: $(tail -3 "$tmp/push.log")"
+snapshots
+
+# down longer than the store keeps (40 snapshots): what the store no longer holds is counted and said
+kill "$pusher"
+wait "$pusher" 2>/dev/null
+gap_from=$(($(acked) + 1))
+snapshots
+wait_seq "$store" $(($(store_seq "$store") + 48))
+snapshots # what the ring holds as kepler-push comes back: what it can still send
+start_push
+eventually 120 caught_up "$(store_seq "$store")" || fail "not caught up after a long outage"
+grep -q "snapshots $gap_from to [0-9]* are no longer in the store" "$tmp/push.log" &&
+	ok "an outage longer than the store's retention: $(grep -o 'snapshots [0-9]* to [0-9]* are no longer in the store' "$tmp/push.log")" ||
+	fail "no word of the snapshots lost: $(tail -3 "$tmp/push.log")"
+last=$(acked) # before the store is read: every snapshot up to it is then in the capture
+snapshots
+
+# the receiver's samples: one per snapshot sent, at the snapshot's time, with the store's value
+curl -s --data-urlencode "query=kepler_node_cpu_joules_total{zone=\"package\"}[10m]" \
+	"http://127.0.0.1:$pport/api/v1/query" >"$tmp/q.json"
+python3 - "$tmp/all.jsonl" "$tmp/q.json" "$first" "$last" "$tmp/push.log" <<'PY' || fail "the receiver's samples do not match the store"
+import json, re, sys
+snaps = {}
+for l in open(sys.argv[1]):
+    if l.strip():
+        s = json.loads(l)
+        snaps[s["seq"]] = s
+q = json.load(open(sys.argv[2]))["data"]["result"]
+first, last = int(sys.argv[3]), int(sys.argv[4])
+lost = set()
+for a, b in re.findall(r"snapshots (\d+) to (\d+) are no longer in the store", open(sys.argv[5]).read()):
+    lost |= set(range(int(a), int(b) + 1))
+want = {}
+for seq in range(first, last + 1):
+    if seq in lost:
+        continue
+    s = snaps.get(seq)
+    if s is None:
+        print(f"snapshot {seq} was never read here"); sys.exit(1)
+    z = next(z for z in s["node"]["zones"] if z["name"] == "package")
+    want[s["wall_ns"] // 1000000] = z["energy_uj"] / 1e6
+assert len(q) == 1, q
+got = {}
+for ts, v in q[0]["values"]:
+    ms = round(float(ts) * 1000)
+    if ms in got:
+        print("two samples at", ms); sys.exit(1)
+    got[ms] = float(v)
+inwin = {ms: v for ms, v in got.items() if min(want) <= ms <= max(want)}
+missing = sorted(set(want) - set(inwin))
+extra = sorted(set(inwin) - set(want))
+bad = [ms for ms in want if ms in inwin and abs(inwin[ms] - want[ms]) > 1e-6 * max(1, want[ms])]
+print(f"snapshots {first} to {last}: {len(want)} sent ({len(lost)} no longer in the store), {len(inwin)} samples received; missing {len(missing)}, extra {len(extra)}, values off {len(bad)}")
+sys.exit(0 if not missing and not extra and not bad else 1)
+PY
+[ $fails -eq 0 ] && ok "across both outages the receiver holds one sample per snapshot sent, at its time, with the store's value"
+curl -s --data-urlencode 'query=kepler_push_sent_snapshots_total' "http://127.0.0.1:$pport/api/v1/query" |
+	jq -e '.data.result | length == 1' >/dev/null && ok "kepler-push's own figures arrive with the samples (kepler_push_sent_snapshots_total)" ||
+	fail "no kepler_push_sent_snapshots_total"
+
+# usage errors
+"$push" --store.path "$store" >/dev/null 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "no destination" "$tmp/e" && ok "no URL: exit 2, $(grep -o 'error: .*' "$tmp/e")" || fail "no url: $(cat "$tmp/e")"
+echo secret >"$tmp/token" && chmod 0644 "$tmp/token"
+"$push" --store.path "$store" --push.remote-write.url http://127.0.0.1:1/ --push.bearer-token-file "$tmp/token" >/dev/null 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "may be read by others" "$tmp/e" && ok "a token file others may read is refused" || fail "token: $(cat "$tmp/e")"
+finish push
