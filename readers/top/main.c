@@ -124,6 +124,8 @@ static bool load(struct app *a)
 	a->view.stale = !a->at && a->view.age_s * 1e9 > (double)a->staleness_ns;
 	if (!a->at)
 		load_today(a, seq, snap->wall_ns);
+	else /* the ledgers are the newest snapshot's: travelling back shows the cumulative energy */
+		a->view.live = a->view.day = NULL;
 	return true;
 }
 

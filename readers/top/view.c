@@ -396,10 +396,11 @@ static void help(struct top_view *v, int cols)
 		"  h ?               this help (any key closes it)",
 		"  q                 quit",
 		"",
-		"Watts are the last interval's energy over its length, per zone; ENERGY J is",
-		"the cumulative energy in the primary zone; TODAY Wh and g CO2e its energy and",
-		"emissions since midnight UTC, from the store's history (a process's: its",
-		"group's, by comm, exe and container). Zones marked 'estimate' come from",
+		"Watts are the last interval's energy over its length, per zone. TODAY Wh is the",
+		"primary zone's energy since midnight UTC from the store's history (a process's:",
+		"its group's, by comm, exe and container), g CO2e its emissions when an intensity",
+		"is known; ENERGY J, shown instead without history (and while travelling back),",
+		"the cumulative energy. Zones marked 'estimate' come from",
 		"a power model, not a meter. Under attribution.idle cpu or size a workload's",
 		"watts and energy include the idle power the policy gave it.",
 	};
@@ -435,7 +436,13 @@ static void table(struct top_view *v, int rows_left, int cols)
 			     v->tab == TOP_PODS ? "NAMESPACE" : "TYPE", "STATE", "CPU%");
 	for (size_t z = 0; z < s->nzones && o < sizeof(head) - 32; z++)
 		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9.9s", s->zones[z].name);
-	snprintf(head + o, sizeof(head) - o, " %11s %9s %9s  %s", "ENERGY J", "TODAY Wh", "g CO2e",
+	/* today's energy, from the history, instead of the cumulative energy when there is one; CO2e when known */
+	bool hist = v->live != NULL, co2 = hist && kepler_history_intensity(v->live);
+
+	o += (size_t)snprintf(head + o, sizeof(head) - o, " %11s", hist ? "TODAY Wh" : "ENERGY J");
+	if (co2)
+		o += (size_t)snprintf(head + o, sizeof(head) - o, " %9s", "g CO2e");
+	snprintf(head + o, sizeof(head) - o, "  %s",
 		 v->tab == TOP_PROCESSES    ? "EXE"
 		 : v->tab == TOP_CONTAINERS ? "POD"
 					    : "");
@@ -471,15 +478,18 @@ static void table(struct top_view *v, int rows_left, int cols)
 				      s->interval_ns));
 		last_column(s, it, last, sizeof(last));
 		column(c1, sizeof(c1), last, 60);
-		o += (size_t)snprintf(
-			row + o, sizeof(row) - o, " %11.3f",
-			s->nzones
-				? (double)(u->zones[pz].total_uj + (u->idle ? u->idle[pz].total_uj : 0)) / 1e6
-				: 0.0);
-		if (s->nzones && today(v, it, s->zones[pz].name, &wh, &g))
-			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9.3f %9.3f", wh, g);
+		if (!hist)
+			o += (size_t)snprintf(row + o, sizeof(row) - o, " %11.3f",
+					      s->nzones ? (double)(u->zones[pz].total_uj +
+								   (u->idle ? u->idle[pz].total_uj : 0)) /
+								  1e6
+							: 0.0);
+		else if (s->nzones && today(v, it, s->zones[pz].name, &wh, &g))
+			o += (size_t)snprintf(row + o, sizeof(row) - o, co2 ? " %11.4f %9.3f" : " %11.4f", wh,
+					      g);
 		else
-			o += (size_t)snprintf(row + o, sizeof(row) - o, " %9s %9s", "-", "-");
+			o += (size_t)snprintf(row + o, sizeof(row) - o, co2 ? " %11s %9s" : " %11s", "-",
+					      "-");
 		snprintf(row + o, sizeof(row) - o, "  %s", c1);
 		add_line(v, TOP_LINE_ROW, cols, "%s", row);
 		v->rows_shown++;

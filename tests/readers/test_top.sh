@@ -48,15 +48,18 @@ opid=$(awk '/^ +PID NAME/ {getline; print $1; exit}' "$tmp/once")
 	busiest "$oseq" "$opid" && ok "--once: one plain screen, exit 0, the busiest process of snapshot $oseq first" ||
 	fail "--once ($rc): $(head -7 "$tmp/once")"
 
-# today's energy from the store's history: the burner's group is the burner alone, so its
-# TODAY Wh is its cumulative energy (the store began after midnight, or at it)
+# today's energy from the store's history: the burner's group is the burner alone and the store
+# began after midnight (or at it), so its TODAY Wh is its cumulative energy in the snapshot shown
 burner=$(grep -m1 ' kepler-burner ' "$tmp/once")
-python3 - "$burner" <<'PY' && ok "TODAY Wh and g CO2e columns: the burner's today = its ENERGY J / 3600 ($(awk '{print $(NF-3), $(NF-2), $(NF-1)}' <<<"$burner"))" || fail "today: $burner"
+bpid=$(awk '{print $1}' <<<"$burner")
+uj=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/store" --seq "$oseq" --format json --level process |
+	jq --argjson p "${bpid:-0}" '[.processes[] | select(.pid == $p) | .zones[0].energy_uj] | add')
+grep -q 'TODAY Wh' "$tmp/once" && python3 -c '
 import sys
-f = sys.argv[1].split()
-j, wh, g = float(f[-4]), float(f[-3]), f[-2]
-sys.exit(0 if abs(j / 3600 - wh) < 0.0015 and g == "0.000" else 1)
-PY
+wh, uj = float(sys.argv[1].split()[-2]), int(sys.argv[2])
+sys.exit(0 if abs(uj / 3.6e9 - wh) < 0.0001 else 1)' "$burner" "${uj:-0}" &&
+	ok "TODAY Wh from the history: the burner's $(awk '{print $(NF-1)}' <<<"$burner") Wh = its $uj µJ in snapshot $oseq" ||
+	fail "today: $burner ($uj µJ)"
 
 tmux new-session -d -s "$sess" -x 120 -y 40 \
 	"$top --store.path '$tmp/store'; echo \"EXIT=\$?\" > '$tmp/exit'; sleep 5"
