@@ -15,7 +15,7 @@ v=tools/k8s-validate
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
-for k in deploy/kubernetes deploy/kubernetes/overlays/kubelet deploy/kubernetes/overlays/logs deploy/kubernetes/overlays/gpu; do
+for k in deploy/kubernetes deploy/kubernetes/overlays/kubelet deploy/kubernetes/overlays/logs deploy/kubernetes/overlays/gpu deploy/kubernetes/overlays/push; do
 	kubectl kustomize "$k" >"$tmp/out.yaml"
 	echo "== $k: $(grep -c '^kind:' "$tmp/out.yaml") objects"
 	node $v/validate.mjs <"$tmp/out.yaml" || rc=1
@@ -31,6 +31,10 @@ fi
 # what the kubelet overlay grants, and what the logs overlay does not
 kubectl kustomize deploy/kubernetes/overlays/kubelet | grep -A6 '^rules:' | tr -d ' \n' | grep -q 'resources:-nodes/proxyverbs:-get$' &&
 	echo "ok: the kubelet overlay grants nodes/proxy get, nothing else" || { echo "FAIL: RBAC"; rc=1; }
+out=$(kubectl kustomize deploy/kubernetes/overlays/push)
+grep -q -- '- kepler-push' <<<"$out" && grep -A1 'port: 53' <<<"$out" | grep -q UDP &&
+	echo "ok: the push component adds kepler-push to the pod and lets it reach DNS and the receiver" ||
+	{ echo "FAIL: push component: $(grep -n 'kepler-push\|port: 53' <<<"$out" | head -5)"; rc=1; }
 if kubectl kustomize deploy/kubernetes/overlays/logs | grep -qE '^kind: (ClusterRole|Role)'; then
 	echo "FAIL: the logs overlay has RBAC"
 	rc=1
