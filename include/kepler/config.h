@@ -169,11 +169,6 @@ struct kepler_collectd_config {
 struct kepler_exporter_config {
 	char *web_listen_address;
 	char *web_config_file;
-	struct kepler_strlist metrics_level;
-	struct kepler_strlist metrics_zones;
-	int64_t metrics_process_top;
-	bool metrics_process_fold;
-	int64_t metrics_container_top;
 	uint64_t exporter_staleness_ns;
 	char *exporter_user;
 };
@@ -231,6 +226,19 @@ struct kepler_report_config {
 	int64_t report_top;
 };
 
+/*
+ * metrics.*: what the Prometheus families hold, shared by the two binaries
+ * that render them (kepler-exporter and kepler-push), so that one
+ * configuration gives a scrape and a push the same series.
+ */
+struct kepler_metrics_config {
+	struct kepler_strlist metrics_level;
+	struct kepler_strlist metrics_zones;
+	int64_t metrics_process_top;
+	bool metrics_process_fold;
+	int64_t metrics_container_top;
+};
+
 /* kepler-push's options. */
 struct kepler_push_config {
 	char *push_remote_write_url;
@@ -239,11 +247,6 @@ struct kepler_push_config {
 	uint64_t push_timeout_ns;
 	struct kepler_strlist push_headers;
 	char *push_bearer_token_file;
-	struct kepler_strlist metrics_level;
-	struct kepler_strlist metrics_zones;
-	int64_t metrics_process_top;
-	bool metrics_process_fold;
-	int64_t metrics_container_top;
 };
 
 /* kepler-train's flags. */
@@ -266,6 +269,7 @@ struct kepler_config {
 	enum kepler_log_format log_format; /* log.format */
 	char *store_path;                  /* store.path: every binary but kepler-train */
 
+	struct kepler_metrics_config metrics; /* kepler-exporter and kepler-push */
 	struct kepler_collectd_config collectd;
 	struct kepler_exporter_config exporter;
 	struct kepler_passthrough_config passthrough;

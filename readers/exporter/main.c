@@ -264,14 +264,14 @@ static void log_start(const struct kepler_config *cfg, const struct kepler_web_c
 {
 	char levels[128] = "", zones[256] = "all", url[400];
 
-	for (size_t i = 0; i < cfg->exporter.metrics_level.count; i++)
+	for (size_t i = 0; i < cfg->metrics.metrics_level.count; i++)
 		snprintf(levels + strlen(levels), sizeof(levels) - strlen(levels), "%s%s", i ? "," : "",
-			 cfg->exporter.metrics_level.items[i]);
-	if (cfg->exporter.metrics_zones.count)
+			 cfg->metrics.metrics_level.items[i]);
+	if (cfg->metrics.metrics_zones.count)
 		zones[0] = '\0';
-	for (size_t i = 0; i < cfg->exporter.metrics_zones.count; i++)
+	for (size_t i = 0; i < cfg->metrics.metrics_zones.count; i++)
 		snprintf(zones + strlen(zones), sizeof(zones) - strlen(zones), "%s%s", i ? "," : "",
-			 cfg->exporter.metrics_zones.items[i]);
+			 cfg->metrics.metrics_zones.items[i]);
 	kepler_server_url(cfg->exporter.web_listen_address, kepler_web_config_tls(web), port, url,
 			  sizeof(url));
 	kepler_info("started: %s%s; store %s; levels %s; zones %s", url, web->nusers ? ", basic auth" : "",
@@ -321,12 +321,12 @@ int main(int argc, char **argv)
 	}
 	f.cfg = &cfg;
 	f.st = &st;
-	f.opts.levels = kepler_levels_from_list(&cfg.exporter.metrics_level);
-	f.opts.zones = &cfg.exporter.metrics_zones;
+	f.opts.levels = kepler_levels_from_list(&cfg.metrics.metrics_level);
+	f.opts.zones = &cfg.metrics.metrics_zones;
 	f.opts.cpus = &f.cpus;
-	f.opts.process_top = (size_t)cfg.exporter.metrics_process_top;
-	f.opts.process_fold = cfg.exporter.metrics_process_fold;
-	f.opts.container_top = (size_t)cfg.exporter.metrics_container_top;
+	f.opts.process_top = (size_t)cfg.metrics.metrics_process_top;
+	f.opts.process_fold = cfg.metrics.metrics_process_fold;
+	f.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;

@@ -350,11 +350,11 @@ int main(int argc, char **argv)
 	}
 	if (push_state_load(cfg.push.push_state_dir, STATE_NAME, &p.last, &err) < 0)
 		kepler_warn("%s: starting from the newest snapshot", err.msg);
-	p.opts.levels = kepler_levels_from_list(&cfg.push.metrics_level);
-	p.opts.zones = &cfg.push.metrics_zones;
-	p.opts.process_top = (size_t)cfg.push.metrics_process_top;
-	p.opts.process_fold = cfg.push.metrics_process_fold;
-	p.opts.container_top = (size_t)cfg.push.metrics_container_top;
+	p.opts.levels = kepler_levels_from_list(&cfg.metrics.metrics_level);
+	p.opts.zones = &cfg.metrics.metrics_zones;
+	p.opts.process_top = (size_t)cfg.metrics.metrics_process_top;
+	p.opts.process_fold = cfg.metrics.metrics_process_fold;
+	p.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	p.http = push_http_new(cfg.push.push_remote_write_url, (long)(cfg.push.push_timeout_ns / 1000000),
 			       (const char *const *)headers, token);

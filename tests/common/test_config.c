@@ -187,7 +187,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.collectd.store_retention_snapshots.count, 720);
 	assert_int_equal(cfg.collectd.store_retention_series_ns, 24 * 3600 * NS_PER_S);
 	assert_int_equal(cfg.collectd.store_map_size, 256ULL << 20);
-	assert_int_equal(cfg.exporter.metrics_level.count, 5);
+	assert_int_equal(cfg.metrics.metrics_level.count, 5);
 	assert_int_equal(cfg.collectd.rapl_zones.count, 0);
 	assert_int_equal(cfg.collectd.monitor_max_terminated, 500);
 	assert_string_equal(cfg.exporter.web_listen_address, ":28282");
@@ -274,8 +274,8 @@ static void test_every_type_from_yaml(void **state)
 	assert_int_equal(cfg.collectd.meter_source, KEPLER_METER_FAKE);
 	assert_int_equal(cfg.collectd.rapl_zones.count, 2);
 	assert_string_equal(cfg.collectd.rapl_zones.items[1], "dram");
-	assert_int_equal(cfg.exporter.metrics_level.count, 2);
-	assert_string_equal(cfg.exporter.metrics_level.items[1], "pod");
+	assert_int_equal(cfg.metrics.metrics_level.count, 2);
+	assert_string_equal(cfg.metrics.metrics_level.items[1], "pod");
 	assert_int_equal(cfg.collectd.dev_fake_meter_zones.count, 1);
 	assert_int_equal(cfg.collectd.dev_fake_meter_watts, 99);
 	/* a key of another binary is accepted in a shared file */
@@ -432,7 +432,7 @@ static void test_flags(void **state)
 	kepler_config_done(&cfg);
 
 	assert_int_equal(parse(&cfg, &exporter, &err, "--metrics.zones=package", NULL), 0);
-	assert_int_equal(cfg.exporter.metrics_zones.count, 1);
+	assert_int_equal(cfg.metrics.metrics_zones.count, 1);
 	assert_int_equal(cfg.collectd.rapl_zones.count, 0);
 	kepler_config_done(&cfg);
 	/* the collector's option is not the exporter's */

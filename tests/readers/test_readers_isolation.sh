@@ -16,8 +16,10 @@ hits=$(grep -rnE '"/(proc|sys)(/|")' "$src/readers" --include='*.c' --include='*
 
 # which part of struct kepler_config each folder may read
 declare -A own=([collectd]=collectd [readers/exporter]=exporter [readers/passthrough]=passthrough
-	[readers/stdout]=out [readers/top]=top [readers/dataset]=dataset [readers/train]=train)
-parts='collectd|exporter|passthrough|out|top|dataset|train'
+	[readers/stdout]=out [readers/top]=top [readers/dataset]=dataset [readers/train]=train
+	[readers/report]=report [readers/push]=push)
+# (cfg->metrics, what the Prometheus families hold, is shared by kepler-exporter and kepler-push)
+parts='collectd|exporter|passthrough|out|top|dataset|train|report|push'
 for dir in "${!own[@]}"; do
 	[ -d "$src/$dir" ] || { fail "$dir: no such folder"; continue; }
 	hits=$(grep -rnE "\bcfg(->|\.)($parts)\." "$src/$dir" --include='*.c' --include='*.h' |
