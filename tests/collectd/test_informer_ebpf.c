@@ -891,8 +891,13 @@ static void test_census_iterator_matches_proc(void **state)
 	inf = open_ebpf(0);
 	refresh(inf);
 	assert_int_equal(write(wake[1], "gg", 2), 2);
-	usleep(300000);
-	refresh(inf);
+	/* until both waiters have run and been refreshed, however late a loaded machine runs them (30 s at most) */
+	for (int tries = 0; tries < 300; tries++) {
+		usleep(100000);
+		refresh(inf);
+		if (find_pid(inf, more_pids[0]) && find_pid(inf, more_pids[1]))
+			break;
+	}
 	for (int i = 0; i < 2; i++) {
 		const struct kepler_proc *p = find_pid(inf, more_pids[i]);
 
