@@ -113,18 +113,34 @@ store=$tmp/store
 	--platform.ipmi.poll-interval 1s --platform.ipmi.timeout 2s --log.level debug >"$tmp/collectd.log" 2>&1 &
 cpid=$!
 pids+=($cpid)
-phase() { echo "$1" >"$dcmi/mode"; sleep "$2"; }
-sleep 5
-phase "cc c1" 2.5
-phase inactive 2.5
-phase short 2.5
+# each fault lasts until the collector has logged it (however late a loaded
+# machine lets it poll), at least the seconds given
+logged() { grep -c -- "energy read: ipmi bmc-1: .*$1" "$tmp/collectd.log"; }
+logged_more() { [ "$(logged "$1")" -gt "$2" ]; }
+phase() { # MODE SECONDS [WHAT IT LOGS]
+	local n
+	[ -n "${3:-}" ] && n=$(logged "$3")
+	echo "$1" >"$dcmi/mode"
+	sleep "$2"
+	[ -z "${3:-}" ] || eventually 60 logged_more "$3" "$n" || echo "phase $1: the collector did not log '$3' in 60 s"
+}
+readings() { grep -c 'ipmi reading: [0-9]* mW' "$tmp/collectd.log"; }
+more_readings() { [ "$(readings)" -ge "$1" ]; }
+eventually 60 more_readings 3 || echo "no 3 readings in 60 s"
+phase "cc c1" 2.5 "completion code 0xc1, invalid command"
+phase inactive 2.5 "power measurement is not active"
+phase short 2.5 "9 bytes, need 19"
 phase "hang 3" 3.5
 phase ok 3
+n=$(logged "IPMI session to 127.0.0.1:$port")
 stop_bmc # the BMC goes away
-sleep 5
+eventually 60 logged_more "IPMI session to 127.0.0.1:$port" "$n" || echo "the BMC's absence was not logged in 60 s"
+sleep 1
 start_bmc # and comes back
 back=$(awk '{printf "%.0f\n", $1 * 1e9}' /proc/uptime)
+n=$(readings)
 sleep 6
+eventually 60 more_readings $((n + 3)) || echo "no 3 readings in 60 s after the BMC came back"
 # no reading after this: every reading the collector took is in the store once it stops
 phase "cc ff" 4
 kill "$cpid"

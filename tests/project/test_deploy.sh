@@ -122,5 +122,6 @@ KQ
 ok "$nk of Kepler's own dashboard queries return series unchanged"
 r=$(curl -s --data-urlencode 'query=topk(10, sum by (pod_namespace, pod_name) (kepler_pod_cpu_watts{zone="package"}))' \
 	"http://127.0.0.1:$pport/api/v1/query" | jq -r '.data.result[].metric | .pod_namespace + "/" + .pod_name')
-[ "$r" = shop/web-1 ] && ok "the Top pods panel names shop/web-1" || fail "Top pods: $r"
+[ "$r" = shop/web-1 ] && ok "the Top pods panel names shop/web-1" ||
+	fail "Top pods: $r; the exporter's pods now: $(curl -s "http://127.0.0.1:$eport/metrics" | grep '^kepler_pod_cpu_watts' | head -5)"
 finish deploy

@@ -121,8 +121,20 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 	short1byte) cut=$((live - 1)) ;;
 	*) cut=$1 ;;
 	esac
-	truncate -s "$cut" "$tmp/u/data.mdb"
-	for _ in $(seq 600); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+	# A commit in flight when the file is cut writes its pages past the cut, so
+	# the file grows back with a hole the size check cannot see: cut again,
+	# until a cut lands between commits (the collector then checks before its next)
+	local grew tries=0
+	while [ $((tries += 1)) -le 20 ]; do
+		truncate -s "$cut" "$tmp/u/data.mdb"
+		grew=0
+		for _ in $(seq 600); do
+			kill -0 "$uc" 2>/dev/null || break
+			[ "$(stat -c %s "$tmp/u/data.mdb")" -gt "$cut" ] && grew=1 && break
+			sleep 0.1
+		done
+		[ $grew = 1 ] || break
+	done
 	for _ in $(seq 600); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	for name in collector stdout; do
