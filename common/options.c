@@ -42,6 +42,7 @@ static const char *const gpu_enabled[] = { "auto", "true", "false", NULL };
 static const char *const report_bys[] = { "node", "namespace", "pod", "container", "vm", "process", NULL };
 static const char *const report_formats[] = { "table", "csv", "json", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
+static const char *const otlp_compressions[] = { "gzip", "none", NULL };
 
 /*
  * The table is laid out by hand, as clang-format laid it out while it could:
@@ -336,10 +337,10 @@ const struct kepler_option
 
 		/* kepler-push */
 		{ "push.remote-write.url", KEPLER_OPT_STRING, OFF(push.push_remote_write_url), "", "URL",
-		  "Prometheus remote-write 1.0 receiver (a Prometheus with its remote-write receiver enabled: http://HOST:9090/api/v1/write; Mimir, Thanos, Cortex, VictoriaMetrics).",
+		  "Prometheus remote-write 1.0 receiver (a Prometheus with its remote-write receiver enabled: http://HOST:9090/api/v1/write; Mimir, Thanos, Cortex, VictoriaMetrics). At least one of it and push.otlp.url.",
 		  PU, 0, 0, 0, NULL },
 		{ "push.state-dir", KEPLER_OPT_STRING, OFF(push.push_state_dir), "/var/lib/kepler-c/push", "DIR",
-		  "Where kepler-push remembers the last snapshot each destination acknowledged, to send what it missed after an outage.",
+		  "Where kepler-push remembers the last snapshot each destination acknowledged (remote-write.state, otlp.state), to send what it missed after an outage.",
 		  PU, 0, 0, 0, NULL },
 		{ "push.batch", KEPLER_OPT_INT, OFF(push.push_batch), "60", "N",
 		  "Snapshots per request while catching up (one request per snapshot once caught up).", PU, 0, 1, 10000,
@@ -349,7 +350,29 @@ const struct kepler_option
 		{ "push.headers", KEPLER_OPT_LIST, OFF(push.push_headers), "", "NAME:VALUE,...",
 		  "Extra HTTP headers on every request (a tenant: X-Scope-OrgID:team-a).", PU, 0, 0, 0, NULL },
 		{ "push.bearer-token-file", KEPLER_OPT_STRING, OFF(push.push_bearer_token_file), "", "FILE",
-		  "A bearer token for the receiver, read from FILE (refused if others may read it).", PU, 0, 0, 0, NULL },
+		  "A bearer token for the receivers, read from FILE (refused if others may read it).", PU, 0, 0, 0, NULL },
+		{ "push.otlp.url", KEPLER_OPT_STRING, OFF(push.push_otlp_url), "", "URL",
+		  "OTLP/HTTP metrics receiver, protobuf (an OpenTelemetry Collector: http://HOST:4318/v1/metrics). With push.remote-write.url, both are sent to, each at its own pace.",
+		  PU, 0, 0, 0, NULL },
+		{ "push.otlp.compression", KEPLER_OPT_ENUM, OFF(push.push_otlp_compression), "gzip", "gzip|none",
+		  "OTLP request bodies gzip-compressed (Content-Encoding: gzip, about 20 times smaller) or not (less CPU).",
+		  PU, 0, 0, 0, otlp_compressions },
+		{ "push.user", KEPLER_OPT_STRING, OFF(push.push_user), "nobody", "USER",
+		  "Started as root (to read root-only credentials), kepler-push becomes this user once it has read them, keeping the store's group and no capability; it refuses to start if the user does not exist or owns the store.",
+		  PU, 0, 0, 0, NULL },
+		{ "push.basic-auth.username", KEPLER_OPT_STRING, OFF(push.push_basic_auth_username), "", "NAME",
+		  "HTTP basic authentication to the receivers, with push.basic-auth.password-file.", PU, 0, 0, 0, NULL },
+		{ "push.basic-auth.password-file", KEPLER_OPT_STRING, OFF(push.push_basic_auth_password_file), "",
+		  "FILE", "The basic authentication password, read from FILE (refused if others may read it).", PU, 0,
+		  0, 0, NULL },
+		{ "push.tls.ca-file", KEPLER_OPT_STRING, OFF(push.push_tls_ca_file), "", "FILE",
+		  "PEM certificates the receivers' certificates must chain to (default: the system's).", PU, 0, 0, 0,
+		  NULL },
+		{ "push.tls.cert-file", KEPLER_OPT_STRING, OFF(push.push_tls_cert_file), "", "FILE",
+		  "A client certificate (PEM) for receivers that ask for one, with push.tls.key-file.", PU, 0, 0, 0,
+		  NULL },
+		{ "push.tls.key-file", KEPLER_OPT_STRING, OFF(push.push_tls_key_file), "", "FILE",
+		  "The client certificate's key (PEM; refused if others may read it).", PU, 0, 0, 0, NULL },
 
 		/* kepler-train */
 		{ "output", KEPLER_OPT_STRING, OFF(train.train_output), "", "FILE", "Model file to write.",

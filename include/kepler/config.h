@@ -240,6 +240,8 @@ struct kepler_metrics_config {
 };
 
 /* kepler-push's options. */
+enum kepler_otlp_compression { KEPLER_OTLP_GZIP, KEPLER_OTLP_NONE };
+
 struct kepler_push_config {
 	char *push_remote_write_url;
 	char *push_state_dir;
@@ -247,6 +249,14 @@ struct kepler_push_config {
 	uint64_t push_timeout_ns;
 	struct kepler_strlist push_headers;
 	char *push_bearer_token_file;
+	char *push_otlp_url;
+	enum kepler_otlp_compression push_otlp_compression;
+	char *push_user;
+	char *push_basic_auth_username;
+	char *push_basic_auth_password_file;
+	char *push_tls_ca_file;
+	char *push_tls_cert_file;
+	char *push_tls_key_file;
 };
 
 /* kepler-train's flags. */

@@ -2,6 +2,7 @@
 /*
  * No network-facing root: an exporter started as root (to bind a low port,
  * to read a root-only TLS key) becomes exporter.user once it has done so,
+ * and kepler-push push.user once it has read its keys and credentials,
  * keeping as its one supplementary group the store's (see store_group()),
  * with no capability left and no_new_privs set (on every thread: it is set
  * before the server's threads start). A user that does not exist, or root,
@@ -55,7 +56,19 @@ static gid_t store_group(const char *store_path, bool *found)
 	return 0;
 }
 
-int kepler_exporter_drop_root(const char *user, const char *store_path, struct kepler_error *err)
+/* Who is dropping, by the option that names its user (exporter.user, push.user). */
+static const char *who(const char *key)
+{
+	return strncmp(key, "push.", 5) ? "exporter" : "pusher";
+}
+
+static const char *what(const char *key)
+{
+	return strncmp(key, "push.", 5) ? "serve the network" : "talk to the network";
+}
+
+int kepler_exporter_drop_root(const char *key, const char *user, const char *store_path,
+			      struct kepler_error *err)
 {
 	struct passwd *pw;
 	gid_t groups[1];
@@ -69,21 +82,20 @@ int kepler_exporter_drop_root(const char *user, const char *store_path, struct k
 	if (!pw)
 		return kepler_error_set(
 			err, -ENOENT,
-			"started as root, and exporter.user '%s' does not exist: the exporter "
-			"refuses to serve the network as root; create the user or name another",
-			user ? user : "");
+			"started as root, and %s '%s' does not exist: the %s refuses to %s as root; "
+			"create the user or name another",
+			key, user ? user : "", who(key), what(key));
 	if (pw->pw_uid == 0)
-		return kepler_error_set(
-			err, -EPERM,
-			"exporter.user '%s' is root: the exporter does not serve the network as root", user);
+		return kepler_error_set(err, -EPERM, "%s '%s' is root: the %s does not %s as root", key, user,
+					who(key), what(key));
 	snprintf(data, sizeof(data), "%s/data.mdb", store_path);
 	if (stat(data, &st) == 0 && st.st_uid == pw->pw_uid)
 		return kepler_error_set(
 			err, -EPERM,
-			"exporter.user '%s' owns the store (%s): the network-facing process must not own it "
+			"%s '%s' owns the store (%s): a network-facing process must not own it "
 			"(it could change or remove it); run the collector as a user of its own (collector.user) "
-			"or name another exporter.user",
-			user, data);
+			"or name another %s",
+			key, user, data, key);
 	groups[0] = store_group(store_path, &have_group);
 	if (setgroups(have_group ? 1 : 0, groups) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
 		return kepler_error_set(err, -errno, "cannot become %s: %s", user, strerror(errno));

@@ -340,7 +340,7 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	r = kepler_exporter_drop_root(cfg.exporter.exporter_user, cfg.store_path, &err);
+	r = kepler_exporter_drop_root("exporter.user", cfg.exporter.exporter_user, cfg.store_path, &err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
 		goto out;

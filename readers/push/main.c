@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * kepler-push: the store's snapshots to a Prometheus remote-write receiver
- * (docs/push.md). Each snapshot is rendered as the exporter renders it
- * (kepler_fmt_prom(), with the exporter's options), read back as samples
- * stamped with the snapshot's own time, and sent; the last snapshot the
- * receiver acknowledged is kept in push.state-dir, so that after an outage
- * (the receiver, the network, kepler-push itself) what was missed is sent
- * oldest first, in batches, as far back as the store keeps it. What the
- * store no longer holds is counted and said, never invented.
+ * kepler-push: the store's snapshots to a Prometheus remote-write receiver,
+ * an OTLP/HTTP receiver, or both (docs/push.md). Each snapshot is rendered
+ * as the exporter renders it (kepler_fmt_prom(), with the exporter's
+ * options), read back as samples stamped with the snapshot's own time, and
+ * sent; each destination keeps, in push.state-dir, the last snapshot it
+ * acknowledged, so that after an outage (the receiver, the network,
+ * kepler-push itself) what it missed is sent oldest first, in batches, as
+ * far back as the store keeps it. What the store no longer holds is
+ * counted and said, never invented. The destinations go at their own pace:
+ * one down holds back nothing sent to the other.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <zlib.h>
 
+#include "drop.h"
 #include "kepler/buf.h"
 #include "kepler/clock.h"
 #include "kepler/config.h"
@@ -26,67 +34,125 @@
 #include "kepler/log.h"
 #include "kepler/signals.h"
 #include "kepler/store.h"
+#include "otlp.h"
+#include "push_http.h"
 #include "push_state.h"
 #include "remote_write.h"
 #include "samples.h"
 
 #define SEC 1000000000ULL
 #define EXIT_USAGE 2
-#define STATE_NAME "remote-write"
 #define BACKOFF_MAX_S 60
 #define RETRY_AFTER_MAX_S 300
+#define SECRET_MAX 65536
+/*
+ * A request's samples at most (a batch ends early there, after at least one
+ * snapshot): about 1.4 snapshots of 10,000 processes, 20 MiB of OTLP before
+ * compression
+ */
+#define PUSH_MAX_POINTS 100000
+
+enum dest_kind { DEST_REMOTE_WRITE, DEST_OTLP };
+
+/* One receiver: its request, its place in the store, its outage. */
+struct dest {
+	enum dest_kind kind;
+	const char *name; /* its state file and its self-metrics' destination label */
+	const char *url;
+	struct push_http *http;
+	struct push_request *rw;
+	struct push_otlp *otlp;
+	uint64_t last; /* the last snapshot acknowledged */
+	uint64_t sent, retried, dropped, lost, requests;
+	uint64_t down_since_ns; /* the current outage (monotonic), said once */
+	unsigned backoff_s;
+	uint64_t not_before_ns; /* monotonic: the next try after a failure */
+};
+
+/* One snapshot rendered and read back, kept for the next destination that sends it. */
+struct rendered {
+	uint64_t seq, wall_ns;
+	bool valid;
+	struct push_samples set;
+	struct kepler_buf text;
+};
 
 struct pusher {
 	const struct kepler_config *cfg;
 	struct kepler_store *store;
 	struct kepler_prom_options opts;
 	struct kepler_cpuinfo cpus;
+	struct kepler_store_meta meta;
 	char node_name[256];
-	struct push_http *http;
-	struct push_request *req;
-	uint64_t last; /* the last snapshot acknowledged */
-	/* self-metrics, sent with every request */
-	uint64_t sent, retried, dropped, lost, requests;
-	/* the current outage: since when (monotonic), said once */
-	uint64_t down_since_ns;
-	unsigned backoff_s;
+	struct dest dests[2];
+	size_t ndests;
+	struct rendered cache;
 };
 
-/* Sleep @s seconds, or less when asked to stop. */
-static void pause_s(double s)
+/* Sleep @ns, or less when asked to stop. */
+static void pause_ns(uint64_t ns)
 {
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	struct timespec ts = { (time_t)(ns / SEC), (long)(ns % SEC) };
 
 	while (!kepler_stop_signal && nanosleep(&ts, &ts) < 0)
 		;
 }
 
-/* The token file's content, refused if others may read it. */
-static int read_token(const char *path, char *buf, size_t size)
+/* A file of @what into @buf (NUL-terminated, at most SECRET_MAX); refused if others may read it when @secret. */
+static int read_file(const char *what, const char *path, bool secret, char **ret, size_t *ret_len)
 {
 	struct stat st;
-	FILE *f;
-	size_t n;
+	char *buf = NULL;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
 
-	if (stat(path, &st) < 0) {
-		kepler_err("push.bearer-token-file %s: %s", path, strerror(errno));
-		return -errno;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		e = -errno;
+		kepler_err("%s %s: %s", what, path, strerror(errno));
+		goto out;
 	}
-	if (st.st_mode & 0007) {
-		kepler_err("push.bearer-token-file %s may be read by others (mode %04o): chmod o-rwx it",
-			   path, (unsigned)(st.st_mode & 07777));
-		return -EPERM;
+	if (secret && (st.st_mode & 0007)) {
+		kepler_err("%s %s may be read by others (mode %04o): chmod o-rwx it", what, path,
+			   (unsigned)(st.st_mode & 07777));
+		e = -EPERM;
+		goto out;
 	}
-	if (!(f = fopen(path, "r"))) {
-		kepler_err("push.bearer-token-file %s: %s", path, strerror(errno));
-		return -errno;
+	if (!(buf = calloc(1, SECRET_MAX + 1))) {
+		e = -ENOMEM;
+		goto out;
 	}
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
+	n = read(fd, buf, SECRET_MAX + 1);
+	if (n < 0 || n > SECRET_MAX) {
+		e = n < 0 ? -errno : -EFBIG;
+		kepler_err("%s %s: %s", what, path, n < 0 ? strerror(errno) : "larger than 64 KiB");
+		goto out;
+	}
+	*ret_len = (size_t)n;
+	*ret = buf;
+	buf = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return e;
+}
+
+/* A one-line secret (a token, a password): the file's text less its trailing blanks. */
+static int read_secret(const char *what, const char *path, char **ret)
+{
+	size_t n = 0;
+	int r = read_file(what, path, true, ret, &n);
+
+	while (r == 0 && n && ((*ret)[n - 1] == '\n' || (*ret)[n - 1] == '\r' || (*ret)[n - 1] == ' '))
+		(*ret)[--n] = 0;
+	return r;
+}
+
+static void secret_free(char *s, size_t n)
+{
+	if (s)
+		memset(s, 0, n);
+	free(s);
 }
 
 /* "Name:value" options as "Name: value" header lines (NULL-terminated, malloc'ed). */
@@ -112,19 +178,25 @@ static char **header_lines(const struct kepler_strlist *l)
 	return h;
 }
 
+static void rendered_drop(struct rendered *c)
+{
+	push_samples_free(&c->set);
+	kepler_buf_free(&c->text);
+	memset(c, 0, sizeof(*c));
+}
+
 /* Attach to the store, waiting while it is absent; false when asked to stop. */
 static bool attach(struct pusher *p)
 {
 	struct kepler_error err = { 0 };
-	struct kepler_store_meta meta;
 	int said = 0;
 
 	while (!kepler_stop_signal) {
 		int r = kepler_store_open_reader(p->cfg->store_path, &p->store, &err);
 
 		if (r == 0) {
-			kepler_store_get_meta(p->store, &meta, &err);
-			snprintf(p->node_name, sizeof(p->node_name), "%s", kepler_store_meta_node(&meta));
+			kepler_store_get_meta(p->store, &p->meta, &err);
+			snprintf(p->node_name, sizeof(p->node_name), "%s", kepler_store_meta_node(&p->meta));
 			p->opts.node_name = p->node_name;
 			if (kepler_store_get_cpus(p->store, &p->cpus, &err) == 0)
 				p->opts.cpus = &p->cpus;
@@ -136,256 +208,566 @@ static bool attach(struct pusher *p)
 		}
 		if (!said++)
 			kepler_warn("waiting for the store: %s", err.msg);
-		pause_s(1);
+		pause_ns(SEC);
 	}
 	return false;
 }
 
-/* The self-metrics as samples, stamped like the batch's newest snapshot. */
-static int add_self(struct pusher *p, uint64_t newest, uint64_t newest_wall_ns, int64_t ts_ms)
+static void detach(struct pusher *p)
+{
+	kepler_store_close(p->store);
+	p->store = NULL;
+	kepler_cpuinfo_free(&p->cpus);
+	p->opts.cpus = NULL;
+	rendered_drop(&p->cache);
+}
+
+static int dest_add(struct dest *d, const struct push_sample *s, size_t n, uint64_t wall_ns)
+{
+	if (d->kind == DEST_OTLP)
+		return push_otlp_add(d->otlp, s, n, wall_ns);
+	return push_request_add(d->rw, s, n, (int64_t)(wall_ns / 1000000));
+}
+
+/* The destination's own figures as samples, stamped like the batch's newest snapshot. */
+static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t newest_wall_ns)
 {
 	struct kepler_buf b = KEPLER_BUF_INIT;
-	struct push_sample *s = NULL;
-	size_t n = 0, skipped;
+	struct push_samples set = PUSH_SAMPLES_INIT;
 	uint64_t now = kepler_wall_ns();
 	int r;
 
-	kepler_buf_printf(&b, "kepler_push_sent_snapshots_total{node_name=\"");
-	kepler_fmt_prom_label_value(&b, p->node_name);
-	kepler_buf_printf(&b, "\"} %llu\n", (unsigned long long)p->sent);
-#define SELF(name, value)                                             \
-	do {                                                          \
-		kepler_buf_adds(&b, name "{node_name=\"");            \
-		kepler_fmt_prom_label_value(&b, p->node_name);        \
-		kepler_buf_printf(&b, "\"} %.9g\n", (double)(value)); \
+#define SELF(NAME, TYPE, VALUE)                                                           \
+	do {                                                                              \
+		kepler_buf_adds(&b, "# TYPE " NAME " " TYPE "\n" NAME "{destination=\""); \
+		kepler_buf_adds(&b, d->name);                                             \
+		kepler_buf_adds(&b, "\",node_name=\"");                                   \
+		kepler_fmt_prom_label_value(&b, p->node_name);                            \
+		kepler_buf_printf(&b, "\"} %.17g\n", (double)(VALUE));                    \
 	} while (0)
-	SELF("kepler_push_retries_total", p->retried);
-	SELF("kepler_push_dropped_snapshots_total", p->dropped);
-	SELF("kepler_push_lost_snapshots_total", p->lost);
-	SELF("kepler_push_lag_snapshots", newest > p->last ? newest - p->last : 0);
-	SELF("kepler_push_lag_seconds", now > newest_wall_ns ? (double)(now - newest_wall_ns) / 1e9 : 0);
+	SELF("kepler_push_sent_snapshots_total", "counter", d->sent);
+	SELF("kepler_push_retries_total", "counter", d->retried);
+	SELF("kepler_push_dropped_snapshots_total", "counter", d->dropped);
+	SELF("kepler_push_lost_snapshots_total", "counter", d->lost);
+	SELF("kepler_push_lag_snapshots", "gauge", newest > d->last ? newest - d->last : 0);
+	SELF("kepler_push_lag_seconds", "gauge",
+	     now > newest_wall_ns ? (double)(now - newest_wall_ns) / 1e9 : 0);
 #undef SELF
-	r = b.error ? -ENOMEM : push_samples_parse(b.data, b.len, &s, &n, &skipped);
+	r = b.error ? -ENOMEM : push_samples_parse(&set, b.data, b.len);
 	if (r == 0)
-		r = push_request_add(p->req, s, n, ts_ms);
-	push_samples_free(s, n);
+		r = dest_add(d, set.v, set.n, newest_wall_ns);
+	push_samples_free(&set);
 	kepler_buf_free(&b);
 	return r;
 }
 
-/* Snapshots [from, to] as one request in p->req; the last one's seq and time in *@ret_*. */
-static int build(struct pusher *p, uint64_t from, uint64_t to, uint64_t *ret_last_wall, uint64_t *ret_count)
+/* Snapshot @seq rendered and read back into p->cache (kept from the last call when the same). */
+static int render(struct pusher *p, uint64_t seq)
 {
 	struct kepler_error err = { 0 };
-	struct kepler_buf text = KEPLER_BUF_INIT;
-	int64_t ts_ms = 0;
-	uint64_t count = 0;
+	struct kepler_snapshot *snap;
+	int r;
+
+	if (p->cache.valid && p->cache.seq == seq)
+		return 0;
+	p->cache.valid = false;
+	r = kepler_store_read(p->store, seq, &snap, &err);
+	if (r < 0) {
+		if (r != -ENOENT)
+			kepler_err("%s", err.msg);
+		return r;
+	}
+	kepler_buf_reset(&p->cache.text);
+	r = kepler_fmt_prom(snap, &p->opts, &p->cache.text);
+	if (r == 0)
+		r = push_samples_parse(&p->cache.set, p->cache.text.data, p->cache.text.len);
+	if (r == 0) {
+		p->cache.seq = seq;
+		p->cache.wall_ns = snap->wall_ns;
+		p->cache.valid = true;
+	}
+	kepler_snapshot_free(snap);
+	return r;
+}
+
+static size_t dest_points(const struct dest *d)
+{
+	return d->kind == DEST_OTLP ? push_otlp_points(d->otlp) : push_request_samples(d->rw);
+}
+
+/*
+ * Snapshots [from, *@to] as one request of @d's, ending early (*@to moved)
+ * once it holds PUSH_MAX_POINTS: memory stays bounded whatever the batch
+ * and the node. *@ret_count: how many the store still had.
+ */
+static int build(struct pusher *p, struct dest *d, uint64_t from, uint64_t *to, uint64_t *ret_count)
+{
+	uint64_t count = 0, last_wall = 0;
 	int r = 0;
 
-	push_request_reset(p->req);
-	for (uint64_t seq = from; seq <= to && r == 0; seq++) {
-		struct kepler_snapshot *snap;
-		struct push_sample *s = NULL;
-		size_t n = 0, skipped;
-
-		r = kepler_store_read(p->store, seq, &snap, &err);
+	if (d->kind == DEST_OTLP)
+		push_otlp_reset(d->otlp);
+	else
+		push_request_reset(d->rw);
+	for (uint64_t seq = from; seq <= *to && r == 0; seq++) {
+		r = render(p, seq);
 		if (r == -ENOENT) { /* pruned between the list and the read */
-			p->lost++;
+			d->lost++;
 			r = 0;
 			continue;
 		}
-		if (r < 0) {
-			kepler_err("%s", err.msg);
-			break;
-		}
-		kepler_buf_reset(&text);
-		r = kepler_fmt_prom(snap, &p->opts, &text);
-		ts_ms = (int64_t)(snap->wall_ns / 1000000);
-		*ret_last_wall = snap->wall_ns;
-		kepler_snapshot_free(snap);
 		if (r == 0)
-			r = push_samples_parse(text.data, text.len, &s, &n, &skipped);
-		if (r == 0)
-			r = push_request_add(p->req, s, n, ts_ms);
-		push_samples_free(s, n);
+			r = dest_add(d, p->cache.set.v, p->cache.set.n, p->cache.wall_ns);
+		last_wall = p->cache.wall_ns;
 		count++;
+		if (r == 0 && dest_points(d) >= PUSH_MAX_POINTS)
+			*to = seq;
 	}
 	if (r == 0 && count)
-		r = add_self(p, to, *ret_last_wall, ts_ms);
-	kepler_buf_free(&text);
+		r = add_self(p, d, *to, last_wall);
 	*ret_count = count;
 	return r;
 }
 
-static void saved(struct pusher *p, uint64_t to)
+/* @in (@len bytes) as a gzip member in *@ret (malloc'ed; @in freed). -ENOMEM, -EIO. */
+static int gzip(void *in, size_t len, void **ret, size_t *ret_len)
+{
+	z_stream z = { 0 };
+	uLong bound;
+	void *out = NULL;
+	int r = -EIO;
+
+	/* level 1: most of what gzip saves on this text-like protobuf, for a fraction of its CPU */
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		goto out;
+	bound = deflateBound(&z, (uLong)len);
+	if (!(out = malloc(bound))) {
+		r = -ENOMEM;
+		goto end;
+	}
+	z.next_in = in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)bound;
+	if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
+		*ret = out;
+		*ret_len = z.total_out;
+		out = NULL;
+		r = 0;
+	}
+end:
+	deflateEnd(&z);
+out:
+	free(out);
+	free(in);
+	return r;
+}
+
+static int encode(struct pusher *p, struct dest *d, void **body, size_t *len)
+{
+	struct push_otlp_node node = { p->meta.hostname, p->node_name, p->meta.machine_id };
+	void *raw;
+	size_t n;
+	int r;
+
+	if (d->kind != DEST_OTLP)
+		return push_request_encode(d->rw, body, len);
+	r = push_otlp_encode(d->otlp, &node, &raw, &n);
+	if (r < 0 || p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE) {
+		*body = r < 0 ? NULL : raw;
+		*len = n;
+		return r;
+	}
+	return gzip(raw, n, body, len);
+}
+
+static void saved(struct pusher *p, struct dest *d, uint64_t to)
 {
 	struct kepler_error err = { 0 };
 
-	p->last = to;
-	if (push_state_save(p->cfg->push.push_state_dir, STATE_NAME, to, &err) < 0)
-		kepler_warn("cannot record what was sent: %s (after a restart it is sent again)", err.msg);
+	d->last = to;
+	if (push_state_save(p->cfg->push.push_state_dir, d->name, to, &err) < 0)
+		kepler_warn("cannot record what was sent to %s: %s (after a restart it is sent again)",
+			    d->name, err.msg);
 }
 
-/* Send [from, to]; false when it must be tried again (after the pause it took). */
-static bool send_batch(struct pusher *p, uint64_t from, uint64_t to)
+/* An OTLP receiver's partial success: the points it refused, said (they are not sent again). */
+static void partial(struct dest *d, uint64_t from, uint64_t to)
 {
-	uint64_t last_wall = 0, count = 0, retry_after = 0;
+	char why[256];
+	size_t len;
+	const void *body = push_http_body(d->http, &len);
+	int64_t n = d->kind == DEST_OTLP ? push_otlp_rejected(body, len, why, sizeof(why)) : 0;
+
+	if (n > 0)
+		kepler_warn("the OTLP receiver took snapshots %llu to %llu but rejected %lld data points: %s",
+			    (unsigned long long)from, (unsigned long long)to, (long long)n, why);
+}
+
+/* Send [from, to] to @d; on a failure its next try is set after a back-off. */
+static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t to)
+{
+	uint64_t count = 0, retry_after = 0, wait_ns;
 	void *body = NULL;
 	size_t len = 0;
 	long status = 0;
 	char why[256];
 	enum push_result res;
 
-	if (build(p, from, to, &last_wall, &count) < 0 || push_request_encode(p->req, &body, &len) < 0) {
-		kepler_err("out of memory building a request of snapshots %llu to %llu",
-			   (unsigned long long)from, (unsigned long long)to);
-		pause_s(1);
-		return false;
+	if (build(p, d, from, &to, &count) < 0 || encode(p, d, &body, &len) < 0) {
+		kepler_err("out of memory building a request of snapshots %llu to %llu for %s",
+			   (unsigned long long)from, (unsigned long long)to, d->name);
+		d->not_before_ns = kepler_mono_ns() + SEC;
+		free(body);
+		return;
 	}
-	res = count ? push_http_post(p->http, body, len, &status, &retry_after, why, sizeof(why)) : PUSH_SENT;
+	res = count ? push_http_post(d->http, body, len, &status, &retry_after, why, sizeof(why)) : PUSH_SENT;
 	free(body);
-	p->requests++;
+	d->requests++;
 	if (res == PUSH_SENT) {
-		if (p->down_since_ns)
+		if (d->down_since_ns)
 			kepler_info(
-				"the receiver takes samples again after %.1f s: sending what it missed, from "
-				"snapshot %llu",
-				(double)(kepler_mono_ns() - p->down_since_ns) / 1e9,
+				"%s takes samples again after %.1f s: sending what it missed, from snapshot %llu",
+				d->name, (double)(kepler_mono_ns() - d->down_since_ns) / 1e9,
 				(unsigned long long)from);
-		p->down_since_ns = 0;
-		p->backoff_s = 0;
-		p->sent += count;
-		saved(p, to);
-		kepler_debug("sent snapshots %llu to %llu: %zu series, %zu samples, %zu bytes",
-			     (unsigned long long)from, (unsigned long long)to, push_request_series(p->req),
-			     push_request_samples(p->req), len);
-		return true;
+		d->down_since_ns = 0;
+		d->backoff_s = 0;
+		d->sent += count;
+		if (count)
+			partial(d, from, to);
+		saved(p, d, to);
+		kepler_debug("sent snapshots %llu to %llu to %s: %zu bytes", (unsigned long long)from,
+			     (unsigned long long)to, d->name, len);
+		return;
 	}
 	if (res == PUSH_DROP) {
-		p->dropped += count;
+		d->dropped += count;
 		kepler_warn(
-			"the receiver refused snapshots %llu to %llu (%s): dropped, so that they do not block "
-			"the ones after",
-			(unsigned long long)from, (unsigned long long)to, why);
-		saved(p, to);
-		return true;
+			"%s refused snapshots %llu to %llu (%s): dropped, so that they do not block the ones "
+			"after",
+			d->name, (unsigned long long)from, (unsigned long long)to, why);
+		saved(p, d, to);
+		return;
 	}
 	/* one line per outage, not per retry */
-	if (!p->down_since_ns) {
-		p->down_since_ns = kepler_mono_ns();
-		kepler_warn("cannot send to %s: %s; retrying with back-off, the snapshots wait in the store",
-			    p->cfg->push.push_remote_write_url, why);
+	if (!d->down_since_ns) {
+		d->down_since_ns = kepler_mono_ns();
+		kepler_warn(
+			"cannot send to %s (%s): %s; retrying with back-off, the snapshots wait in the store",
+			d->name, d->url, why);
 	}
-	p->retried++;
-	p->backoff_s =
-		p->backoff_s ? (p->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : p->backoff_s * 2) : 1;
-	if (retry_after)
-		pause_s((double)(retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S));
+	d->retried++;
+	d->backoff_s =
+		d->backoff_s ? (d->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : d->backoff_s * 2) : 1;
+	if (retry_after) /* the receiver's Retry-After */
+		wait_ns = (retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S) * SEC;
 	else /* jitter: half to all of the back-off, so that a fleet does not come back at once */
-		pause_s((double)p->backoff_s * (0.5 + 0.5 * (double)rand() / RAND_MAX));
-	return false;
+		wait_ns = (uint64_t)((double)d->backoff_s * (0.5 + 0.5 * (double)rand() / RAND_MAX) * 1e9);
+	d->not_before_ns = kepler_mono_ns() + wait_ns;
+}
+
+/* One step of @d toward @newest: what the store lost counted, one batch sent. */
+static void step(struct pusher *p, struct dest *d, uint64_t newest)
+{
+	struct kepler_error err = { 0 };
+	uint64_t oldest, to;
+
+	if (!d->last) /* the first run: from the newest snapshot on */
+		d->last = newest - 1;
+	if (d->last > newest) { /* a store begun anew (moved aside, deleted): its own sequence */
+		kepler_warn(
+			"the store's newest snapshot %llu is older than the last %s acknowledged (%llu): a new "
+			"store; sending from its newest",
+			(unsigned long long)newest, d->name, (unsigned long long)d->last);
+		d->last = newest - 1;
+	}
+	if (kepler_store_oldest_seq(p->store, &oldest, &err) == 0 && d->last + 1 < oldest) {
+		d->lost += oldest - d->last - 1;
+		kepler_warn("snapshots %llu to %llu are no longer in the store (its retention): they are not "
+			    "sent to %s",
+			    (unsigned long long)d->last + 1, (unsigned long long)oldest - 1, d->name);
+		d->last = oldest - 1;
+	}
+	to = d->last + (uint64_t)p->cfg->push.push_batch < newest
+		     ? d->last + (uint64_t)p->cfg->push.push_batch
+		     : newest;
+	send_batch(p, d, d->last + 1, to);
+}
+
+/* Wait for a new snapshot after @newest, at most @timeout_ns; false when the store must be attached again. */
+static bool wait_store(struct pusher *p, uint64_t newest, uint64_t timeout_ns)
+{
+	struct kepler_error err = { 0 };
+	uint64_t seq;
+	int r = kepler_store_wait(p->store, newest, timeout_ns, &seq, &err);
+
+	if (r == -ESTALE || r == -EUCLEAN) {
+		kepler_warn("%s: attaching again", err.msg);
+		return false;
+	}
+	return true;
 }
 
 static void run(struct pusher *p)
 {
 	struct kepler_error err = { 0 };
-	uint64_t newest, oldest, seq;
-	int64_t batch = p->cfg->push.push_batch;
 
 	while (!kepler_stop_signal) {
-		if (kepler_store_latest_seq(p->store, &newest, &err) < 0 || newest <= p->last) {
-			int r = kepler_store_wait(p->store, p->last, 5 * SEC, &seq, &err);
+		uint64_t newest = 0, now = kepler_mono_ns(), wait_ns = 5 * SEC;
+		bool worked = false;
 
-			if (r == -ESTALE || r == -EUCLEAN) {
-				kepler_warn("%s: attaching again", err.msg);
-				kepler_store_close(p->store);
-				p->store = NULL;
-				kepler_cpuinfo_free(&p->cpus);
-				p->opts.cpus = NULL;
-				if (!attach(p))
-					return;
+		if (kepler_store_latest_seq(p->store, &newest, &err) < 0)
+			newest = 0;
+		for (size_t i = 0; i < p->ndests && newest && !kepler_stop_signal; i++) {
+			struct dest *d = &p->dests[i];
+
+			if (d->not_before_ns > now) {
+				if (d->not_before_ns - now < wait_ns)
+					wait_ns = d->not_before_ns - now;
+				continue;
 			}
+			if (newest != d->last) {
+				step(p, d, newest);
+				worked = true;
+			}
+		}
+		if (worked || kepler_stop_signal)
 			continue;
-		}
-		if (!p->last) /* the first run: from the newest snapshot on */
-			p->last = newest - 1;
-		if (kepler_store_oldest_seq(p->store, &oldest, &err) == 0 && p->last + 1 < oldest) {
-			p->lost += oldest - p->last - 1;
-			kepler_warn(
-				"snapshots %llu to %llu are no longer in the store (its retention): they are not "
-				"sent",
-				(unsigned long long)p->last + 1, (unsigned long long)oldest - 1);
-			p->last = oldest - 1;
-		}
-		uint64_t to = p->last + (uint64_t)batch < newest ? p->last + (uint64_t)batch : newest;
-
-		send_batch(p, p->last + 1, to);
+		if (wait_store(p, newest, wait_ns))
+			continue;
+		detach(p);
+		if (!attach(p))
+			return;
 	}
+}
+
+/*
+ * The credentials and TLS material, read before root is dropped. libcurl
+ * (with GnuTLS) reads PEM files at each handshake, by name: the TLS files
+ * are kept in memory files (memfd) it reads as /proc/self/fd/N, which this
+ * process alone may open (no other, not even one of the same user: it is
+ * not dumpable once root is dropped), so nothing needs reading from disk
+ * after the drop.
+ */
+struct secrets {
+	char *token, *password, *ca, *cert, *key;
+	size_t ca_len, cert_len, key_len;
+	int fds[3];
+	char paths[3][64];
+};
+
+/* @data in a memory file; its name to open in @path. -errno. */
+static int memory_file(const char *name, const void *data, size_t len, int *fd, char *path, size_t size)
+{
+	*fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+	if (*fd < 0 || write(*fd, data, len) != (ssize_t)len) {
+		kepler_err("cannot keep %s in memory: %s", name, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", *fd);
+	return 0;
+}
+
+static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
+{
+	if (*c->push_bearer_token_file &&
+	    read_secret("push.bearer-token-file", c->push_bearer_token_file, &s->token))
+		return -1;
+	if (*c->push_basic_auth_username && !*c->push_basic_auth_password_file) {
+		kepler_err("push.basic-auth.username is set without push.basic-auth.password-file");
+		return -1;
+	}
+	if (*c->push_basic_auth_password_file &&
+	    read_secret("push.basic-auth.password-file", c->push_basic_auth_password_file, &s->password))
+		return -1;
+	if (!!*c->push_tls_cert_file != !!*c->push_tls_key_file) {
+		kepler_err("a client certificate needs both push.tls.cert-file and push.tls.key-file");
+		return -1;
+	}
+	if (*c->push_tls_ca_file &&
+	    read_file("push.tls.ca-file", c->push_tls_ca_file, false, &s->ca, &s->ca_len))
+		return -1;
+	if (*c->push_tls_cert_file &&
+	    read_file("push.tls.cert-file", c->push_tls_cert_file, false, &s->cert, &s->cert_len))
+		return -1;
+	if (*c->push_tls_key_file &&
+	    read_file("push.tls.key-file", c->push_tls_key_file, true, &s->key, &s->key_len))
+		return -1;
+	if ((s->ca && memory_file("push.tls.ca-file", s->ca, s->ca_len, &s->fds[0], s->paths[0], 64) < 0) ||
+	    (s->cert &&
+	     memory_file("push.tls.cert-file", s->cert, s->cert_len, &s->fds[1], s->paths[1], 64) < 0) ||
+	    (s->key && memory_file("push.tls.key-file", s->key, s->key_len, &s->fds[2], s->paths[2], 64) < 0))
+		return -1;
+	return 0;
+}
+
+static void secrets_free(struct secrets *s)
+{
+	secret_free(s->token, s->token ? strlen(s->token) : 0);
+	secret_free(s->password, s->password ? strlen(s->password) : 0);
+	secret_free(s->key, s->key_len);
+	free(s->ca);
+	free(s->cert);
+	s->token = s->password = s->key = s->ca = s->cert = NULL;
+}
+
+/* The memory files, once no request can be made any more. */
+static void secrets_close(struct secrets *s)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (s->fds[i] > 0)
+			close(s->fds[i]);
+}
+
+static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, const struct secrets *s,
+		     char **headers)
+{
+	static const char *const rw_headers[] = { "Content-Encoding: snappy",
+						  "Content-Type: application/x-protobuf",
+						  "X-Prometheus-Remote-Write-Version: 0.1.0", NULL };
+	static const char *const otlp_headers[] = { "Content-Type: application/x-protobuf", NULL };
+	static const char *const otlp_gzip_headers[] = { "Content-Type: application/x-protobuf",
+							 "Content-Encoding: gzip", NULL };
+	struct dest *d = &p->dests[p->ndests];
+	struct kepler_error err = { 0 };
+	struct push_http_params hp = {
+		.url = url,
+		.timeout_ms = (long)(p->cfg->push.push_timeout_ns / 1000000),
+		.fixed_headers = kind != DEST_OTLP                                        ? rw_headers
+				 : p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE ? otlp_headers
+											  : otlp_gzip_headers,
+		.headers = (const char *const *)headers,
+		.bearer_token = s->token,
+		.basic_user = p->cfg->push.push_basic_auth_username,
+		.basic_password = s->password,
+		.ca_file = s->paths[0],
+		.cert_file = s->paths[1],
+		.key_file = s->paths[2],
+	};
+
+	d->kind = kind;
+	d->name = kind == DEST_OTLP ? "otlp" : "remote-write";
+	d->url = url;
+	d->http = push_http_new(&hp);
+	if (kind == DEST_OTLP)
+		d->otlp = push_otlp_new();
+	else
+		d->rw = push_request_new();
+	p->ndests++;
+	if (!d->http || (!d->otlp && !d->rw)) {
+		kepler_err("cannot start the HTTP client");
+		return -1;
+	}
+	if (push_state_load(p->cfg->push.push_state_dir, d->name, &d->last, &err) < 0)
+		kepler_warn("%s: starting %s from the newest snapshot", err.msg, d->name);
+	return 0;
+}
+
+/* The state directory, made (and given to push.user when root) if missing. */
+static int state_dir(const struct kepler_push_config *c)
+{
+	struct passwd *pw;
+
+	if (mkdir(c->push_state_dir, 0750) < 0) {
+		if (errno == EEXIST)
+			return 0;
+		kepler_err("push.state-dir %s: %s", c->push_state_dir, strerror(errno));
+		return -1;
+	}
+	if (geteuid() == 0 && (pw = getpwnam(c->push_user)) && pw->pw_uid != 0 &&
+	    chown(c->push_state_dir, pw->pw_uid, pw->pw_gid) < 0) {
+		kepler_err("push.state-dir %s: cannot give it to %s: %s", c->push_state_dir, c->push_user,
+			   strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Root dropped (when root), then no_new_privs; the state directory must be ours to write. */
+static int drop_root(const struct kepler_config *cfg)
+{
+	struct kepler_error err = { 0 };
+	int r = kepler_exporter_drop_root("push.user", cfg->push.push_user, cfg->store_path, &err);
+
+	if (r < 0 || kepler_exporter_no_new_privs(&err) < 0) {
+		kepler_err("%s", err.msg);
+		return -1;
+	}
+	if (access(cfg->push.push_state_dir, W_OK | X_OK) < 0) {
+		kepler_err("push.state-dir %s: %s as uid %u: what was acknowledged could not be kept",
+			   cfg->push.push_state_dir, strerror(errno), (unsigned)getuid());
+		return -1;
+	}
+	if (r > 0)
+		kepler_info("started as root: now user %s (uid %u) with the store's group, no capability, "
+			    "no_new_privs",
+			    cfg->push.push_user, (unsigned)getuid());
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
-	struct kepler_error err = { 0 };
 	struct pusher p = { 0 };
-	char token[4096] = "", **headers = NULL;
+	struct secrets sec = { 0 };
+	char **headers = NULL;
 	int rc = EXIT_USAGE;
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_push, argc, argv);
 	kepler_log_setup(kepler_program_push.name, cfg.log_level, cfg.log_format);
 	kepler_stop_on_signals();
 	p.cfg = &cfg;
-	if (!*cfg.push.push_remote_write_url) {
-		kepler_err("no destination: set push.remote-write.url");
+	if (!*cfg.push.push_remote_write_url && !*cfg.push.push_otlp_url) {
+		kepler_err("no destination: set push.remote-write.url, push.otlp.url or both");
 		goto out;
 	}
-	if (*cfg.push.push_bearer_token_file &&
-	    read_token(cfg.push.push_bearer_token_file, token, sizeof(token)) < 0)
+	if (read_secrets(&cfg.push, &sec) < 0 || !(headers = header_lines(&cfg.push.push_headers)) ||
+	    state_dir(&cfg.push) < 0)
 		goto out;
-	if (!(headers = header_lines(&cfg.push.push_headers)))
+	if (drop_root(&cfg) < 0)
 		goto out;
-	if (mkdir(cfg.push.push_state_dir, 0750) < 0 && errno != EEXIST) {
-		kepler_err("push.state-dir %s: %s", cfg.push.push_state_dir, strerror(errno));
-		goto out;
-	}
-	if (push_state_load(cfg.push.push_state_dir, STATE_NAME, &p.last, &err) < 0)
-		kepler_warn("%s: starting from the newest snapshot", err.msg);
 	p.opts.levels = kepler_levels_from_list(&cfg.metrics.metrics_level);
 	p.opts.zones = &cfg.metrics.metrics_zones;
 	p.opts.process_top = (size_t)cfg.metrics.metrics_process_top;
 	p.opts.process_fold = cfg.metrics.metrics_process_fold;
 	p.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	p.http = push_http_new(cfg.push.push_remote_write_url, (long)(cfg.push.push_timeout_ns / 1000000),
-			       (const char *const *)headers, token);
-	memset(token, 0, sizeof(token));
-	p.req = push_request_new();
-	if (!p.http || !p.req) {
-		kepler_err("cannot start the HTTP client");
+	if ((*cfg.push.push_remote_write_url &&
+	     dest_open(&p, DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec, headers) < 0) ||
+	    (*cfg.push.push_otlp_url && dest_open(&p, DEST_OTLP, cfg.push.push_otlp_url, &sec, headers) < 0))
 		goto out;
-	}
+	secrets_free(&sec); /* libcurl holds its own copies; the TLS files stay in memory files */
 	srand((unsigned)(kepler_mono_ns() ^ (uint64_t)getpid()));
-	kepler_info("kepler-push 0.1.0 started: to %s, %s; %s", cfg.push.push_remote_write_url,
-		    p.last ? "resuming after the snapshot last acknowledged" : "from the newest snapshot",
-		    "no listening port");
+	for (size_t i = 0; i < p.ndests; i++)
+		kepler_info("kepler-push 0.1.0 started: %s to %s, %s; no listening port", p.dests[i].name,
+			    p.dests[i].url,
+			    p.dests[i].last ? "resuming after the snapshot last acknowledged"
+					    : "from the newest snapshot");
 	if (attach(&p))
 		run(&p);
 	if (kepler_stop_signal > 0) {
-		kepler_info(
-			"stopping on %s: %llu snapshots sent, %llu retries, %llu dropped, %llu no longer in the store",
-			strsignal(kepler_stop_signal), (unsigned long long)p.sent,
-			(unsigned long long)p.retried, (unsigned long long)p.dropped,
-			(unsigned long long)p.lost);
+		for (size_t i = 0; i < p.ndests; i++)
+			kepler_info(
+				"stopping on %s: %s: %llu snapshots sent, %llu retries, %llu dropped, %llu no "
+				"longer in the store",
+				strsignal(kepler_stop_signal), p.dests[i].name,
+				(unsigned long long)p.dests[i].sent, (unsigned long long)p.dests[i].retried,
+				(unsigned long long)p.dests[i].dropped, (unsigned long long)p.dests[i].lost);
 		rc = 0;
 	}
 out:
-	push_http_free(p.http);
-	push_request_free(p.req);
+	for (size_t i = 0; i < p.ndests; i++) {
+		push_http_free(p.dests[i].http);
+		push_request_free(p.dests[i].rw);
+		push_otlp_free(p.dests[i].otlp);
+	}
+	secrets_free(&sec);
+	secrets_close(&sec);
 	for (size_t i = 0; headers && headers[i]; i++)
 		free(headers[i]);
 	free(headers);
-	kepler_cpuinfo_free(&p.cpus);
-	kepler_store_close(p.store);
+	if (p.store)
+		detach(&p);
 	kepler_config_done(&cfg);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * readers/push/push_state.h: the last snapshot a destination acknowledged,
- * kept in push.state-dir/NAME.state ("seq node_name\n"), replaced
+ * kept in push.state-dir/NAME.state ("SEQ\n"), replaced
  * atomically (written aside, synced, renamed) so that a crash keeps the
  * old or the new, never half of one.
  */

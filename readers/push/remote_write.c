@@ -1,68 +1,79 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <curl/curl.h>
 #include <errno.h>
 #include <snappy-c.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <xxhash.h>
 
+#include "push_arena.h"
+#include "push_index.h"
 #include "remote_write.h"
 #include "remote_write.pb-c.h"
 
+/*
+ * A batch: its series (labels copied once into one arena, as offsets) and
+ * its samples (series, time, value) in the order added; the protobuf-c
+ * structures are laid out only when encoding, in a few arrays.
+ */
 struct series {
-	char *key;
-	Prometheus__TimeSeries ts;
-	Prometheus__Label *labels;
-	Prometheus__Label **label_ptrs;
-	Prometheus__Sample *samples;
-	Prometheus__Sample **sample_ptrs;
-	size_t nsamples, cap;
+	size_t key, key_len; /* in the arena */
+	size_t label0, nlabels;
+	size_t count, next; /* its samples; (where its next goes, while encoding) */
+};
+
+struct label {
+	size_t name, value; /* in the arena */
+};
+
+struct sample {
+	size_t series;
+	int64_t ts_ms;
+	double value;
 };
 
 struct push_request {
 	struct series *series;
-	size_t n, cap, samples;
-	size_t *slots; /* series index + 1, open addressing on the key's hash */
-	size_t nslots;
+	size_t n, cap;
+	struct label *labels;
+	size_t nlabels, labels_cap;
+	struct sample *samples;
+	size_t nsamples, samples_cap;
+	struct push_arena arena;
+	struct push_index index;
 };
+
+static const char *key_of(const void *ctx, size_t i, size_t *len)
+{
+	const struct push_request *r = ctx;
+
+	*len = r->series[i].key_len;
+	return r->arena.data + r->series[i].key;
+}
 
 struct push_request *push_request_new(void)
 {
-	return calloc(1, sizeof(struct push_request));
-}
+	struct push_request *r = calloc(1, sizeof(struct push_request));
 
-static void series_free(struct series *s)
-{
-	for (size_t i = 0; i < s->ts.n_labels; i++) {
-		free(s->labels[i].name);
-		free(s->labels[i].value);
-	}
-	free(s->labels);
-	free(s->label_ptrs);
-	free(s->samples);
-	free(s->sample_ptrs);
-	free(s->key);
+	if (r)
+		r->index.key_of = key_of;
+	return r;
 }
 
 void push_request_reset(struct push_request *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		series_free(&r->series[i]);
-	r->n = 0;
-	r->samples = 0;
-	if (r->slots)
-		memset(r->slots, 0, r->nslots * sizeof(*r->slots));
+	r->n = r->nlabels = r->nsamples = r->arena.len = 0;
+	push_index_clear(&r->index);
 }
 
 void push_request_free(struct push_request *r)
 {
 	if (!r)
 		return;
-	push_request_reset(r);
 	free(r->series);
-	free(r->slots);
+	free(r->labels);
+	free(r->samples);
+	free(r->arena.data);
+	push_index_free(&r->index);
 	free(r);
 }
 
@@ -73,133 +84,131 @@ size_t push_request_series(const struct push_request *r)
 
 size_t push_request_samples(const struct push_request *r)
 {
-	return r->samples;
+	return r->nsamples;
 }
 
-static size_t *slot(struct push_request *r, const char *key)
-{
-	size_t mask = r->nslots - 1, i = (size_t)XXH3_64bits(key, strlen(key)) & mask;
-
-	while (r->slots[i] && strcmp(r->series[r->slots[i] - 1].key, key))
-		i = (i + 1) & mask;
-	return &r->slots[i];
-}
-
-static int grow_slots(struct push_request *r)
-{
-	size_t n = r->nslots ? 2 * r->nslots : 1024;
-	size_t *old = r->slots, oldn = r->nslots;
-
-	if (!(r->slots = calloc(n, sizeof(*r->slots)))) {
-		r->slots = old;
-		return -ENOMEM;
-	}
-	r->nslots = n;
-	for (size_t i = 0; i < r->n; i++)
-		*slot(r, r->series[i].key) = i + 1;
-	(void)oldn;
-	free(old);
-	return 0;
-}
-
-/* The series of @s, new when the batch has none yet. */
-static struct series *series_of(struct push_request *r, const struct push_sample *s)
+/* The series of @s, new when the batch has none yet. SIZE_MAX: out of memory. */
+static size_t series_of(struct push_request *r, const struct push_sample *s)
 {
 	struct series *x;
-	size_t *sl;
+	size_t at;
 
-	if ((r->n + 1) * 2 > r->nslots && grow_slots(r) < 0)
-		return NULL;
-	sl = slot(r, s->key);
-	if (*sl)
-		return &r->series[*sl - 1];
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 256;
-		struct series *v = realloc(r->series, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->series = v;
-		r->cap = cap;
-		for (size_t i = 0; i < r->n; i++) /* the pointers protobuf-c follows moved */
-			r->series[i].ts.labels = r->series[i].label_ptrs;
-	}
-	x = &r->series[r->n];
+	if (push_room((void **)&r->series, r->n, 1, &r->cap, sizeof(*r->series)) < 0 ||
+	    push_room((void **)&r->labels, r->nlabels, s->nlabels, &r->labels_cap, sizeof(*r->labels)) < 0 ||
+	    push_index_find(&r->index, r, r->n, s->key, s->key_len, &at) < 0)
+		return SIZE_MAX;
+	if (at < r->n)
+		return at;
+	x = &r->series[at];
 	memset(x, 0, sizeof(*x));
-	prometheus__time_series__init(&x->ts);
-	x->key = strdup(s->key);
-	x->labels = calloc(s->nlabels, sizeof(*x->labels));
-	x->label_ptrs = calloc(s->nlabels, sizeof(*x->label_ptrs));
-	if (!x->key || !x->labels || !x->label_ptrs) {
-		series_free(x);
-		return NULL;
+	x->key = push_arena_put(&r->arena, s->key, s->key_len);
+	x->key_len = s->key_len;
+	x->label0 = r->nlabels;
+	for (size_t i = 0; i < s->nlabels && x->key != SIZE_MAX; i++) {
+		struct label *l = &r->labels[r->nlabels++];
+
+		l->name = push_arena_put(&r->arena, s->labels[i].name, strlen(s->labels[i].name));
+		l->value = push_arena_put(&r->arena, s->labels[i].value, strlen(s->labels[i].value));
+		if (l->name == SIZE_MAX || l->value == SIZE_MAX)
+			x->key = SIZE_MAX;
 	}
-	for (size_t i = 0; i < s->nlabels; i++) {
-		prometheus__label__init(&x->labels[i]);
-		x->labels[i].name = strdup(s->labels[i].name);
-		x->labels[i].value = strdup(s->labels[i].value);
-		x->label_ptrs[i] = &x->labels[i];
-		x->ts.n_labels = i + 1;
-		if (!x->labels[i].name || !x->labels[i].value) {
-			series_free(x);
-			return NULL;
-		}
+	x->nlabels = r->nlabels - x->label0;
+	if (x->key == SIZE_MAX) { /* the batch is abandoned: keep the index consistent all the same */
+		x->key = 0;
+		x->key_len = 0;
+		return SIZE_MAX;
 	}
-	x->ts.labels = x->label_ptrs;
-	*sl = ++r->n;
-	return x;
+	r->n++;
+	return at;
 }
 
 int push_request_add(struct push_request *r, const struct push_sample *s, size_t n, int64_t ts_ms)
 {
+	if (push_room((void **)&r->samples, r->nsamples, n, &r->samples_cap, sizeof(*r->samples)) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct series *x = series_of(r, &s[i]);
+		size_t at = series_of(r, &s[i]);
 
-		if (!x)
+		if (at == SIZE_MAX)
 			return -ENOMEM;
-		if (x->nsamples == x->cap) {
-			size_t cap = x->cap ? 2 * x->cap : 4;
-			Prometheus__Sample *v = realloc(x->samples, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			x->samples = v;
-			x->cap = cap;
-		}
-		prometheus__sample__init(&x->samples[x->nsamples]);
-		x->samples[x->nsamples].value = s[i].value;
-		x->samples[x->nsamples].timestamp = ts_ms;
-		x->nsamples++;
-		r->samples++;
+		r->samples[r->nsamples++] = (struct sample){ at, ts_ms, s[i].value };
+		r->series[at].count++;
 	}
 	return 0;
 }
 
-int push_request_encode(const struct push_request *r, void **ret, size_t *ret_len)
+/* The protobuf-c structures of a batch, in a few arrays. */
+struct layout {
+	Prometheus__TimeSeries *ts, **ts_ptrs;
+	Prometheus__Label *labels, **label_ptrs;
+	Prometheus__Sample *samples, **sample_ptrs;
+};
+
+static void layout_free(struct layout *l)
+{
+	free(l->ts);
+	free(l->ts_ptrs);
+	free(l->labels);
+	free(l->label_ptrs);
+	free(l->samples);
+	free(l->sample_ptrs);
+}
+
+static int lay_out(struct push_request *r, struct layout *l)
+{
+	size_t ns = r->n ? r->n : 1, nl = r->nlabels ? r->nlabels : 1, np = r->nsamples ? r->nsamples : 1;
+	size_t next = 0;
+
+	l->ts = malloc(ns * sizeof(*l->ts));
+	l->ts_ptrs = malloc(ns * sizeof(*l->ts_ptrs));
+	l->labels = malloc(nl * sizeof(*l->labels));
+	l->label_ptrs = malloc(nl * sizeof(*l->label_ptrs));
+	l->samples = malloc(np * sizeof(*l->samples));
+	l->sample_ptrs = malloc(np * sizeof(*l->sample_ptrs));
+	if (!l->ts || !l->ts_ptrs || !l->labels || !l->label_ptrs || !l->samples || !l->sample_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nlabels; i++) {
+		prometheus__label__init(&l->labels[i]);
+		l->labels[i].name = r->arena.data + r->labels[i].name;
+		l->labels[i].value = r->arena.data + r->labels[i].value;
+		l->label_ptrs[i] = &l->labels[i];
+	}
+	for (size_t i = 0; i < r->n; i++) { /* each series' samples together, oldest first */
+		struct series *x = &r->series[i];
+
+		prometheus__time_series__init(&l->ts[i]);
+		l->ts[i].labels = &l->label_ptrs[x->label0];
+		l->ts[i].n_labels = x->nlabels;
+		l->ts[i].samples = &l->sample_ptrs[next];
+		l->ts[i].n_samples = x->count;
+		l->ts_ptrs[i] = &l->ts[i];
+		x->next = next;
+		next += x->count;
+	}
+	for (size_t i = 0; i < r->nsamples; i++) {
+		struct sample *s = &r->samples[i];
+		Prometheus__Sample *p = &l->samples[r->series[s->series].next];
+
+		prometheus__sample__init(p);
+		p->value = s->value;
+		p->timestamp = s->ts_ms;
+		l->sample_ptrs[r->series[s->series].next++] = p;
+	}
+	return 0;
+}
+
+int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 {
 	Prometheus__WriteRequest wr = PROMETHEUS__WRITE_REQUEST__INIT;
-	Prometheus__TimeSeries **ts = calloc(r->n ? r->n : 1, sizeof(*ts));
+	struct layout l = { 0 };
 	uint8_t *raw = NULL;
 	char *out = NULL;
 	size_t len, olen;
 	int e = -ENOMEM;
 
-	if (!ts)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->n; i++) {
-		struct series *x = &r->series[i];
-
-		free(x->sample_ptrs);
-		if (!(x->sample_ptrs = malloc((x->nsamples ? x->nsamples : 1) * sizeof(*x->sample_ptrs))))
-			goto out;
-		for (size_t k = 0; k < x->nsamples; k++)
-			x->sample_ptrs[k] = &x->samples[k];
-		x->ts.samples = x->sample_ptrs;
-		x->ts.n_samples = x->nsamples;
-		x->ts.labels = x->label_ptrs;
-		ts[i] = &x->ts;
-	}
-	wr.timeseries = ts;
+	if (lay_out(r, &l) < 0)
+		goto out;
+	wr.timeseries = l.ts_ptrs;
 	wr.n_timeseries = r->n;
 	len = prometheus__write_request__get_packed_size(&wr);
 	olen = snappy_max_compressed_length(len);
@@ -217,114 +226,6 @@ int push_request_encode(const struct push_request *r, void **ret, size_t *ret_le
 out:
 	free(out);
 	free(raw);
-	free(ts);
+	layout_free(&l);
 	return e;
-}
-
-/* ---- HTTP ---- */
-
-struct push_http {
-	CURL *c;
-	struct curl_slist *headers;
-	char *auth;
-	uint64_t retry_after_s;
-};
-
-static size_t discard(char *p, size_t size, size_t n, void *arg)
-{
-	(void)p, (void)arg;
-	return size * n;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *arg)
-{
-	struct push_http *h = arg;
-	size_t len = size * n;
-
-	if (len > 12 && !strncasecmp(p, "Retry-After:", 12)) {
-		char buf[32];
-		size_t k = len - 12 < sizeof(buf) - 1 ? len - 12 : sizeof(buf) - 1;
-
-		memcpy(buf, p + 12, k);
-		buf[k] = 0;
-		h->retry_after_s =
-			strtoull(buf, NULL, 10); /* seconds; an HTTP date reads 0: back-off of our own */
-	}
-	return len;
-}
-
-struct push_http *push_http_new(const char *url, long timeout_ms, const char *const *headers,
-				const char *bearer_token)
-{
-	struct push_http *h = calloc(1, sizeof(*h));
-	static const char *const fixed[] = { "Content-Encoding: snappy",
-					     "Content-Type: application/x-protobuf",
-					     "User-Agent: kepler-push/0.1.0",
-					     "X-Prometheus-Remote-Write-Version: 0.1.0" };
-
-	if (!h || !(h->c = curl_easy_init())) {
-		free(h);
-		return NULL;
-	}
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		h->headers = curl_slist_append(h->headers, fixed[i]);
-	for (size_t i = 0; headers && headers[i]; i++)
-		h->headers = curl_slist_append(h->headers, headers[i]);
-	if (bearer_token && *bearer_token) {
-		size_t n = strlen(bearer_token) + 32;
-
-		if ((h->auth = malloc(n))) {
-			snprintf(h->auth, n, "Authorization: Bearer %s", bearer_token);
-			h->headers = curl_slist_append(h->headers, h->auth);
-		}
-	}
-	curl_easy_setopt(h->c, CURLOPT_URL, url);
-	curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, h->headers);
-	curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h->c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
-	curl_easy_setopt(h->c, CURLOPT_PROTOCOLS_STR, "https,http");
-	curl_easy_setopt(h->c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(h->c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h->c, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(h->c, CURLOPT_POST, 1L);
-	return h;
-}
-
-void push_http_free(struct push_http *h)
-{
-	if (!h)
-		return;
-	curl_easy_cleanup(h->c);
-	curl_slist_free_all(h->headers);
-	if (h->auth)
-		memset(h->auth, 0, strlen(h->auth));
-	free(h->auth);
-	free(h);
-}
-
-enum push_result push_http_post(struct push_http *h, const void *body, size_t len, long *ret_status,
-				uint64_t *ret_retry_after_s, char *why, size_t why_size)
-{
-	CURLcode rc;
-	long status = 0;
-
-	h->retry_after_s = 0;
-	curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	rc = curl_easy_perform(h->c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &status);
-	*ret_status = status;
-	*ret_retry_after_s = h->retry_after_s;
-	if (rc != CURLE_OK) {
-		snprintf(why, why_size, "%s", curl_easy_strerror(rc));
-		return PUSH_RETRY;
-	}
-	snprintf(why, why_size, "HTTP %ld", status);
-	if (status >= 200 && status < 300)
-		return PUSH_SENT;
-	if (status == 429 || status >= 500)
-		return PUSH_RETRY;
-	return PUSH_DROP;
 }

@@ -4,35 +4,56 @@
  * read back as samples: so that kepler-push sends the same families,
  * labels, top-N cuts and folds as kepler-exporter without a second
  * renderer. Only the text kepler_fmt_prom() writes is expected (one sample
- * a line, label values escaped as the text format says), but any text is
- * read safely: a line that is not a sample is skipped and counted.
+ * a line, label values escaped as the text format says, "# TYPE" before a
+ * family's samples), but any text is read safely: a line that is not a
+ * sample is skipped and counted. A set keeps its memory from one parse to
+ * the next: its strings live in one arena, so a snapshot of 10,000
+ * processes costs a handful of allocations, not one per label.
  */
 #ifndef KEPLER_PUSH_SAMPLES_H
 #define KEPLER_PUSH_SAMPLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PUSH_MAX_LABELS 32
 
+/* NUL-terminated, in the set's arena. */
 struct push_label {
-	char *name, *value;
+	const char *name, *value;
 };
 
 /* One sample: its labels sorted by name (__name__ among them) and its value. */
 struct push_sample {
-	struct push_label labels[PUSH_MAX_LABELS];
+	const struct push_label *labels;
 	size_t nlabels;
+	const char *name; /* __name__'s value */
 	double value;
-	char *key; /* the series' identity: the labels joined, for grouping samples of several snapshots */
+	bool counter;    /* its family's "# TYPE NAME counter" came before it: a cumulative sum */
+	const char *key; /* the series' identity: its line up to the value, as written (not NUL-terminated) */
+	size_t key_len;
+	size_t label0; /* (the first of its labels in the set's) */
 };
 
-/*
- * Parse @text (@len bytes) into *@ret (malloc'ed, free with
- * push_samples_free()), the count in *@ret_n, the lines skipped in
- * *@ret_skipped. -ENOMEM.
- */
-int push_samples_parse(const char *text, size_t len, struct push_sample **ret, size_t *ret_n,
-		       size_t *ret_skipped);
-void push_samples_free(struct push_sample *s, size_t n);
+struct push_samples {
+	struct push_sample *v;
+	size_t n, cap;
+	struct push_label *labels;
+	size_t nlabels, labels_cap;
+	char *arena; /* label names and values, each NUL-terminated */
+	size_t arena_cap;
+	char *text; /* the text, kept: the keys point into it */
+	size_t text_cap;
+	size_t skipped;
+};
+
+#define PUSH_SAMPLES_INIT \
+	{                 \
+		0         \
+	}
+
+/* Parse @text (@len bytes) into @s, replacing what it held. -ENOMEM (@s then empty). */
+int push_samples_parse(struct push_samples *s, const char *text, size_t len);
+void push_samples_free(struct push_samples *s);
 
 #endif

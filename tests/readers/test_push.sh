@@ -15,7 +15,8 @@ push=$build/readers/push/kepler-push
 stdout=$build/readers/stdout/kepler-stdout
 store=$tmp/store
 
-"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group "" \
+# started as root, kepler-push becomes push.user (nobody) with the store's group: a store of group nogroup
+"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group nogroup \
 	--store.retention.snapshots 40 --log.level warn >"$tmp/c.log" 2>&1 &
 pids+=($!)
 wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
@@ -52,7 +53,7 @@ wait_seq "$store" $(($(store_seq "$store") + 10))
 start_prometheus || fail "prometheus did not come back"
 eventually 120 caught_up "$(store_seq "$store")" || fail "not caught up after the receiver's outage: $(tail -3 "$tmp/push.log")"
 n=$(grep -c "cannot send to" "$tmp/push.log")
-[ "$n" -eq 1 ] && grep -q "the receiver takes samples again after" "$tmp/push.log" &&
+[ "$n" -eq 1 ] && grep -q "remote-write takes samples again after" "$tmp/push.log" &&
 	ok "the receiver's outage: one line when it began ($(grep -o 'cannot send to [^;]*' "$tmp/push.log" | head -1)), one when it ended" ||
 	fail "receiver outage logged $n times: $(grep -E 'cannot send|again' "$tmp/push.log")"
 snapshots

@@ -28,7 +28,7 @@ static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 		.group = group,
 		.map_size = 64ULL << 20,
 		.max_map_size = 4ULL << 30,
-		.retention_snapshots = 100,
+		.retention_snapshots = n > 100 ? (uint64_t)n : 100,
 		.retention_series_ns = 3600ULL * 1000000000ULL,
 	};
 	struct kepler_store *w;

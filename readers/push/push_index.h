@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * readers/push/push_index.h: series by their key (a sample's labels
+ * joined), for grouping the samples of several snapshots into one request:
+ * open addressing on the key's hash, the entries' own array kept by the
+ * caller (an index holds positions, not entries).
+ */
+#ifndef KEPLER_PUSH_INDEX_H
+#define KEPLER_PUSH_INDEX_H
+
+#include <stddef.h>
+
+/* The key of entry @i of the caller's array, its length in *@len. */
+typedef const char *(*push_key_fn)(const void *entries, size_t i, size_t *len);
+
+struct push_index {
+	size_t *slots; /* entry + 1; 0: free */
+	size_t nslots;
+	push_key_fn key_of;
+};
+
+/*
+ * Where @key's entry is: *@ret_found is its position when there is one;
+ * otherwise the position @n (the next entry the caller will add) is
+ * recorded for it and *@ret_found is @n. @entries: the caller's array of
+ * @n entries. -ENOMEM.
+ */
+int push_index_find(struct push_index *x, const void *entries, size_t n, const char *key, size_t len,
+		    size_t *ret_found);
+void push_index_clear(struct push_index *x);
+void push_index_free(struct push_index *x);
+
+#endif
