@@ -47,10 +47,10 @@
 #define SECRET_MAX 65536
 /*
  * A request's samples at most (a batch ends early there, after at least one
- * snapshot): about 1.4 snapshots of 10,000 processes, 20 MiB of OTLP before
- * compression
+ * snapshot): the samples of 7,000 processes, of 50 snapshots of a node of
+ * 100 (memory grows with the samples a request holds, whatever the batch)
  */
-#define PUSH_MAX_POINTS 100000
+#define PUSH_MAX_POINTS 50000
 
 enum dest_kind { DEST_REMOTE_WRITE, DEST_OTLP };
 

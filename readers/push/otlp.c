@@ -12,7 +12,7 @@
 #include "push_index.h"
 
 /*
- * A batch: its series (attributes copied once into one arena, as offsets),
+ * A batch: its series (each attribute pair kept once, however many carry it),
  * its metrics, and its points (series, time, value) in the order added; the
  * protobuf-c structures are laid out only when encoding, in a few arrays.
  */
@@ -20,10 +20,6 @@ struct oseries {
 	size_t key, key_len; /* in the arena */
 	size_t attr0, nattrs;
 	size_t metric;
-};
-
-struct oattr {
-	size_t key, value; /* in the arena */
 };
 
 struct opoint {
@@ -41,8 +37,9 @@ struct ometric {
 struct push_otlp {
 	struct oseries *series;
 	size_t nseries, capseries;
-	struct oattr *attrs;
+	size_t *attrs; /* each series' attributes, as numbers of pairs */
 	size_t nattrs, capattrs;
+	struct push_pairs pairs;
 	struct ometric *metrics;
 	size_t nmetrics, capmetrics;
 	struct opoint *points;
@@ -74,6 +71,7 @@ struct push_otlp *push_otlp_new(void)
 	if (o) {
 		o->sindex.key_of = series_key;
 		o->mindex.key_of = metric_key;
+		push_pairs_init(&o->pairs);
 	}
 	return o;
 }
@@ -81,6 +79,7 @@ struct push_otlp *push_otlp_new(void)
 void push_otlp_reset(struct push_otlp *o)
 {
 	o->nseries = o->nattrs = o->nmetrics = o->npoints = o->arena.len = 0;
+	push_pairs_clear(&o->pairs);
 	push_index_clear(&o->sindex);
 	push_index_clear(&o->mindex);
 }
@@ -91,6 +90,7 @@ void push_otlp_free(struct push_otlp *o)
 		return;
 	free(o->series);
 	free(o->attrs);
+	push_pairs_free(&o->pairs);
 	free(o->metrics);
 	free(o->points);
 	free(o->arena.data);
@@ -144,13 +144,10 @@ static size_t series_of(struct push_otlp *o, const struct push_sample *s)
 		return SIZE_MAX;
 	x->attr0 = o->nattrs;
 	for (size_t i = 0; i < s->nlabels; i++) {
-		struct oattr *a = &o->attrs[o->nattrs];
-
 		if (!strcmp(s->labels[i].name, "__name__"))
 			continue;
-		a->key = push_arena_put(&o->arena, s->labels[i].name, strlen(s->labels[i].name));
-		a->value = push_arena_put(&o->arena, s->labels[i].value, strlen(s->labels[i].value));
-		if (a->key == SIZE_MAX || a->value == SIZE_MAX)
+		if ((o->attrs[o->nattrs] = push_pairs_intern(&o->pairs, i, s->labels[i].name,
+							     s->labels[i].value)) == SIZE_MAX)
 			return SIZE_MAX;
 		o->nattrs++;
 	}
@@ -252,7 +249,7 @@ static void lay_metric(struct push_otlp *o, size_t i, struct layout *l, size_t *
 static int lay_out(struct push_otlp *o, struct layout *l)
 {
 	size_t nm = o->nmetrics ? o->nmetrics : 1, np = o->npoints ? o->npoints : 1,
-	       na = o->nattrs ? o->nattrs : 1;
+	       na = o->nattrs ? o->nattrs : 1, npairs = o->pairs.n ? o->pairs.n : 1;
 	size_t next = 0;
 
 	l->metrics = malloc(nm * sizeof(*l->metrics));
@@ -261,21 +258,22 @@ static int lay_out(struct push_otlp *o, struct layout *l)
 	l->gauges = malloc(nm * sizeof(*l->gauges));
 	l->pts = malloc(np * sizeof(*l->pts));
 	l->pt_ptrs = malloc(np * sizeof(*l->pt_ptrs));
-	l->kv = malloc(na * sizeof(*l->kv));
+	l->kv = malloc(npairs * sizeof(*l->kv));
 	l->kv_ptrs = malloc(na * sizeof(*l->kv_ptrs));
-	l->av = malloc(na * sizeof(*l->av));
+	l->av = malloc(npairs * sizeof(*l->av));
 	if (!l->metrics || !l->metric_ptrs || !l->sums || !l->gauges || !l->pts || !l->pt_ptrs || !l->kv ||
 	    !l->kv_ptrs || !l->av)
 		return -ENOMEM;
-	for (size_t i = 0; i < o->nattrs; i++) {
+	for (size_t i = 0; i < o->pairs.n; i++) { /* one KeyValue per pair, shared by the series */
 		otlp__key_value__init(&l->kv[i]);
 		otlp__any_value__init(&l->av[i]);
 		l->av[i].value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
-		l->av[i].string_value = o->arena.data + o->attrs[i].value;
-		l->kv[i].key = o->arena.data + o->attrs[i].key;
+		l->av[i].string_value = o->pairs.arena.data + o->pairs.v[i].value;
+		l->kv[i].key = o->pairs.arena.data + o->pairs.v[i].name;
 		l->kv[i].value = &l->av[i];
-		l->kv_ptrs[i] = &l->kv[i];
 	}
+	for (size_t i = 0; i < o->nattrs; i++)
+		l->kv_ptrs[i] = &l->kv[o->attrs[i]];
 	for (size_t i = 0; i < o->nmetrics; i++)
 		lay_metric(o, i, l, &next);
 	for (size_t i = 0; i < o->npoints; i++) { /* each metric's points together, in the order added */

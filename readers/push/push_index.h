@@ -9,12 +9,18 @@
 #define KEPLER_PUSH_INDEX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The key of entry @i of the caller's array, its length in *@len. */
 typedef const char *(*push_key_fn)(const void *entries, size_t i, size_t *len);
 
+struct push_slot {
+	uint64_t hash;
+	size_t entry; /* entry + 1; 0: free */
+};
+
 struct push_index {
-	size_t *slots; /* entry + 1; 0: free */
+	struct push_slot *slots; /* each with its key's hash: a probe compares keys only when hashes match */
 	size_t nslots;
 	push_key_fn key_of;
 };

@@ -11,7 +11,7 @@
 #include "remote_write.pb-c.h"
 
 /*
- * A batch: its series (labels copied once into one arena, as offsets) and
+ * A batch: its series (each label pair kept once, however many carry it) and
  * its samples (series, time, value) in the order added; the protobuf-c
  * structures are laid out only when encoding, in a few arrays.
  */
@@ -19,10 +19,6 @@ struct series {
 	size_t key, key_len; /* in the arena */
 	size_t label0, nlabels;
 	size_t count, next; /* its samples; (where its next goes, while encoding) */
-};
-
-struct label {
-	size_t name, value; /* in the arena */
 };
 
 struct sample {
@@ -34,8 +30,9 @@ struct sample {
 struct push_request {
 	struct series *series;
 	size_t n, cap;
-	struct label *labels;
+	size_t *labels; /* each series' labels, as numbers of pairs */
 	size_t nlabels, labels_cap;
+	struct push_pairs pairs;
 	struct sample *samples;
 	size_t nsamples, samples_cap;
 	struct push_arena arena;
@@ -54,8 +51,10 @@ struct push_request *push_request_new(void)
 {
 	struct push_request *r = calloc(1, sizeof(struct push_request));
 
-	if (r)
+	if (r) {
 		r->index.key_of = key_of;
+		push_pairs_init(&r->pairs);
+	}
 	return r;
 }
 
@@ -63,6 +62,7 @@ void push_request_reset(struct push_request *r)
 {
 	r->n = r->nlabels = r->nsamples = r->arena.len = 0;
 	push_index_clear(&r->index);
+	push_pairs_clear(&r->pairs);
 }
 
 void push_request_free(struct push_request *r)
@@ -74,6 +74,7 @@ void push_request_free(struct push_request *r)
 	free(r->samples);
 	free(r->arena.data);
 	push_index_free(&r->index);
+	push_pairs_free(&r->pairs);
 	free(r);
 }
 
@@ -105,12 +106,11 @@ static size_t series_of(struct push_request *r, const struct push_sample *s)
 	x->key_len = s->key_len;
 	x->label0 = r->nlabels;
 	for (size_t i = 0; i < s->nlabels && x->key != SIZE_MAX; i++) {
-		struct label *l = &r->labels[r->nlabels++];
+		size_t pair = push_pairs_intern(&r->pairs, i, s->labels[i].name, s->labels[i].value);
 
-		l->name = push_arena_put(&r->arena, s->labels[i].name, strlen(s->labels[i].name));
-		l->value = push_arena_put(&r->arena, s->labels[i].value, strlen(s->labels[i].value));
-		if (l->name == SIZE_MAX || l->value == SIZE_MAX)
+		if (pair == SIZE_MAX)
 			x->key = SIZE_MAX;
+		r->labels[r->nlabels++] = pair;
 	}
 	x->nlabels = r->nlabels - x->label0;
 	if (x->key == SIZE_MAX) { /* the batch is abandoned: keep the index consistent all the same */
@@ -157,22 +157,24 @@ static void layout_free(struct layout *l)
 static int lay_out(struct push_request *r, struct layout *l)
 {
 	size_t ns = r->n ? r->n : 1, nl = r->nlabels ? r->nlabels : 1, np = r->nsamples ? r->nsamples : 1;
+	size_t npairs = r->pairs.n ? r->pairs.n : 1;
 	size_t next = 0;
 
 	l->ts = malloc(ns * sizeof(*l->ts));
 	l->ts_ptrs = malloc(ns * sizeof(*l->ts_ptrs));
-	l->labels = malloc(nl * sizeof(*l->labels));
+	l->labels = malloc(npairs * sizeof(*l->labels));
 	l->label_ptrs = malloc(nl * sizeof(*l->label_ptrs));
 	l->samples = malloc(np * sizeof(*l->samples));
 	l->sample_ptrs = malloc(np * sizeof(*l->sample_ptrs));
 	if (!l->ts || !l->ts_ptrs || !l->labels || !l->label_ptrs || !l->samples || !l->sample_ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < r->nlabels; i++) {
+	for (size_t i = 0; i < r->pairs.n; i++) { /* one Label per pair, shared by the series */
 		prometheus__label__init(&l->labels[i]);
-		l->labels[i].name = r->arena.data + r->labels[i].name;
-		l->labels[i].value = r->arena.data + r->labels[i].value;
-		l->label_ptrs[i] = &l->labels[i];
+		l->labels[i].name = r->pairs.arena.data + r->pairs.v[i].name;
+		l->labels[i].value = r->pairs.arena.data + r->pairs.v[i].value;
 	}
+	for (size_t i = 0; i < r->nlabels; i++)
+		l->label_ptrs[i] = &l->labels[r->labels[i]];
 	for (size_t i = 0; i < r->n; i++) { /* each series' samples together, oldest first */
 		struct series *x = &r->series[i];
 

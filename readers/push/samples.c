@@ -13,7 +13,6 @@ void push_samples_free(struct push_samples *s)
 	free(s->v);
 	free(s->labels);
 	free(s->arena);
-	free(s->text);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -213,13 +212,11 @@ int push_samples_parse(struct push_samples *s, const char *text, size_t len)
 
 	s->n = s->nlabels = s->skipped = 0;
 	/* each label's name and value copied with a NUL: never more than the line they come from */
-	if (reserve(&s->text, &s->text_cap, len + 1) < 0 ||
-	    reserve(&s->arena, &s->arena_cap, 2 * len + 64) < 0)
+	if (reserve(&s->arena, &s->arena_cap, len + 64) < 0)
 		return -ENOMEM;
-	memcpy(s->text, text, len);
-	s->text[len] = 0;
-	p = s->text;
-	end = s->text + len;
+	s->text = text;
+	p = text;
+	end = text + len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
 		int r = 0;

@@ -42,8 +42,7 @@ struct push_samples {
 	size_t nlabels, labels_cap;
 	char *arena; /* label names and values, each NUL-terminated */
 	size_t arena_cap;
-	char *text; /* the text, kept: the keys point into it */
-	size_t text_cap;
+	const char *text; /* the caller's text: the keys point into it */
 	size_t skipped;
 };
 
@@ -52,7 +51,10 @@ struct push_samples {
 		0         \
 	}
 
-/* Parse @text (@len bytes) into @s, replacing what it held. -ENOMEM (@s then empty). */
+/*
+ * Parse @text (@len bytes) into @s, replacing what it held; the samples'
+ * keys point into @text, which must outlive them. -ENOMEM (@s then empty).
+ */
 int push_samples_parse(struct push_samples *s, const char *text, size_t len);
 void push_samples_free(struct push_samples *s);
 

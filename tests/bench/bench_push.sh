@@ -44,7 +44,7 @@ eventually 30 curl -s -o /dev/null -X POST "http://127.0.0.1:$port/" || { echo "
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # run PROTO BATCH [ARG...]: sends snapshots 2..nsnap; prints wall s, CPU s, requests
 run() {
-	local proto=$1 batch=$2 url state=$tmp/state-$1-$2-$# p t0 t1 c
+	local proto=$1 batch=$2 url state=$tmp/state-$1-$2-$# p t0 t1 c hwm
 	shift 2
 	mkdir -p "$state"
 	[ "$proto" = otlp ] && url=(--push.otlp.url "http://127.0.0.1:$port/v1/metrics") ||
@@ -64,7 +64,7 @@ run() {
 	hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status")
 	kill $p
 	wait $p 2>/dev/null
-	local bytes reqs hwm
+	local bytes reqs
 	bytes=$(grep -o 'sent snapshots [0-9]* to [0-9]* to [a-z-]*: [0-9]* bytes' "$tmp/push-$proto-$batch.log" | awk '{s += $(NF-1)} END {print s}')
 	reqs=$(grep -c 'sent snapshots' "$tmp/push-$proto-$batch.log")
 	awk -v p="$proto${*:+ $*}" -v b="$batch" -v n=$((nsnap - 1)) -v w=$((t1 - t0)) -v c="$c" -v hz="$hz" -v by="$bytes" -v r="$reqs" -v hwm="$hwm" 'BEGIN {
