@@ -666,20 +666,31 @@ static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, con
 /* The state directory, made (and given to push.user when root) if missing. */
 static int state_dir(const struct kepler_push_config *c)
 {
-	struct passwd *pw;
+	static const char *const files[] = { "remote-write.state", "otlp.state" };
+	struct passwd *pw = geteuid() == 0 ? getpwnam(c->push_user) : NULL;
+	struct stat st;
+	int fd;
 
-	if (mkdir(c->push_state_dir, 0750) < 0) {
-		if (errno == EEXIST)
-			return 0;
+	if (mkdir(c->push_state_dir, 0750) < 0 && errno != EEXIST) {
 		kepler_err("push.state-dir %s: %s", c->push_state_dir, strerror(errno));
 		return -1;
 	}
-	if (geteuid() == 0 && (pw = getpwnam(c->push_user)) && pw->pw_uid != 0 &&
-	    chown(c->push_state_dir, pw->pw_uid, pw->pw_gid) < 0) {
+	/* made now, or left root's by a run before push.user: given to it, with its state files */
+	if (!pw || pw->pw_uid == 0 || lstat(c->push_state_dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0)
+		return 0;
+	if ((fd = open(c->push_state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fchown(fd, pw->pw_uid, pw->pw_gid) < 0) {
 		kepler_err("push.state-dir %s: cannot give it to %s: %s", c->push_state_dir, c->push_user,
 			   strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		fchownat(fd, files[i], pw->pw_uid, pw->pw_gid,
+			 AT_SYMLINK_NOFOLLOW); /* (absent: nothing to give) */
+	close(fd);
 	return 0;
 }
 

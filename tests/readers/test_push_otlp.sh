@@ -158,9 +158,10 @@ eventually 60 caught_up "$(store_seq "$store")" || fail "not going on after a 40
 kill "$pusher"
 wait "$pusher" 2>/dev/null
 
-# basic auth (and no compression)
+# basic auth (and no compression), from a state directory a run as root left root's: given to push.user
 printf 'pw-1\n' >"$tmp/password" && chmod 0600 "$tmp/password"
 : >"$tmp/got.jsonl"
+mkdir -m 0700 "$tmp/state-basic" && store_seq "$store" >"$tmp/state-basic/otlp.state"
 "$push" --store.path "$store" --push.otlp.url "http://127.0.0.1:$rport/v1/metrics" --push.basic-auth.username kepler \
 	--push.otlp.compression none \
 	--push.basic-auth.password-file "$tmp/password" --push.state-dir "$tmp/state-basic" >>"$tmp/basic.log" 2>&1 &
@@ -173,6 +174,12 @@ grep -q "\"authorization\":\"Basic $(printf 'kepler:pw-1' | base64)\"" "$tmp/got
 	ok "basic auth: the password file's first line, with the username" || fail "basic auth: $(head -c 300 "$tmp/got.jsonl")"
 grep -q '"content-encoding"' "$tmp/got.jsonl" && fail "push.otlp.compression none still compressed" ||
 	ok "push.otlp.compression none: bodies sent as they are"
+if [ "$(id -u)" -eq 0 ]; then
+	grep -q "resuming after the snapshot last acknowledged" "$tmp/basic.log" &&
+		[ "$(stat -c %U "$tmp/state-basic" "$tmp/state-basic/otlp.state" | sort -u)" = nobody ] &&
+		ok "a state directory left root's: given to push.user, and resumed from" ||
+		fail "root's state directory: $(stat -c '%U %n' "$tmp/state-basic" "$tmp/state-basic/otlp.state"); $(tail -2 "$tmp/basic.log")"
+fi
 chmod 0644 "$tmp/password"
 "$push" --store.path "$store" --push.otlp.url http://127.0.0.1:1/ --push.basic-auth.username kepler \
 	--push.basic-auth.password-file "$tmp/password" >/dev/null 2>"$tmp/e"
