@@ -151,9 +151,12 @@ PY
 	for _ in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done
 	return 1
 }
-# with_fake_stat FILE CMD...: CMD in a private mount namespace where FILE is bound over /proc/stat
+# with_fake_stat FILE CMD... &: CMD in a private mount namespace where FILE is bound over /proc/stat.
+# Run it in the background only: it execs (unshare, sh, then CMD, each in place of the last), so $!
+# is CMD's PID and stopping that PID stops CMD (a subshell left in between once leaked collectors
+# that ran on after their test).
 with_fake_stat() {
 	local f=$1
 	shift
-	unshare -m --propagation private sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$f" "$@"
+	exec unshare -m --propagation private sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$f" "$@"
 }

@@ -688,8 +688,13 @@ static int state_dir(const struct kepler_push_config *c)
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		fchownat(fd, files[i], pw->pw_uid, pw->pw_gid,
-			 AT_SYMLINK_NOFOLLOW); /* (absent: nothing to give) */
+		if (fchownat(fd, files[i], pw->pw_uid, pw->pw_gid, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno != ENOENT) {
+			kepler_err("push.state-dir %s/%s: cannot give it to %s: %s", c->push_state_dir,
+				   files[i], c->push_user, strerror(errno));
+			close(fd);
+			return -1;
+		}
 	close(fd);
 	return 0;
 }
