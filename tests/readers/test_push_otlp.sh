@@ -24,7 +24,8 @@ store=$tmp/store
 command -v node >/dev/null || skip "node missing (tools/setup.sh installs nodejs and npm)"
 if [ ! -f "$rx/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
 	command -v npm >/dev/null || skip "npm missing (tools/setup.sh installs it)"
-	(cd "$rx" && timeout 300 npm install --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1) ||
+	# the versions package-lock.json pins, exactly
+	(cd "$rx" && timeout 300 npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1) ||
 		skip "npm could not install @opentelemetry/otlp-transformer: $(tail -2 "$tmp/npm.log")"
 fi
 
