@@ -19,7 +19,7 @@ PACKAGES=(
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	# libraries
 	liblmdb-dev libmicrohttpd-dev libgnutls28-dev libncurses-dev libyaml-dev libcap-dev libxxhash-dev libzstd-dev libseccomp-dev
-	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev libfreeipmi-dev libprotobuf-c-dev protobuf-c-compiler libsnappy-dev
+	libcrypt-dev libcurl4-gnutls-dev libjson-c-dev libfreeipmi-dev libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libdeflate-dev
 	# tests: cmocka, libFuzzer runtime, LMDB tools, terminal and Prometheus
 	libcmocka-dev libclang-rt-14-dev clang-format-14 lmdb-utils tmux prometheus jq curl
 	openssl apache2-utils stress-ng wrk prometheus-process-exporter python3-jsonschema strace

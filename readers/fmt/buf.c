@@ -30,7 +30,8 @@ int kepler_buf_reserve(struct kepler_buf *b, size_t extra)
 
 void kepler_buf_add(struct kepler_buf *b, const void *p, size_t n)
 {
-	if (n == 0 || kepler_buf_reserve(b, n) < 0)
+	/* (room already there: the common case, without the call) */
+	if (n == 0 || (b->cap - b->len < n && kepler_buf_reserve(b, n) < 0) || b->error)
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -43,7 +44,7 @@ void kepler_buf_adds(struct kepler_buf *b, const char *s)
 
 void kepler_buf_addc(struct kepler_buf *b, char c)
 {
-	if (kepler_buf_reserve(b, 1) == 0)
+	if ((b->cap > b->len || kepler_buf_reserve(b, 1) == 0) && !b->error)
 		b->data[b->len++] = c;
 }
 
@@ -83,15 +84,45 @@ void kepler_buf_u64(struct kepler_buf *b, uint64_t v)
 
 void kepler_buf_fixed(struct kepler_buf *b, unsigned __int128 v, unsigned digits)
 {
+	static const uint64_t pow10[20] = { 1ULL,
+					    10ULL,
+					    100ULL,
+					    1000ULL,
+					    10000ULL,
+					    100000ULL,
+					    1000000ULL,
+					    10000000ULL,
+					    100000000ULL,
+					    1000000000ULL,
+					    10000000000ULL,
+					    100000000000ULL,
+					    1000000000000ULL,
+					    10000000000000ULL,
+					    100000000000000ULL,
+					    1000000000000000ULL,
+					    10000000000000000ULL,
+					    100000000000000000ULL,
+					    1000000000000000000ULL,
+					    10000000000000000000ULL };
 	char tmp[64];
 	size_t i = sizeof(tmp), end = sizeof(tmp);
+	unsigned __int128 whole;
+	uint64_t frac, w;
 
 	if (digits > 19)
 		digits = 19;
+	/* one division, in 64 bits when @v fits (128-bit ones are a library call each) */
+	if (v >> 64) {
+		whole = v / pow10[digits];
+		frac = (uint64_t)(v % pow10[digits]);
+	} else {
+		whole = (uint64_t)v / pow10[digits];
+		frac = (uint64_t)v % pow10[digits];
+	}
 	/* the fraction, right to left; @end drops its trailing zeros */
 	for (unsigned n = 0; n < digits; n++) {
-		tmp[--i] = (char)('0' + (unsigned)(v % 10));
-		v /= 10;
+		tmp[--i] = (char)('0' + frac % 10);
+		frac /= 10;
 	}
 	while (end > i && tmp[end - 1] == '0')
 		end--;
@@ -99,10 +130,15 @@ void kepler_buf_fixed(struct kepler_buf *b, unsigned __int128 v, unsigned digits
 		tmp[--i] = '.';
 	else
 		end = i; /* a whole number */
+	while (whole >> 64) {
+		tmp[--i] = (char)('0' + (unsigned)(whole % 10));
+		whole /= 10;
+	}
+	w = (uint64_t)whole;
 	do {
-		tmp[--i] = (char)('0' + (unsigned)(v % 10));
-		v /= 10;
-	} while (v);
+		tmp[--i] = (char)('0' + w % 10);
+		w /= 10;
+	} while (w);
 	kepler_buf_add(b, tmp + i, end - i);
 }
 

@@ -21,8 +21,43 @@ struct proc_labels {
 	bool *folded;  /* metrics.process.fold: shown through its fold */
 	bool *top;     /* metrics.process.top: [i * nzones + z], one of zone z's top; NULL: all */
 	bool *any_top; /* [i]: of the top of some zone */
+	/* ,state="..." and ,zone="..." rendered once, not once a line */
+	struct kepler_buf fixed;
+	size_t state_at[KEPLER_STATE_COUNT + 1], zone_at[KEPLER_MAX_ZONES + 1];
 };
 
+static void render_fixed_labels(struct prom *pr, struct proc_labels *pl)
+{
+	for (int st = 0; st < KEPLER_STATE_COUNT; st++) {
+		pl->state_at[st] = pl->fixed.len;
+		prom_label(&pl->fixed, "state", kepler_state_name((enum kepler_state)st), false);
+	}
+	pl->state_at[KEPLER_STATE_COUNT] = pl->fixed.len;
+	for (size_t z = 0; z < pr->s->nzones; z++) {
+		pl->zone_at[z] = pl->fixed.len;
+		prom_label(&pl->fixed, "zone", pr->s->zones[z].name, false);
+	}
+	pl->zone_at[pr->s->nzones] = pl->fixed.len;
+}
+
+/* Whether process @i has GPU energy (its GPU families show it, whatever the top and the folds). */
+static bool uses_gpu(const struct prom *pr, size_t i)
+{
+	const struct kepler_process *p = &pr->s->processes[i];
+
+	for (size_t z = 0; z < pr->s->nzones; z++)
+		if (pr->device[z] && p->usage.zones[z].total_uj)
+			return true;
+	return false;
+}
+
+/* Whether a series of process @i is written: of the top (or no top) and not folded, or of a GPU family. */
+static bool needs_labels(const struct prom *pr, const struct proc_labels *pl, size_t i)
+{
+	return ((!pl->any_top || pl->any_top[i]) && !pl->folded[i]) || uses_gpu(pr, i);
+}
+
+/* The labels of the processes written (with a top of 100 among 10,000: those 100 and no more). */
 static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
@@ -32,6 +67,10 @@ static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
 		char pid[16];
 
 		pl->a[i] = pl->text.len;
+		if (!needs_labels(pr, pl, i)) {
+			pl->b[i] = pl->text.len;
+			continue;
+		}
 		prom_label(&pl->text, "comm", p->comm, true);
 		prom_label(&pl->text, "container_id", p->container_id, false);
 		prom_label(&pl->text, "exe", p->exe, false);
@@ -102,19 +141,24 @@ static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *
 	return 0;
 }
 
+/* NAME{labels} of process @i: with its state or not, with zone @zone's label or none (-1). */
 static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, const char *name,
-		      bool with_state, const char *zone)
+		      bool with_state, int zone)
 {
 	const struct kepler_process *p = &pr->s->processes[i];
 
 	kepler_buf_adds(pr->out, name);
 	kepler_buf_addc(pr->out, '{');
 	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
-	if (with_state)
+	if (with_state && (unsigned)p->usage.state < KEPLER_STATE_COUNT)
+		kepler_buf_add(pr->out, pl->fixed.data + pl->state_at[p->usage.state],
+			       pl->state_at[p->usage.state + 1] - pl->state_at[p->usage.state]);
+	else if (with_state)
 		prom_label(pr->out, "state", kepler_state_name(p->usage.state), false);
 	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
-	if (zone)
-		prom_label(pr->out, "zone", zone, false);
+	if (zone >= 0)
+		kepler_buf_add(pr->out, pl->fixed.data + pl->zone_at[zone],
+			       pl->zone_at[zone + 1] - pl->zone_at[zone]);
 	kepler_buf_add(pr->out, "} ", 2);
 }
 
@@ -281,7 +325,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_idle_joules_total", true, s->zones[z].name);
+			proc_line(pr, pl, i, "kepler_process_cpu_idle_joules_total", true, (int)z);
 			prom_joules(pr->out, s->processes[i].usage.idle[z].total_uj);
 			prom_end_value(pr->out);
 		}
@@ -295,7 +339,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_idle_watts", true, s->zones[z].name);
+			proc_line(pr, pl, i, "kepler_process_cpu_idle_watts", true, (int)z);
 			prom_watts(pr->out, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
 			prom_end_value(pr->out);
 		}
@@ -312,7 +356,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, s->zones[z].name);
+			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, (int)z);
 			prom_joules(pr->out, s->processes[i].usage.zones[z].total_uj);
 			prom_end_value(pr->out);
 		}
@@ -323,7 +367,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, s->zones[z].name);
+			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, (int)z);
 			prom_watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
 			prom_end_value(pr->out);
 		}
@@ -337,7 +381,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		if (pl->dup_seconds[i] || pl->folded[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
-		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, NULL);
+		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, -1);
 		prom_seconds(pr->out, s->processes[i].usage.cpu_time_ns);
 		prom_end_value(pr->out);
 	}
@@ -351,7 +395,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 int prom_processes(struct prom *pr)
 {
 	size_t n = pr->s->nprocesses;
-	struct proc_labels pl = { .text = KEPLER_BUF_INIT };
+	struct proc_labels pl = { .text = KEPLER_BUF_INIT, .fixed = KEPLER_BUF_INIT };
 	int r = -1;
 
 	pl.a = malloc((n + 1) * sizeof(size_t));
@@ -363,15 +407,19 @@ int prom_processes(struct prom *pr)
 		goto out;
 	for (size_t i = 0; pr->process_fold && i < n; i++)
 		pl.folded[i] = pr->s->processes[i].flags & KEPLER_PROCESS_FOLDED;
-	render_proc_labels(pr, &pl);
-	if (pl.text.error || find_duplicates(pr->s, &pl) < 0)
+	if (find_duplicates(pr->s, &pl) < 0)
 		goto out;
 	if (pr->process_top && choose_top(pr, &pl) < 0)
+		goto out;
+	render_proc_labels(pr, &pl);
+	render_fixed_labels(pr, &pl);
+	if (pl.text.error || pl.fixed.error)
 		goto out;
 	process_families(pr, &pl);
 	r = 0;
 out:
 	kepler_buf_free(&pl.text);
+	kepler_buf_free(&pl.fixed);
 	free(pl.a);
 	free(pl.b);
 	free(pl.dup_energy);

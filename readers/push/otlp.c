@@ -10,58 +10,92 @@
 #include "otlp_metrics.pb-c.h"
 #include "push_arena.h"
 #include "push_index.h"
+#include "push_series.h"
 
-/*
- * A batch: its series (each attribute pair kept once, however many carry it),
- * its metrics, and its points (series, time, value) in the order added; the
- * protobuf-c structures are laid out only when encoding, in a few arrays.
- */
-struct oseries {
-	size_t key, key_len; /* in the arena */
-	size_t attr0, nattrs;
-	size_t metric;
-};
+/* A point's packed size at most: time (tag, 8 bytes), value (tag, 8 bytes). */
+#define POINT_MAX 24
 
 struct opoint {
 	size_t series;
 	uint64_t ts_ns;
 	double value;
+	bool tail;   /* its series' first in the batch: packed in the room after its attributes */
+	size_t slot; /* (its place among its metric's, while encoding) */
 };
 
+/* A metric: a family's name and kind, kept from one batch to the next (there are a few dozen). */
 struct ometric {
-	size_t name, name_len; /* in the arena */
+	size_t name, name_len; /* in names */
 	bool sum;              /* a counter: cumulative and monotonic */
-	size_t count, next;    /* its points; (where its next goes, while encoding) */
+	uint32_t request;      /* the batch it was last in */
+	size_t count, next;    /* its points in the batch; (where its next goes, while encoding) */
 };
 
+/*
+ * A batch: its metrics, in the order first added, and its points (series,
+ * time, value) in the order added. The series with their attributes'
+ * bytes (push_series.h) and the metrics are kept from one batch to the
+ * next; the rest of the memory too.
+ */
 struct push_otlp {
-	struct oseries *series;
-	size_t nseries, capseries;
-	size_t *attrs; /* each series' attributes, as numbers of pairs */
-	size_t nattrs, capattrs;
-	struct push_pairs pairs;
+	struct push_series table;
 	struct ometric *metrics;
 	size_t nmetrics, capmetrics;
+	struct push_arena names;
+	struct push_index mindex;
+	uint32_t request;
+	size_t *order; /* the batch's metrics */
+	size_t norder, order_cap;
 	struct opoint *points;
 	size_t npoints, cappoints;
-	struct push_arena arena;
-	struct push_index sindex, mindex;
+	size_t skipped;
+	/* encoding */
+	ProtobufCBinaryData *dp;
+	size_t dp_cap;
+	Otlp__MetricPacked *pm, **pm_ptrs;
+	Otlp__SumPacked *sums;
+	Otlp__GaugePacked *gauges;
+	size_t pm_cap, pm_ptrs_cap, sums_cap, gauges_cap;
+	struct push_arena body; /* each point packed */
 };
-
-static const char *series_key(const void *ctx, size_t i, size_t *len)
-{
-	const struct push_otlp *o = ctx;
-
-	*len = o->series[i].key_len;
-	return o->arena.data + o->series[i].key;
-}
 
 static const char *metric_key(const void *ctx, size_t i, size_t *len)
 {
 	const struct push_otlp *o = ctx;
 
 	*len = o->metrics[i].name_len;
-	return o->arena.data + o->metrics[i].name;
+	return o->names.data + o->metrics[i].name;
+}
+
+/* A series' attributes (its labels but __name__) as the start of a packed NumberDataPoint (push_encode_fn). */
+static int encode_attributes(void *ctx, const struct push_label *l, size_t n, struct push_arena *out)
+{
+	Otlp__KeyValue kv[PUSH_MAX_LABELS], *ptr[PUSH_MAX_LABELS];
+	Otlp__AnyValue av[PUSH_MAX_LABELS];
+	Otlp__NumberDataPoint d = OTLP__NUMBER_DATA_POINT__INIT;
+	size_t na = 0, size;
+	void *to;
+
+	(void)ctx;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(l[i].name, "__name__"))
+			continue;
+		otlp__key_value__init(&kv[na]);
+		otlp__any_value__init(&av[na]);
+		av[na].value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
+		av[na].string_value = (char *)l[i].value;
+		kv[na].key = (char *)l[i].name;
+		kv[na].value = &av[na];
+		ptr[na] = &kv[na];
+		na++;
+	}
+	d.attributes = ptr;
+	d.n_attributes = na;
+	size = otlp__number_data_point__get_packed_size(&d);
+	if (!(to = push_arena_room(out, size)))
+		return -ENOMEM;
+	out->len += otlp__number_data_point__pack(&d, to);
+	return 0;
 }
 
 struct push_otlp *push_otlp_new(void)
@@ -69,33 +103,36 @@ struct push_otlp *push_otlp_new(void)
 	struct push_otlp *o = calloc(1, sizeof(*o));
 
 	if (o) {
-		o->sindex.key_of = series_key;
+		push_series_init(&o->table, encode_attributes, NULL, POINT_MAX);
 		o->mindex.key_of = metric_key;
-		push_pairs_init(&o->pairs);
+		o->request = 1;
 	}
 	return o;
 }
 
 void push_otlp_reset(struct push_otlp *o)
 {
-	o->nseries = o->nattrs = o->nmetrics = o->npoints = o->arena.len = 0;
-	push_pairs_clear(&o->pairs);
-	push_index_clear(&o->sindex);
-	push_index_clear(&o->mindex);
+	o->norder = o->npoints = o->skipped = 0;
+	o->request++;
+	(void)push_series_begin(&o->table); /* (out of memory: what is stale stays, no harm) */
 }
 
 void push_otlp_free(struct push_otlp *o)
 {
 	if (!o)
 		return;
-	free(o->series);
-	free(o->attrs);
-	push_pairs_free(&o->pairs);
+	push_series_free(&o->table);
 	free(o->metrics);
-	free(o->points);
-	free(o->arena.data);
-	push_index_free(&o->sindex);
+	push_arena_free(&o->names);
 	push_index_free(&o->mindex);
+	free(o->order);
+	free(o->points);
+	free(o->dp);
+	free(o->pm);
+	free(o->pm_ptrs);
+	free(o->sums);
+	free(o->gauges);
+	push_arena_free(&o->body);
 	free(o);
 }
 
@@ -104,58 +141,31 @@ size_t push_otlp_points(const struct push_otlp *o)
 	return o->npoints;
 }
 
-/* The metric named @name, new when the batch has none yet. SIZE_MAX: out of memory. */
-static size_t metric_of(struct push_otlp *o, const char *name, bool sum)
+size_t push_otlp_skipped(const struct push_otlp *o)
 {
-	size_t at, len = strlen(name);
+	return o->skipped;
+}
+
+/* The metric of @s's family, new when none yet. SIZE_MAX: out of memory. */
+static size_t metric_of(struct push_otlp *o, const struct push_sample *s)
+{
+	size_t at;
+	struct ometric *m;
 
 	if (push_room((void **)&o->metrics, o->nmetrics, 1, &o->capmetrics, sizeof(*o->metrics)) < 0 ||
-	    push_index_find(&o->mindex, o, o->nmetrics, name, len, &at) < 0)
+	    push_index_find(&o->mindex, o, o->nmetrics, s->key, s->name_len, &at) < 0)
 		return SIZE_MAX;
 	if (at < o->nmetrics)
 		return at;
-	memset(&o->metrics[at], 0, sizeof(o->metrics[at]));
-	if ((o->metrics[at].name = push_arena_put(&o->arena, name, len)) == SIZE_MAX) {
-		o->metrics[at].name = 0; /* the batch is abandoned: keep the index consistent all the same */
-		return SIZE_MAX;
-	}
-	o->metrics[at].name_len = len;
-	o->metrics[at].sum = sum;
+	m = &o->metrics[at];
+	memset(m, 0, sizeof(*m)); /* (name_len 0 until whole: one abandoned matches nothing) */
 	o->nmetrics++;
-	return at;
-}
-
-/* The series of @s, new when the batch has none yet. SIZE_MAX: out of memory. */
-static size_t series_of(struct push_otlp *o, const struct push_sample *s)
-{
-	struct oseries *x;
-	size_t at, m, key;
-
-	if (push_room((void **)&o->series, o->nseries, 1, &o->capseries, sizeof(*o->series)) < 0 ||
-	    push_room((void **)&o->attrs, o->nattrs, s->nlabels, &o->capattrs, sizeof(*o->attrs)) < 0 ||
-	    push_index_find(&o->sindex, o, o->nseries, s->key, s->key_len, &at) < 0)
+	if ((m->name = push_arena_put(&o->names, s->key, s->name_len)) == SIZE_MAX) {
+		m->name = 0;
 		return SIZE_MAX;
-	if (at < o->nseries)
-		return at;
-	x = &o->series[at];
-	memset(x, 0, sizeof(*x)); /* (key_len 0 until it is whole: an abandoned one matches nothing) */
-	if ((m = metric_of(o, s->name, s->counter)) == SIZE_MAX ||
-	    (key = push_arena_put(&o->arena, s->key, s->key_len)) == SIZE_MAX)
-		return SIZE_MAX;
-	x->attr0 = o->nattrs;
-	for (size_t i = 0; i < s->nlabels; i++) {
-		if (!strcmp(s->labels[i].name, "__name__"))
-			continue;
-		if ((o->attrs[o->nattrs] = push_pairs_intern(&o->pairs, i, s->labels[i].name,
-							     s->labels[i].value)) == SIZE_MAX)
-			return SIZE_MAX;
-		o->nattrs++;
 	}
-	x->nattrs = o->nattrs - x->attr0;
-	x->metric = m;
-	x->key = key;
-	x->key_len = s->key_len;
-	o->nseries++;
+	m->name_len = s->name_len;
+	m->sum = s->counter;
 	return at;
 }
 
@@ -164,12 +174,32 @@ int push_otlp_add(struct push_otlp *o, const struct push_sample *s, size_t n, ui
 	if (push_room((void **)&o->points, o->npoints, n, &o->cappoints, sizeof(*o->points)) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		size_t at = series_of(o, &s[i]);
+		size_t at;
+		unsigned flags;
+		int e = push_series_find(&o->table, &s[i], &at, &flags);
+		struct ometric *m;
 
-		if (at == SIZE_MAX)
+		if (e < 0)
+			return e;
+		if (e == 1) { /* not a key: skipped, and said once per batch by the caller */
+			o->skipped++;
+			continue;
+		}
+		if ((flags & PUSH_SERIES_NEW) && (o->table.v[at].metric = metric_of(o, &s[i])) == SIZE_MAX) {
+			o->table.v[at].invalid = true; /* (its metric is missing: never sent) */
 			return -ENOMEM;
-		o->points[o->npoints++] = (struct opoint){ at, ts_ns, s[i].value };
-		o->metrics[o->series[at].metric].count++;
+		}
+		m = &o->metrics[o->table.v[at].metric];
+		if (m->request != o->request) {
+			if (push_room((void **)&o->order, o->norder, 1, &o->order_cap, sizeof(*o->order)) < 0)
+				return -ENOMEM;
+			m->request = o->request;
+			m->count = 0;
+			o->order[o->norder++] = o->table.v[at].metric;
+		}
+		m->count++;
+		o->points[o->npoints++] =
+			(struct opoint){ at, ts_ns, s[i].value, (flags & PUSH_SERIES_FIRST) != 0, 0 };
 	}
 	return 0;
 }
@@ -193,102 +223,93 @@ static const char *unit_of(const char *name)
 	return "";
 }
 
-/* The protobuf-c structures of a batch, in a few arrays. */
-struct layout {
-	Otlp__Metric *metrics, **metric_ptrs;
-	Otlp__Sum *sums;
-	Otlp__Gauge *gauges;
-	Otlp__NumberDataPoint *pts, **pt_ptrs;
-	Otlp__KeyValue *kv, **kv_ptrs;
-	Otlp__AnyValue *av;
-};
-
-static void layout_free(struct layout *l)
+/*
+ * Each metric's points together, in the order added: their attributes'
+ * bytes, kept, then time and value packed by protobuf-c. A series' first
+ * point in the batch (its only one, once caught up) is packed in the room
+ * kept after its attributes and sent from there; others are copied into
+ * the body with them.
+ */
+static int pack_points(struct push_otlp *o)
 {
-	free(l->metrics);
-	free(l->metric_ptrs);
-	free(l->sums);
-	free(l->gauges);
-	free(l->pts);
-	free(l->pt_ptrs);
-	free(l->kv);
-	free(l->kv_ptrs);
-	free(l->av);
-}
-
-static void lay_metric(struct push_otlp *o, size_t i, struct layout *l, size_t *next)
-{
-	struct ometric *m = &o->metrics[i];
-	Otlp__NumberDataPoint **dp = &l->pt_ptrs[*next];
-	Otlp__Metric *x = &l->metrics[i];
-
-	otlp__metric__init(x);
-	x->name = o->arena.data + m->name;
-	x->unit = (char *)unit_of(x->name);
-	m->next = *next;
-	*next += m->count;
-	if (m->sum) {
-		otlp__sum__init(&l->sums[i]);
-		l->sums[i].data_points = dp;
-		l->sums[i].n_data_points = m->count;
-		l->sums[i].aggregation_temporality =
-			OTLP__AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE;
-		l->sums[i].is_monotonic = true;
-		x->data_case = OTLP__METRIC__DATA_SUM;
-		x->sum = &l->sums[i];
-	} else {
-		otlp__gauge__init(&l->gauges[i]);
-		l->gauges[i].data_points = dp;
-		l->gauges[i].n_data_points = m->count;
-		x->data_case = OTLP__METRIC__DATA_GAUGE;
-		x->gauge = &l->gauges[i];
-	}
-	l->metric_ptrs[i] = x;
-}
-
-static int lay_out(struct push_otlp *o, struct layout *l)
-{
-	size_t nm = o->nmetrics ? o->nmetrics : 1, np = o->npoints ? o->npoints : 1,
-	       na = o->nattrs ? o->nattrs : 1, npairs = o->pairs.n ? o->pairs.n : 1;
 	size_t next = 0;
 
-	l->metrics = malloc(nm * sizeof(*l->metrics));
-	l->metric_ptrs = malloc(nm * sizeof(*l->metric_ptrs));
-	l->sums = malloc(nm * sizeof(*l->sums));
-	l->gauges = malloc(nm * sizeof(*l->gauges));
-	l->pts = malloc(np * sizeof(*l->pts));
-	l->pt_ptrs = malloc(np * sizeof(*l->pt_ptrs));
-	l->kv = malloc(npairs * sizeof(*l->kv));
-	l->kv_ptrs = malloc(na * sizeof(*l->kv_ptrs));
-	l->av = malloc(npairs * sizeof(*l->av));
-	if (!l->metrics || !l->metric_ptrs || !l->sums || !l->gauges || !l->pts || !l->pt_ptrs || !l->kv ||
-	    !l->kv_ptrs || !l->av)
+	if (push_room((void **)&o->dp, 0, o->npoints, &o->dp_cap, sizeof(*o->dp)) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < o->pairs.n; i++) { /* one KeyValue per pair, shared by the series */
-		otlp__key_value__init(&l->kv[i]);
-		otlp__any_value__init(&l->av[i]);
-		l->av[i].value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
-		l->av[i].string_value = o->pairs.arena.data + o->pairs.v[i].value;
-		l->kv[i].key = o->pairs.arena.data + o->pairs.v[i].name;
-		l->kv[i].value = &l->av[i];
-	}
-	for (size_t i = 0; i < o->nattrs; i++)
-		l->kv_ptrs[i] = &l->kv[o->attrs[i]];
-	for (size_t i = 0; i < o->nmetrics; i++)
-		lay_metric(o, i, l, &next);
-	for (size_t i = 0; i < o->npoints; i++) { /* each metric's points together, in the order added */
-		const struct opoint *p = &o->points[i];
-		const struct oseries *x = &o->series[p->series];
-		struct ometric *m = &o->metrics[x->metric];
-		Otlp__NumberDataPoint *d = &l->pts[m->next];
+	for (size_t k = 0; k < o->norder; k++) {
+		struct ometric *m = &o->metrics[o->order[k]];
 
-		otlp__number_data_point__init(d);
-		d->time_unix_nano = p->ts_ns;
-		d->value_case = OTLP__NUMBER_DATA_POINT__VALUE_AS_DOUBLE;
-		d->as_double = p->value;
-		d->attributes = &l->kv_ptrs[x->attr0];
-		d->n_attributes = x->nattrs;
-		l->pt_ptrs[m->next++] = d;
+		m->next = next;
+		next += m->count;
+	}
+	o->body.len = 0;
+	for (size_t i = 0; i < o->npoints; i++) {
+		struct opoint *p = &o->points[i];
+		Otlp__NumberDataPoint d = OTLP__NUMBER_DATA_POINT__INIT;
+		size_t alen, at = o->body.len;
+		const void *attrs = push_series_labels(&o->table, p->series, &alen);
+		ProtobufCBinaryData *b;
+		uint8_t *to;
+
+		p->slot = o->metrics[o->table.v[p->series].metric].next++;
+		b = &o->dp[p->slot];
+		d.time_unix_nano = p->ts_ns;
+		d.value_case = OTLP__NUMBER_DATA_POINT__VALUE_AS_DOUBLE;
+		d.as_double = p->value;
+		if (p->tail) {
+			b->len = alen +
+				 otlp__number_data_point__pack(&d, push_series_tail(&o->table, p->series));
+			b->data = (uint8_t *)attrs;
+			continue;
+		}
+		if (!(to = push_arena_room(&o->body, alen + POINT_MAX)))
+			return -ENOMEM;
+		memcpy(to, attrs, alen);
+		o->body.len += alen + otlp__number_data_point__pack(&d, to + alen);
+		b->len = o->body.len - at;
+		b->data = (uint8_t *)(uintptr_t)at; /* an offset until the body stops moving */
+	}
+	for (size_t i = 0; i < o->npoints; i++)
+		if (!o->points[i].tail)
+			o->dp[o->points[i].slot].data =
+				(uint8_t *)o->body.data + (uintptr_t)o->dp[o->points[i].slot].data;
+	return 0;
+}
+
+static int lay_out_metrics(struct push_otlp *o)
+{
+	size_t n = o->norder;
+
+	if (push_room((void **)&o->pm, 0, n, &o->pm_cap, sizeof(*o->pm)) < 0 ||
+	    push_room((void **)&o->pm_ptrs, 0, n, &o->pm_ptrs_cap, sizeof(*o->pm_ptrs)) < 0 ||
+	    push_room((void **)&o->sums, 0, n, &o->sums_cap, sizeof(*o->sums)) < 0 ||
+	    push_room((void **)&o->gauges, 0, n, &o->gauges_cap, sizeof(*o->gauges)) < 0)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		const struct ometric *m = &o->metrics[o->order[k]];
+		Otlp__MetricPacked *x = &o->pm[k];
+		ProtobufCBinaryData *dp = &o->dp[m->next - m->count];
+
+		otlp__metric_packed__init(x);
+		x->name = o->names.data + m->name;
+		x->unit = (char *)unit_of(x->name);
+		if (m->sum) {
+			otlp__sum_packed__init(&o->sums[k]);
+			o->sums[k].data_points = dp;
+			o->sums[k].n_data_points = m->count;
+			o->sums[k].aggregation_temporality =
+				OTLP__AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE;
+			o->sums[k].is_monotonic = true;
+			x->data_case = OTLP__METRIC_PACKED__DATA_SUM;
+			x->sum = &o->sums[k];
+		} else {
+			otlp__gauge_packed__init(&o->gauges[k]);
+			o->gauges[k].data_points = dp;
+			o->gauges[k].n_data_points = m->count;
+			x->data_case = OTLP__METRIC_PACKED__DATA_GAUGE;
+			x->gauge = &o->gauges[k];
+		}
+		o->pm_ptrs[k] = x;
 	}
 	return 0;
 }
@@ -306,21 +327,18 @@ static void attr(Otlp__KeyValue *kv, Otlp__AnyValue *av, Otlp__KeyValue **ptr, c
 
 int push_otlp_encode(struct push_otlp *o, const struct push_otlp_node *node, void **ret, size_t *ret_len)
 {
-	Otlp__ExportMetricsServiceRequest req = OTLP__EXPORT_METRICS_SERVICE_REQUEST__INIT;
-	Otlp__ResourceMetrics rm = OTLP__RESOURCE_METRICS__INIT, *rmp = &rm;
+	Otlp__ExportMetricsServiceRequestPacked req = OTLP__EXPORT_METRICS_SERVICE_REQUEST_PACKED__INIT;
+	Otlp__ResourceMetricsPacked rm = OTLP__RESOURCE_METRICS_PACKED__INIT, *rmp = &rm;
 	Otlp__Resource res = OTLP__RESOURCE__INIT;
-	Otlp__ScopeMetrics sm = OTLP__SCOPE_METRICS__INIT, *smp = &sm;
+	Otlp__ScopeMetricsPacked sm = OTLP__SCOPE_METRICS_PACKED__INIT, *smp = &sm;
 	Otlp__InstrumentationScope scope = OTLP__INSTRUMENTATION_SCOPE__INIT;
 	Otlp__KeyValue kv[5], *kvp[5];
 	Otlp__AnyValue av[5];
-	struct layout l = { 0 };
 	size_t na = 0, len;
 	uint8_t *out;
 
-	if (lay_out(o, &l) < 0) {
-		layout_free(&l);
+	if (pack_points(o) < 0 || lay_out_metrics(o) < 0)
 		return -ENOMEM;
-	}
 	attr(&kv[na], &av[na], &kvp[na], "service.name", "kepler-c"), na++;
 	attr(&kv[na], &av[na], &kvp[na], "service.version", "0.1.0"), na++;
 	attr(&kv[na], &av[na], &kvp[na], "service.instance.id", node->node_name), na++;
@@ -332,20 +350,17 @@ int push_otlp_encode(struct push_otlp *o, const struct push_otlp_node *node, voi
 	scope.name = "kepler-push";
 	scope.version = "0.1.0";
 	sm.scope = &scope;
-	sm.metrics = l.metric_ptrs;
-	sm.n_metrics = o->nmetrics;
+	sm.metrics = o->pm_ptrs;
+	sm.n_metrics = o->norder;
 	rm.resource = &res;
 	rm.scope_metrics = &smp;
 	rm.n_scope_metrics = 1;
 	req.resource_metrics = &rmp;
 	req.n_resource_metrics = 1;
-	len = otlp__export_metrics_service_request__get_packed_size(&req);
-	if (!(out = malloc(len ? len : 1))) {
-		layout_free(&l);
+	len = otlp__export_metrics_service_request_packed__get_packed_size(&req);
+	if (!(out = malloc(len ? len : 1)))
 		return -ENOMEM;
-	}
-	otlp__export_metrics_service_request__pack(&req, out);
-	layout_free(&l);
+	otlp__export_metrics_service_request_packed__pack(&req, out);
 	*ret = out;
 	*ret_len = len;
 	return 0;

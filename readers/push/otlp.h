@@ -33,6 +33,8 @@ void push_otlp_reset(struct push_otlp *o);
 /* Add one snapshot's samples, taken at @ts_ns (snapshots oldest first). -ENOMEM. */
 int push_otlp_add(struct push_otlp *o, const struct push_sample *s, size_t n, uint64_t ts_ns);
 size_t push_otlp_points(const struct push_otlp *o);
+/* Samples of the batch whose key is not one (push_key_labels()): skipped. */
+size_t push_otlp_skipped(const struct push_otlp *o);
 
 /* The request's body (ExportMetricsServiceRequest) in *@ret (malloc'ed). -ENOMEM. */
 int push_otlp_encode(struct push_otlp *o, const struct push_otlp_node *node, void **ret, size_t *ret_len);

@@ -65,12 +65,6 @@ int push_index_find(struct push_index *x, const void *entries, size_t n, const c
 	return 0;
 }
 
-void push_index_clear(struct push_index *x)
-{
-	if (x->slots)
-		memset(x->slots, 0, x->nslots * sizeof(*x->slots));
-}
-
 void push_index_free(struct push_index *x)
 {
 	free(x->slots);

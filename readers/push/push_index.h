@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * readers/push/push_index.h: series by their key (a sample's labels
- * joined), for grouping the samples of several snapshots into one request:
- * open addressing on the key's hash, the entries' own array kept by the
- * caller (an index holds positions, not entries).
+ * readers/push/push_index.h: entries by their key (a series' by its
+ * exposition key, push_series.h; an OTLP metric's by its name): open
+ * addressing on the key's hash, the entries' own array kept by the caller
+ * (an index holds positions, not entries).
  */
 #ifndef KEPLER_PUSH_INDEX_H
 #define KEPLER_PUSH_INDEX_H
@@ -33,7 +33,6 @@ struct push_index {
  */
 int push_index_find(struct push_index *x, const void *entries, size_t n, const char *key, size_t len,
 		    size_t *ret_found);
-void push_index_clear(struct push_index *x);
 void push_index_free(struct push_index *x);
 
 #endif

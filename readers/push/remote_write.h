@@ -22,6 +22,8 @@ void push_request_reset(struct push_request *r);
 int push_request_add(struct push_request *r, const struct push_sample *s, size_t n, int64_t ts_ms);
 size_t push_request_series(const struct push_request *r);
 size_t push_request_samples(const struct push_request *r);
+/* Samples of the batch whose key is not one (push_key_labels()): skipped. */
+size_t push_request_skipped(const struct push_request *r);
 
 /* The request's body: the WriteRequest, snappy-compressed, in *@ret (malloc'ed). -ENOMEM, -EIO. */
 int push_request_encode(struct push_request *r, void **ret, size_t *ret_len);

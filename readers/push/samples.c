@@ -11,24 +11,7 @@
 void push_samples_free(struct push_samples *s)
 {
 	free(s->v);
-	free(s->labels);
-	free(s->arena);
 	memset(s, 0, sizeof(*s));
-}
-
-/* At least @need bytes in *@buf (its size *@cap); contents not kept. */
-static int reserve(char **buf, size_t *cap, size_t need)
-{
-	char *b;
-
-	if (*cap >= need)
-		return 0;
-	if (!(b = malloc(need)))
-		return -ENOMEM;
-	free(*buf);
-	*buf = b;
-	*cap = need;
-	return 0;
 }
 
 /* The family of the last "# TYPE NAME counter" line, to mark its samples. */
@@ -66,28 +49,99 @@ static bool name_char(char c, bool first)
 	       (!first && c >= '0' && c <= '9');
 }
 
-/* The parse's cursor: where the next string goes in the arena (offsets until the end). */
-struct cursor {
-	struct push_samples *s;
-	size_t arena_used;
-};
-
-/* @n bytes of @p into the arena, NUL-terminated; its offset. */
-static size_t put(struct cursor *c, const char *p, size_t n)
+/*
+ * A plain decimal (digits, at most one point, at most 15 digits), as
+ * kepler_fmt_prom() writes values, into *@ret: exactly what strtod() gives
+ * (the digits and the power of ten are exact doubles, and a division is
+ * correctly rounded), without its cost. false: anything else, for strtod().
+ */
+static bool plain_decimal(const char *p, const char *end, double *ret)
 {
-	size_t at = c->arena_used;
+	static const double pow10[16] = { 1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+					  1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	uint64_t m = 0;
+	int frac = -1, digits = 0;
 
-	memcpy(c->s->arena + at, p, n);
-	c->s->arena[at + n] = 0;
-	c->arena_used += n + 1;
-	return at;
+	for (; p < end; p++) {
+		if (*p >= '0' && *p <= '9') {
+			m = m * 10 + (uint64_t)(*p - '0');
+			frac += frac >= 0;
+			if (++digits > 15)
+				return false;
+		} else if (*p == '.' && frac < 0) {
+			frac = 0;
+		} else {
+			return false;
+		}
+	}
+	if (!digits)
+		return false;
+	*ret = (double)m / pow10[frac < 0 ? 0 : frac];
+	return true;
 }
 
-/* A label value between quotes at *@p (past the opening quote) into the arena, unescaped; SIZE_MAX if malformed. */
-static size_t label_value(struct cursor *c, const char **p, const char *end)
+/*
+ * One line, KEY VALUE: 0 a sample, 1 not one (nothing kept). The value is
+ * after the last space (a label value may hold spaces, a value cannot); the
+ * key's labels are checked only when its series is new (push_key_labels()).
+ */
+static int parse_line(struct push_samples *s, const char *p, const char *end, const struct family *f)
 {
-	size_t at = c->arena_used, n = 0;
-	char *v = c->s->arena + at;
+	const char *sp = end, *q = p, *key_end;
+	struct push_sample x = { 0 };
+	char num[64], *stop;
+
+	while (sp > p && sp[-1] != ' ')
+		sp--;
+	if (sp == p || end == sp || end - sp >= (ptrdiff_t)sizeof(num))
+		return 1;
+	key_end = sp - 1;
+	while (q < key_end && name_char(*q, q == p))
+		q++;
+	if (q == p || (q < key_end && (*q != '{' || key_end[-1] != '}')))
+		return 1;
+	if (!plain_decimal(sp, end, &x.value)) {
+		memcpy(num, sp, (size_t)(end - sp));
+		num[end - sp] = 0;
+		x.value = strtod(num, &stop);
+		if (stop == num || *stop)
+			return 1;
+	}
+	x.key = p;
+	x.key_len = (size_t)(key_end - p);
+	x.name_len = (size_t)(q - p);
+	x.counter = f->counter && of_family(p, x.name_len, f);
+	s->v[s->n++] = x;
+	return 0;
+}
+
+int push_samples_parse(struct push_samples *s, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	struct family fam = { 0 };
+	size_t lines = 1;
+
+	s->n = s->skipped = 0;
+	for (const char *q = text; (q = memchr(q, '\n', (size_t)(end - q))); q++)
+		lines++;
+	if (push_room((void **)&s->v, 0, lines, &s->cap, sizeof(*s->v)) < 0)
+		return -ENOMEM;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
+
+		if (eol > p && *p == '#')
+			type_line(p, eol, &fam);
+		else if (eol > p)
+			s->skipped += (size_t)parse_line(s, p, eol, &fam);
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* A label value after its opening quote at *@p, unescaped into @out; its length, or -1 if unterminated. */
+static ptrdiff_t label_value(const char **p, const char *end, char *out)
+{
+	ptrdiff_t n = 0;
 
 	while (*p < end && **p != '"') {
 		char ch = *(*p)++;
@@ -96,83 +150,13 @@ static size_t label_value(struct cursor *c, const char **p, const char *end)
 			ch = *(*p)++;
 			ch = ch == 'n' ? '\n' : ch;
 		}
-		v[n++] = ch;
+		out[n++] = ch;
 	}
 	if (*p >= end)
-		return SIZE_MAX;
+		return -1;
 	(*p)++; /* the closing quote */
-	v[n] = 0;
-	c->arena_used += n + 1;
-	return at;
-}
-
-/* Labels are offsets (cast) until the parse ends. */
-#define OFF(x) ((const char *)(uintptr_t)(x))
-#define AT(x) ((size_t)(uintptr_t)(x))
-#define NAME_LABEL SIZE_MAX /* "__name__", not copied */
-
-/* One line: 0 a sample, 1 not a sample (nothing kept), -ENOMEM. */
-static int parse_line(struct cursor *c, const char *p, const char *end, const struct family *f)
-{
-	struct push_samples *s = c->s;
-	size_t arena0 = c->arena_used, labels0 = s->nlabels;
-	const char *q = p;
-	struct push_sample x = { 0 };
-	char num[64], *stop;
-
-	while (q < end && name_char(*q, q == p))
-		q++;
-	if (q == p)
-		return 1;
-	if (push_room((void **)&s->labels, s->nlabels, 1, &s->labels_cap, sizeof(*s->labels)) < 0)
-		return -ENOMEM;
-	x.counter = f->counter && of_family(p, (size_t)(q - p), f);
-	s->labels[s->nlabels++] = (struct push_label){ OFF(NAME_LABEL), OFF(put(c, p, (size_t)(q - p))) };
-	if (q < end && *q == '{') {
-		q++;
-		while (q < end && *q != '}') {
-			const char *n0 = q;
-			size_t name, value;
-
-			while (q < end && name_char(*q, q == n0))
-				q++;
-			if (q == n0 || q + 1 >= end || q[0] != '=' || q[1] != '"' ||
-			    s->nlabels - labels0 == PUSH_MAX_LABELS)
-				goto not_sample;
-			name = put(c, n0, (size_t)(q - n0));
-			q += 2;
-			if ((value = label_value(c, &q, end)) == SIZE_MAX)
-				goto not_sample;
-			if (push_room((void **)&s->labels, s->nlabels, 1, &s->labels_cap,
-				      sizeof(*s->labels)) < 0)
-				return -ENOMEM;
-			s->labels[s->nlabels++] = (struct push_label){ OFF(name), OFF(value) };
-			if (q < end && *q == ',')
-				q++;
-		}
-		if (q >= end)
-			goto not_sample;
-		q++;
-	}
-	if (q >= end || *q != ' ' || end - q - 1 <= 0 || end - q - 1 >= (ptrdiff_t)sizeof(num))
-		goto not_sample;
-	memcpy(num, q + 1, (size_t)(end - q - 1));
-	num[end - q - 1] = 0;
-	x.value = strtod(num, &stop);
-	if (stop == num || (*stop && *stop != ' ')) /* (a timestamp after the value is not ours: skipped) */
-		goto not_sample;
-	if (push_room((void **)&s->v, s->n, 1, &s->cap, sizeof(*s->v)) < 0)
-		return -ENOMEM;
-	x.label0 = labels0;
-	x.nlabels = s->nlabels - labels0;
-	x.key = OFF(p - s->text);
-	x.key_len = (size_t)(q - p);
-	s->v[s->n++] = x;
-	return 0;
-not_sample:
-	c->arena_used = arena0;
-	s->nlabels = labels0;
-	return 1;
+	out[n] = 0;
+	return n;
 }
 
 static void sort_labels(struct push_label *l, size_t n)
@@ -186,52 +170,46 @@ static void sort_labels(struct push_label *l, size_t n)
 		}
 }
 
-/* Offsets made pointers, labels sorted, __name__ found. */
-static void resolve(struct push_samples *s)
+int push_key_labels(const char *key, size_t len, struct push_label *labels, size_t *ret_n, char *scratch)
 {
-	for (size_t i = 0; i < s->nlabels; i++) {
-		s->labels[i].name =
-			AT(s->labels[i].name) == NAME_LABEL ? "__name__" : s->arena + AT(s->labels[i].name);
-		s->labels[i].value = s->arena + AT(s->labels[i].value);
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		struct push_sample *x = &s->v[i];
+	const char *p = key, *end = key + len, *n0;
+	char *out = scratch;
+	size_t n = 0;
+	ptrdiff_t vlen;
 
-		x->labels = s->labels + x->label0;
-		x->name = x->labels[0].value; /* __name__ is written first */
-		x->key = s->text + AT(x->key);
-		sort_labels(s->labels + x->label0, x->nlabels);
-	}
-}
-
-int push_samples_parse(struct push_samples *s, const char *text, size_t len)
-{
-	struct cursor c = { s, 0 };
-	const char *p, *end;
-	struct family fam = { 0 };
-
-	s->n = s->nlabels = s->skipped = 0;
-	/* each label's name and value copied with a NUL: never more than the line they come from */
-	if (reserve(&s->arena, &s->arena_cap, len + 64) < 0)
-		return -ENOMEM;
-	s->text = text;
-	p = text;
-	end = text + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
-		int r = 0;
-
-		if (eol > p && *p == '#')
-			type_line(p, eol, &fam);
-		else if (eol > p)
-			r = parse_line(&c, p, eol, &fam);
-		if (r < 0) {
-			s->n = s->nlabels = 0;
-			return r;
+	while (p < end && name_char(*p, p == key))
+		p++;
+	if (p == key)
+		return -EINVAL;
+	memcpy(out, key, (size_t)(p - key));
+	out[p - key] = 0;
+	labels[n++] = (struct push_label){ "__name__", out };
+	out += p - key + 1;
+	if (p < end) {
+		if (*p++ != '{')
+			return -EINVAL;
+		while (p < end && *p != '}') {
+			n0 = p;
+			while (p < end && name_char(*p, p == n0))
+				p++;
+			if (p == n0 || end - p < 2 || p[0] != '=' || p[1] != '"' || n == PUSH_MAX_LABELS)
+				return -EINVAL;
+			memcpy(out, n0, (size_t)(p - n0));
+			out[p - n0] = 0;
+			labels[n].name = out;
+			out += p - n0 + 1;
+			p += 2;
+			if ((vlen = label_value(&p, end, out)) < 0)
+				return -EINVAL;
+			labels[n++].value = out;
+			out += vlen + 1;
+			if (p < end && *p == ',')
+				p++;
 		}
-		s->skipped += r == 1;
-		p = nl ? nl + 1 : end;
+		if (p + 1 != end) /* the closing brace, last */
+			return -EINVAL;
 	}
-	resolve(s);
+	sort_labels(labels, n);
+	*ret_n = n;
 	return 0;
 }

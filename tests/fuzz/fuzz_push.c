@@ -5,36 +5,101 @@
  * remote-write and an OTLP request, both encoded (labels of any shape,
  * escapes, lines cut anywhere, series repeated); 1: the input is an OTLP
  * receiver's answer (ExportMetricsServiceResponse), a network peer's bytes.
- * Parsing may fail; it must never crash, leak or read out of bounds.
+ * Parsing may fail; it must never crash, leak or read out of bounds. Each
+ * request built must decode with the real messages (WriteRequest,
+ * ExportMetricsServiceRequest), not only the *Packed ones it is packed
+ * from, with one sample per series and snapshot: else it aborts.
  */
+#include <snappy-c.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "otlp.h"
+#include "otlp_metrics.pb-c.h"
 #include "remote_write.h"
+#include "remote_write.pb-c.h"
 #include "samples.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A remote-write body decoded as the receiver would: @samples in all, @per per series and key (a key repeated in the text: more). */
+static void check_rw(const void *body, size_t len, size_t samples, int per)
+{
+	size_t raw_len, got = 0;
+	char *raw;
+	Prometheus__WriteRequest *wr;
+
+	if (snappy_uncompressed_length(body, len, &raw_len) != SNAPPY_OK || !(raw = malloc(raw_len + 1)))
+		abort();
+	if (snappy_uncompress(body, len, raw, &raw_len) != SNAPPY_OK ||
+	    !(wr = prometheus__write_request__unpack(NULL, raw_len, (const uint8_t *)raw)))
+		abort();
+	for (size_t i = 0; i < wr->n_timeseries; i++) {
+		if (wr->timeseries[i]->n_samples % (size_t)per || !wr->timeseries[i]->n_samples ||
+		    !wr->timeseries[i]->n_labels)
+			abort();
+		got += wr->timeseries[i]->n_samples;
+	}
+	if (got != samples)
+		abort();
+	prometheus__write_request__free_unpacked(wr, NULL);
+	free(raw);
+}
+
+/* An OTLP body decoded as the receiver would: @points in all. */
+static void check_otlp(const void *body, size_t len, size_t points)
+{
+	Otlp__ExportMetricsServiceRequest *r = otlp__export_metrics_service_request__unpack(NULL, len, body);
+	size_t got = 0;
+
+	if (!r || r->n_resource_metrics != 1 || r->resource_metrics[0]->n_scope_metrics != 1)
+		abort();
+	for (size_t i = 0; i < r->resource_metrics[0]->scope_metrics[0]->n_metrics; i++) {
+		const Otlp__Metric *m = r->resource_metrics[0]->scope_metrics[0]->metrics[i];
+
+		got += m->data_case == OTLP__METRIC__DATA_SUM ? m->sum->n_data_points
+							      : m->gauge->n_data_points;
+	}
+	if (got != points)
+		abort();
+	otlp__export_metrics_service_request__free_unpacked(r, NULL);
+}
+
+/* One request of @snapshots copies of @set to each builder, encoded and decoded; any failure aborts (no input here runs out of memory). */
+static void request(struct push_request *rw, struct push_otlp *o, const struct push_samples *set,
+		    int snapshots)
+{
+	struct push_otlp_node node = { "host", "node", "" };
+	void *body;
+	size_t len;
+
+	push_request_reset(rw);
+	push_otlp_reset(o);
+	for (int i = 0; i < snapshots; i++)
+		if (push_request_add(rw, set->v, set->n, 1000 * (i + 1)) < 0 ||
+		    push_otlp_add(o, set->v, set->n, 1000 * (uint64_t)(i + 1)) < 0)
+			abort();
+	if (push_request_encode(rw, &body, &len) < 0)
+		abort();
+	check_rw(body, len, push_request_samples(rw), snapshots);
+	free(body);
+	if (push_otlp_encode(o, &node, &body, &len) < 0)
+		abort();
+	check_otlp(body, len, push_otlp_points(o));
+	free(body);
+}
 
 static void text(const char *p, size_t n)
 {
 	struct push_samples set = PUSH_SAMPLES_INIT;
 	struct push_request *rw = push_request_new();
 	struct push_otlp *o = push_otlp_new();
-	struct push_otlp_node node = { "host", "node", "" };
-	void *body;
-	size_t len;
 
-	if (rw && o && push_samples_parse(&set, p, n) == 0) {
-		/* twice: the second snapshot's samples join the first's series */
-		if (push_request_add(rw, set.v, set.n, 1000) == 0 &&
-		    push_request_add(rw, set.v, set.n, 2000) == 0 &&
-		    push_request_encode(rw, &body, &len) == 0)
-			free(body);
-		if (push_otlp_add(o, set.v, set.n, 1000) == 0 && push_otlp_add(o, set.v, set.n, 2000) == 0 &&
-		    push_otlp_encode(o, &node, &body, &len) == 0)
-			free(body);
-	}
+	if (!rw || !o || push_samples_parse(&set, p, n) < 0)
+		abort();
+	/* two snapshots (a series' samples together, copied into the body), then one (packed after its labels) */
+	request(rw, o, &set, 2);
+	request(rw, o, &set, 1);
 	push_samples_free(&set);
 	push_request_free(rw);
 	push_otlp_free(o);

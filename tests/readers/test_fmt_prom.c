@@ -41,6 +41,10 @@ static void test_fixed(void **state)
 		{ "largest microjoule counter", UINT64_MAX, 6, "18446744073709.551615" },
 		{ "twelve digits", 1, 12, "0.000000000001" },
 		{ "beyond 64 bits", (unsigned __int128)UINT64_MAX * 1000, 3, "18446744073709551615" },
+		{ "beyond 64 bits, a fraction", (unsigned __int128)UINT64_MAX * 1000 + 5, 3,
+		  "18446744073709551615.005" },
+		{ "nineteen digits", 1, 19, "0.0000000000000000001" },
+		{ "the largest", ~(unsigned __int128)0, 19, "34028236692093846346.3374607431768211455" },
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -754,6 +758,25 @@ static void test_gpu_families(void **state)
 		"kepler_node_zone_source_info{node_name=\"n1\",path=\"GPU-a\",source=\"nvml\",zone=\"gpu0\"} 1\n"));
 	assert_non_null(strstr(
 		out, "kepler_node_meter_resets_total{node_name=\"n1\",path=\"GPU-b\",zone=\"gpu1\"} 0\n"));
+	/* a top of 1 that process 43 leads: 42's CPU series go, its GPU series stay, whole */
+	{
+		struct kepler_buf b = KEPLER_BUF_INIT;
+		struct kepler_prom_options o = { .levels = KEPLER_LEVEL_ALL,
+						 .node_name = "n1",
+						 .process_top = 1 };
+
+		e[1][0] = (struct kepler_energy){ 9000000, 9000000 };
+		assert_int_equal(kepler_fmt_prom(&s, &o, &b), 0);
+		out = kepler_buf_cstr(&b);
+		assert_non_null(strstr(out, "kepler_process_cpu_joules_total{comm=\"idle\""));
+		assert_null(strstr(out, "kepler_process_cpu_joules_total{comm=\"train\""));
+		assert_non_null(strstr(out,
+				       "kepler_process_gpu_joules_total{comm=\"train\",container_id=\"c1\","
+				       "exe=\"/bin/train\",node_name=\"n1\",pid=\"42\",state=\"running\","
+				       "type=\"container\",vm_id=\"\"} 200\n"));
+		kepler_buf_free(&b);
+		e[1][0] = (struct kepler_energy){ 0, 0 };
+	}
 	/* the node level alone: no workload GPU family */
 	out = render(&s, KEPLER_LEVEL_NODE, NULL);
 	assert_non_null(strstr(out, "kepler_node_gpu_watts{"));

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * readers/push/push_series.h: the series a destination sends, kept from
+ * one request to the next. Each is found by its key (its exposition line
+ * up to the value) and holds its labels as protobuf bytes, parsed and
+ * encoded once, when first seen (by the caller's function, with
+ * protobuf-c), not at every snapshot: a node's series are mostly the same
+ * from one snapshot to the next, and most of a request's bytes are labels.
+ * Series come in the same order each snapshot, so the one after the last
+ * found is tried before the hash. Room for one sample is kept after each
+ * series' bytes, so that the caller packs a request's single sample of a
+ * series there and sends labels and sample as they lie, without a copy. Series not seen in the last two
+ * requests are forgotten once they are as many as the others (the table is
+ * built again), so that processes that come and go do not grow it.
+ */
+#ifndef KEPLER_PUSH_SERIES_H
+#define KEPLER_PUSH_SERIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "push_arena.h"
+#include "push_index.h"
+#include "samples.h"
+
+struct push_series_entry {
+	size_t key, key_len; /* in the table's keys */
+	size_t enc, enc_len; /* its labels encoded, in the table's enc */
+	bool invalid;        /* a key that is not one: its samples are skipped */
+	uint32_t seen;       /* the request it was last found in */
+	size_t follower;     /* the entry found after it last time, + 1 (0: none) */
+	/* the caller's */
+	size_t metric;      /* (OTLP: its metric) */
+	size_t count, next; /* its samples in the current request; (where its next goes, while encoding) */
+};
+
+/*
+ * Append the encoding of @n labels (sorted by name, __name__ among them)
+ * to @out (push_arena_room(), then out->len moved). -ENOMEM.
+ */
+typedef int (*push_encode_fn)(void *ctx, const struct push_label *labels, size_t n, struct push_arena *out);
+
+struct push_series {
+	struct push_series_entry *v;
+	size_t n, cap;
+	struct push_arena keys, enc;
+	struct push_index index;
+	uint32_t request; /* the current request's number */
+	size_t prev;      /* the entry found last, + 1 */
+	push_encode_fn encode;
+	void *ctx;
+	size_t tail;   /* the room after each series' bytes */
+	char *scratch; /* a key's labels, while parsed */
+	size_t scratch_cap;
+};
+
+/* Flags of push_series_find()'s answer. */
+#define PUSH_SERIES_NEW 1u   /* not in the table before: its caller's fields to fill */
+#define PUSH_SERIES_FIRST 2u /* the first time in the current request */
+
+/* @tail: the room kept after each series' bytes (push_series_tail()). */
+void push_series_init(struct push_series *c, push_encode_fn encode, void *ctx, size_t tail);
+void push_series_free(struct push_series *c);
+/*
+ * A new request begins: the series not seen in the last two forgotten
+ * when they are as many as the others. -ENOMEM (nothing forgotten then).
+ */
+int push_series_begin(struct push_series *c);
+/*
+ * The entry of @s's series into *@ret (added, its labels encoded, when new),
+ * with PUSH_SERIES_* flags in *@flags. 1: a key that is not one (the
+ * sample is to be skipped); -ENOMEM.
+ */
+int push_series_find(struct push_series *c, const struct push_sample *s, size_t *ret, unsigned *flags);
+
+static inline const void *push_series_labels(const struct push_series *c, size_t i, size_t *len)
+{
+	*len = c->v[i].enc_len;
+	return c->enc.data + c->v[i].enc;
+}
+
+/* The room after series @i's bytes: the tail given to push_series_init(), for its caller to write in. */
+static inline void *push_series_tail(const struct push_series *c, size_t i)
+{
+	return c->enc.data + c->v[i].enc + c->v[i].enc_len;
+}
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kepler-push's requests, decoded with the real messages (WriteRequest,
+ * ExportMetricsServiceRequest) although packed from the *Packed ones:
+ * labels sorted and unescaped, values and times, a series' samples
+ * together; a series of one sample sent from the room after its labels;
+ * keys that are not keys skipped and counted; and the series table
+ * forgetting what it has not seen for two requests.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <snappy-c.h>
+
+#include "kepler_test.h"
+
+#include "otlp.h"
+#include "otlp_metrics.pb-c.h"
+#include "push_series.h"
+#include "remote_write.h"
+#include "remote_write.pb-c.h"
+#include "samples.h"
+
+/* A label-less series first (its attributes are no bytes at all), escapes, a line that is no sample, a bad key. */
+static const char text[] =
+	"# TYPE kepler_info gauge\n"
+	"kepler_info 1\n"
+	"# TYPE kepler_node_cpu_joules_total counter\n"
+	"kepler_node_cpu_joules_total{node_name=\"n\\\"1\",zone=\"package\"} 12.5\n"
+	"kepler_node_cpu_joules_total{node_name=\"n\\\"1\",zone=\"dram\"} 0.000001\n"
+	"# TYPE kepler_process_cpu_watts gauge\n"
+	"kepler_process_cpu_watts{comm=\"a b} 7\",pid=\"3\",Zz=\"up\"} 1234567.1234567891\n"
+	"not a sample\n"
+	"kepler_bad{x=\"unterminated} 3\n";
+
+static Prometheus__WriteRequest *rw_decode(struct push_request *r)
+{
+	void *body;
+	size_t len, raw_len;
+	char *raw;
+	Prometheus__WriteRequest *wr;
+
+	assert_int_equal(push_request_encode(r, &body, &len), 0);
+	assert_int_equal(snappy_uncompressed_length(body, len, &raw_len), SNAPPY_OK);
+	raw = malloc(raw_len);
+	assert_int_equal(snappy_uncompress(body, len, raw, &raw_len), SNAPPY_OK);
+	wr = prometheus__write_request__unpack(NULL, raw_len, (const uint8_t *)raw);
+	assert_non_null(wr);
+	free(raw);
+	free(body);
+	return wr;
+}
+
+static void check_series(const Prometheus__TimeSeries *t, const char *labels, size_t nsamples)
+{
+	char got[512] = "";
+
+	for (size_t i = 0; i < t->n_labels; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s=%s", i ? "," : "",
+			 t->labels[i]->name, t->labels[i]->value);
+	assert_string_equal(got, labels);
+	assert_int_equal(t->n_samples, nsamples);
+}
+
+static void test_remote_write(void **state)
+{
+	struct push_samples set = PUSH_SAMPLES_INIT;
+	struct push_request *r = push_request_new();
+	Prometheus__WriteRequest *wr;
+
+	(void)state;
+	assert_int_equal(push_samples_parse(&set, text, strlen(text)), 0);
+	assert_int_equal(set.n, 5);
+	assert_int_equal(set.skipped, 1);
+	for (int pass = 0; pass < 2; pass++) {
+		int snapshots = pass ? 1 : 2; /* two: copied into the body; one: sent from after its labels */
+
+		push_request_reset(r);
+		for (int k = 0; k < snapshots; k++)
+			assert_int_equal(push_request_add(r, set.v, set.n, 1000 * (k + 1)), 0);
+		assert_int_equal(push_request_skipped(r), (size_t)snapshots); /* kepler_bad, each time */
+		wr = rw_decode(r);
+		assert_int_equal(wr->n_timeseries, 4);
+		check_series(wr->timeseries[0], "__name__=kepler_info", (size_t)snapshots);
+		check_series(wr->timeseries[1],
+			     "__name__=kepler_node_cpu_joules_total,node_name=n\"1,zone=package",
+			     (size_t)snapshots);
+		check_series(wr->timeseries[3], "Zz=up,__name__=kepler_process_cpu_watts,comm=a b} 7,pid=3",
+			     (size_t)snapshots);
+		assert_true(wr->timeseries[1]->samples[0]->value == 12.5);
+		assert_true(wr->timeseries[2]->samples[0]->value == 0.000001);
+		assert_true(wr->timeseries[3]->samples[0]->value == strtod("1234567.1234567891", NULL));
+		for (int k = 0; k < snapshots; k++)
+			assert_int_equal(wr->timeseries[1]->samples[k]->timestamp, 1000 * (k + 1));
+		prometheus__write_request__free_unpacked(wr, NULL);
+	}
+	push_request_free(r);
+	push_samples_free(&set);
+}
+
+static void test_otlp(void **state)
+{
+	struct push_samples set = PUSH_SAMPLES_INIT;
+	struct push_otlp *o = push_otlp_new();
+	struct push_otlp_node node = { "host", "node", "" };
+	Otlp__ExportMetricsServiceRequest *req;
+	const Otlp__ScopeMetrics *sm;
+	void *body;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(push_samples_parse(&set, text, strlen(text)), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		int snapshots = pass ? 1 : 2;
+
+		push_otlp_reset(o);
+		for (int k = 0; k < snapshots; k++)
+			assert_int_equal(push_otlp_add(o, set.v, set.n, 1000 * (uint64_t)(k + 1)), 0);
+		assert_int_equal(push_otlp_skipped(o), (size_t)snapshots);
+		assert_int_equal(push_otlp_encode(o, &node, &body, &len), 0);
+		req = otlp__export_metrics_service_request__unpack(NULL, len, body);
+		assert_non_null(req);
+		sm = req->resource_metrics[0]->scope_metrics[0];
+		assert_int_equal(sm->n_metrics, 3);
+		assert_string_equal(sm->metrics[0]->name, "kepler_info");
+		assert_int_equal(sm->metrics[0]->data_case, OTLP__METRIC__DATA_GAUGE);
+		assert_int_equal(sm->metrics[0]->gauge->n_data_points, snapshots);
+		assert_int_equal(sm->metrics[0]->gauge->data_points[0]->n_attributes, 0);
+		assert_string_equal(sm->metrics[1]->name, "kepler_node_cpu_joules_total");
+		assert_string_equal(sm->metrics[1]->unit, "J");
+		assert_int_equal(sm->metrics[1]->data_case, OTLP__METRIC__DATA_SUM);
+		assert_true(sm->metrics[1]->sum->is_monotonic);
+		assert_int_equal(sm->metrics[1]->sum->n_data_points, 2 * snapshots);
+		/* points in the order added: snapshot by snapshot */
+		assert_string_equal(sm->metrics[1]->sum->data_points[0]->attributes[0]->value->string_value,
+				    "n\"1");
+		assert_string_equal(sm->metrics[1]->sum->data_points[1]->attributes[1]->value->string_value,
+				    "dram");
+		assert_int_equal(sm->metrics[1]->sum->data_points[2 * snapshots - 1]->time_unix_nano,
+				 1000 * (uint64_t)snapshots);
+		assert_true(sm->metrics[1]->sum->data_points[0]->as_double == 12.5);
+		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[0]->key, "Zz");
+		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[1]->value->string_value,
+				    "a b} 7");
+		otlp__export_metrics_service_request__free_unpacked(req, NULL);
+		free(body);
+	}
+	push_otlp_free(o);
+	push_samples_free(&set);
+}
+
+/* The "encoding" of a test table: the labels' count, then the last label's value. */
+static int encode_test(void *ctx, const struct push_label *l, size_t n, struct push_arena *out)
+{
+	char tmp[64];
+	int len = snprintf(tmp, sizeof(tmp), "%zu:%s", n, l[n - 1].value);
+	char *to = push_arena_room(out, (size_t)len);
+
+	(void)ctx;
+	if (!to)
+		return -1;
+	memcpy(to, tmp, (size_t)len);
+	out->len += (size_t)len;
+	return 0;
+}
+
+/* Request @req: series x{i="@from"} to x{i="@to"}, each found with its own bytes. */
+static void find_range(struct push_series *c, int from, int to)
+{
+	char key[64], want[64];
+	struct push_sample s = { 0 };
+	size_t at, len;
+	unsigned flags;
+
+	assert_int_equal(push_series_begin(c), 0);
+	for (int i = from; i < to; i++) {
+		s.key = key;
+		s.key_len = (size_t)snprintf(key, sizeof(key), "x{i=\"%d\"}", i);
+		s.name_len = 1;
+		assert_int_equal(push_series_find(c, &s, &at, &flags), 0);
+		assert_true(flags & PUSH_SERIES_FIRST);
+		snprintf(want, sizeof(want), "2:%d", i);
+		const char *got = push_series_labels(c, at, &len);
+		assert_int_equal(len, strlen(want));
+		assert_memory_equal(got, want, len);
+	}
+}
+
+static void test_series_forgotten(void **state)
+{
+	struct push_series c;
+
+	(void)state;
+	push_series_init(&c, encode_test, NULL, 8);
+	find_range(&c, 0, 2000);
+	find_range(&c, 0, 2000); /* found again, all of them */
+	assert_int_equal(c.n, 2000);
+	find_range(&c, 2000, 4000); /* the first 2,000 unseen in one request: kept */
+	find_range(&c, 4000, 6000); /* unseen in two: still kept until they are half the table */
+	assert_int_equal(c.n, 6000);
+	find_range(&c, 6000, 8000); /* 0..3999 stale: half of 8,000 at the next begin */
+	find_range(&c, 6000, 8000);
+	assert_true(c.n <= 4000);
+	find_range(&c, 0, 100); /* forgotten ones come back as new */
+	find_range(&c, 6000, 8000);
+	push_series_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_remote_write),
+		cmocka_unit_test(test_otlp),
+		cmocka_unit_test(test_series_forgotten),
+	};
+
+	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
