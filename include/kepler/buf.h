@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct kepler_buf {
 	char *data; /* not NUL-terminated unless kepler_buf_cstr() was called */
@@ -23,9 +24,30 @@ struct kepler_buf {
 
 /* Make room for @extra more bytes. 0 or -ENOMEM (also stored in @error). */
 int kepler_buf_reserve(struct kepler_buf *b, size_t extra);
-void kepler_buf_add(struct kepler_buf *b, const void *p, size_t n);
+/* The appends' slow paths: growing, or after an error. */
+void kepler_buf_add_grow(struct kepler_buf *b, const void *p, size_t n);
+void kepler_buf_addc_grow(struct kepler_buf *b, char c);
+
+/* (inline: a formatter appends a few bytes at a time, hundreds of thousands of times a scrape) */
+static inline void kepler_buf_add(struct kepler_buf *b, const void *p, size_t n)
+{
+	if (n && n <= b->cap - b->len && !b->error) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+	} else if (n) {
+		kepler_buf_add_grow(b, p, n);
+	}
+}
+
+static inline void kepler_buf_addc(struct kepler_buf *b, char c)
+{
+	if (b->len < b->cap && !b->error)
+		b->data[b->len++] = c;
+	else
+		kepler_buf_addc_grow(b, c);
+}
+
 void kepler_buf_adds(struct kepler_buf *b, const char *s);
-void kepler_buf_addc(struct kepler_buf *b, char c);
 void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* @v in decimal. */
 void kepler_buf_u64(struct kepler_buf *b, uint64_t v);

@@ -28,10 +28,9 @@ int kepler_buf_reserve(struct kepler_buf *b, size_t extra)
 	return 0;
 }
 
-void kepler_buf_add(struct kepler_buf *b, const void *p, size_t n)
+void kepler_buf_add_grow(struct kepler_buf *b, const void *p, size_t n)
 {
-	/* (room already there: the common case, without the call) */
-	if (n == 0 || (b->cap - b->len < n && kepler_buf_reserve(b, n) < 0) || b->error)
+	if (n == 0 || kepler_buf_reserve(b, n) < 0)
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -42,9 +41,9 @@ void kepler_buf_adds(struct kepler_buf *b, const char *s)
 	kepler_buf_add(b, s, strlen(s));
 }
 
-void kepler_buf_addc(struct kepler_buf *b, char c)
+void kepler_buf_addc_grow(struct kepler_buf *b, char c)
 {
-	if ((b->cap > b->len || kepler_buf_reserve(b, 1) == 0) && !b->error)
+	if (kepler_buf_reserve(b, 1) == 0)
 		b->data[b->len++] = c;
 }
 

@@ -80,6 +80,18 @@ static bool plain_decimal(const char *p, const char *end, double *ret)
 	return true;
 }
 
+/* Whether the line at @p begins with the previous sample's name, then '{' or its end (*@q past the name). */
+static bool prev_name(const struct push_samples *s, const char *p, const char *key_end, const char **q)
+{
+	const struct push_sample *x = &s->v[s->n - 1];
+
+	if ((size_t)(key_end - p) < x->name_len || memcmp(p, x->key, x->name_len) ||
+	    (p + x->name_len < key_end && p[x->name_len] != '{'))
+		return false;
+	*q = p + x->name_len;
+	return true;
+}
+
 /*
  * One line, KEY VALUE: 0 a sample, 1 not one (nothing kept). The value is
  * after the last space (a label value may hold spaces, a value cannot); the
@@ -96,8 +108,11 @@ static int parse_line(struct push_samples *s, const char *p, const char *end, co
 	if (sp == p || end == sp || end - sp >= (ptrdiff_t)sizeof(num))
 		return 1;
 	key_end = sp - 1;
-	while (q < key_end && name_char(*q, q == p))
-		q++;
+	if (s->n && prev_name(s, p, key_end, &q)) /* a family's samples follow each other */
+		;
+	else
+		while (q < key_end && name_char(*q, q == p))
+			q++;
 	if (q == p || (q < key_end && (*q != '{' || key_end[-1] != '}')))
 		return 1;
 	if (!plain_decimal(sp, end, &x.value)) {
@@ -119,16 +134,15 @@ int push_samples_parse(struct push_samples *s, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	struct family fam = { 0 };
-	size_t lines = 1;
 
 	s->n = s->skipped = 0;
-	for (const char *q = text; (q = memchr(q, '\n', (size_t)(end - q))); q++)
-		lines++;
-	if (push_room((void **)&s->v, 0, lines, &s->cap, sizeof(*s->v)) < 0)
-		return -ENOMEM;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
 
+		if (s->n == s->cap && push_room((void **)&s->v, s->n, 1, &s->cap, sizeof(*s->v)) < 0) {
+			s->n = 0;
+			return -ENOMEM;
+		}
 		if (eol > p && *p == '#')
 			type_line(p, eol, &fam);
 		else if (eol > p)

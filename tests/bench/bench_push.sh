@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# bench_push.sh BUILD_DIR [SNAPSHOTS] [PROCESSES]: kepler-push's cost, for
-# docs/performance.md. A store of SNAPSHOTS (720: an hour at 5 s) fixture
-# snapshots of PROCESSES (10,000) processes each, 5 s apart; a sink that
+# bench_push.sh BUILD_DIR [SNAPSHOTS] [PROCESSES] [stable]: kepler-push's cost,
+# for docs/performance.md. A store of SNAPSHOTS (720: an hour at 5 s) fixture
+# snapshots of PROCESSES (10,000) processes each, 5 s apart (a node in churn:
+# a seventh of the processes terminated in each snapshot, a different
+# seventh each time, so 12 % of the series are new each snapshot; "stable":
+# each process keeps its state, as on a steady node); a sink that
 # takes every request (HTTP 200, body read and dropped); then, for each
 # protocol (remote-write, OTLP):
 #   backlog    the whole hour sent from a state one snapshot old, push.batch 60:
@@ -16,12 +19,13 @@ set -uo pipefail
 build=$(cd "$1" && pwd)
 nsnap=${2:-720}
 nproc=${3:-10000}
+shape=${4:-churn}
 push=$build/readers/push/kepler-push
 probe=$build/tests/store_probe
 . "$(dirname "$0")/../lib.sh"
 hz=$(getconf CLK_TCK)
-echo "writing $nsnap snapshots of $nproc processes..."
-"$probe" write "$tmp/s" "$nsnap" nogroup "$nproc" >/dev/null 2>"$tmp/probe.err" || { echo "store_probe: $(cat "$tmp/probe.err")"; exit 1; }
+echo "writing $nsnap snapshots of $nproc processes ($shape)..."
+"$probe" write "$tmp/s" "$nsnap" nogroup "$nproc" "$shape" >/dev/null 2>"$tmp/probe.err" || { echo "store_probe: $(cat "$tmp/probe.err")"; exit 1; }
 du -sh "$tmp/s" | awk '{print "store: " $1}'
 port=$(free_port)
 python3 - "$port" "$tmp/sink.count" <<'PY' &

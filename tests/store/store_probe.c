@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * store_probe: a minimal store client for integration tests.
- *   store_probe write DIR N [GROUP [NPROCS]]   commit N fixture snapshots (of NPROCS
- *                                    processes, default 10; hostile names) and
- *                                    record three CPUs no real machine has (CPUS)
+ *   store_probe write DIR N [GROUP [NPROCS [stable]]]   commit N fixture snapshots (of
+ *                                    NPROCS processes, default 10; hostile names) and
+ *                                    record three CPUs no real machine has (CPUS);
+ *                                    "stable": each process keeps its state from one
+ *                                    snapshot to the next (the fixture's own turn a
+ *                                    seventh of them terminated in each, a new one each
+ *                                    time: a node in churn)
  *   store_probe read DIR              read and check the newest; print its seq
  * Exit status 0 on success, 1 with the store's message on stderr otherwise.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +26,7 @@ static const struct kepler_cpu CPUS[] = {
 	{ "2", "Probe\"Vendor", "Probe \"quoted\" \\ CPU 9000", "7", "2" },
 };
 
-static int do_write(const char *dir, int n, const char *group, size_t nprocs)
+static int do_write(const char *dir, int n, const char *group, size_t nprocs, bool stable)
 {
 	struct kepler_store_options o = {
 		.path = dir,
@@ -48,6 +53,9 @@ static int do_write(const char *dir, int n, const char *group, size_t nprocs)
 		struct fixture f;
 
 		fixture_build(&f, nprocs, (uint64_t)i);
+		for (size_t k = 0; stable && k < f.snap.nprocesses; k++)
+			f.snap.processes[k].usage.state =
+				k % 7 ? KEPLER_STATE_RUNNING : KEPLER_STATE_TERMINATED;
 		if (kepler_store_commit(w, &f.snap, &err) < 0) {
 			fprintf(stderr, "store_probe: %s\n", err.msg);
 			return 1;
@@ -78,9 +86,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "write") == 0)
 		return do_write(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : "",
-				argc > 5 ? (size_t)atol(argv[5]) : 10);
+				argc > 5 ? (size_t)atol(argv[5]) : 10,
+				argc > 6 && !strcmp(argv[6], "stable"));
 	if (argc == 3 && strcmp(argv[1], "read") == 0)
 		return do_read(argv[2]);
-	fprintf(stderr, "usage: store_probe write DIR N [GROUP [NPROCS]] | read DIR\n");
+	fprintf(stderr, "usage: store_probe write DIR N [GROUP [NPROCS [stable]]] | read DIR\n");
 	return 2;
 }
