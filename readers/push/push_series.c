@@ -22,7 +22,7 @@ void push_series_init(struct push_series *c, push_encode_fn encode, void *ctx, s
 	c->encode = encode;
 	c->ctx = ctx;
 	c->tail = tail;
-	c->request = 2; /* (so that "seen in the last two" needs no care for the first) */
+	c->request = 1; /* (so that "seen in the last one" needs no care for the first) */
 }
 
 void push_series_free(struct push_series *c)
@@ -35,7 +35,7 @@ void push_series_free(struct push_series *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* The table built again from the entries seen in the last two requests. */
+/* The table built again from the entries seen in the last request. */
 static int forget(struct push_series *c)
 {
 	struct push_series fresh;
@@ -48,7 +48,7 @@ static int forget(struct push_series *c)
 		struct push_series_entry *x;
 		size_t at;
 
-		if (e->seen + 2 < c->request)
+		if (e->seen + 1 < c->request)
 			continue;
 		if (push_room((void **)&fresh.v, fresh.n, 1, &fresh.cap, sizeof(*fresh.v)) < 0 ||
 		    push_index_find(&fresh.index, &fresh, fresh.n, c->keys.data + e->key, e->key_len, &at) <
@@ -86,7 +86,7 @@ int push_series_begin(struct push_series *c)
 
 	c->request++;
 	for (size_t i = 0; i < c->n; i++)
-		stale += c->v[i].seen + 2 < c->request;
+		stale += c->v[i].seen + 1 < c->request;
 	return c->n >= FORGET_MIN && stale * 2 >= c->n ? forget(c) : 0;
 }
 

@@ -9,9 +9,12 @@
  * Series come in the same order each snapshot, so the one after the last
  * found is tried before the hash. Room for one sample is kept after each
  * series' bytes, so that the caller packs a request's single sample of a
- * series there and sends labels and sample as they lie, without a copy. Series not seen in the last two
- * requests are forgotten once they are as many as the others (the table is
- * built again), so that processes that come and go do not grow it.
+ * series there and sends labels and sample as they lie, without a copy.
+ * Series not seen in the last request are forgotten once they are as many
+ * as the others (the table is built again), so that processes that come
+ * and go do not grow it: the table holds at most four times a request's
+ * series, where every series would be new at every snapshot, and little
+ * more than them on a node whose series change slowly.
  */
 #ifndef KEPLER_PUSH_SERIES_H
 #define KEPLER_PUSH_SERIES_H
@@ -63,7 +66,7 @@ struct push_series {
 void push_series_init(struct push_series *c, push_encode_fn encode, void *ctx, size_t tail);
 void push_series_free(struct push_series *c);
 /*
- * A new request begins: the series not seen in the last two forgotten
+ * A new request begins: the series not seen in the last one forgotten
  * when they are as many as the others. -ENOMEM (nothing forgotten then).
  */
 int push_series_begin(struct push_series *c);

@@ -5,7 +5,7 @@
  * labels sorted and unescaped, values and times, a series' samples
  * together; a series of one sample sent from the room after its labels;
  * keys that are not keys skipped and counted; and the series table
- * forgetting what it has not seen for two requests.
+ * forgetting what the last request did not see, within bounds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,14 +200,19 @@ static void test_series_forgotten(void **state)
 	find_range(&c, 0, 2000);
 	find_range(&c, 0, 2000); /* found again, all of them */
 	assert_int_equal(c.n, 2000);
-	find_range(&c, 2000, 4000); /* the first 2,000 unseen in one request: kept */
-	find_range(&c, 4000, 6000); /* unseen in two: still kept until they are half the table */
-	assert_int_equal(c.n, 6000);
-	find_range(&c, 6000, 8000); /* 0..3999 stale: half of 8,000 at the next begin */
-	find_range(&c, 6000, 8000);
-	assert_true(c.n <= 4000);
-	find_range(&c, 0, 100); /* forgotten ones come back as new */
-	find_range(&c, 6000, 8000);
+	find_range(&c, 2000, 4000); /* the first 2,000 unseen in one request: kept, being half */
+	assert_int_equal(c.n, 4000);
+	find_range(&c, 4000, 6000);  /* 0..3999 stale, two thirds: forgotten at this begin */
+	assert_int_equal(c.n, 4000); /* 2000..5999 */
+	find_range(&c, 2000, 4000);  /* found again: nothing new */
+	assert_int_equal(c.n, 4000);
+	find_range(&c, 0, 100); /* forgotten ones come back as new; 4000..5999, stale and half, forgotten */
+	assert_int_equal(c.n, 2100);
+	/* every series new at every request: the table stays within four requests' worth */
+	for (int r = 0; r < 20; r++) {
+		find_range(&c, 10000 + r * 2000, 12000 + r * 2000);
+		assert_true(c.n <= 4 * 2000 + 100);
+	}
 	push_series_free(&c);
 }
 
