@@ -257,6 +257,15 @@ struct kepler_push_config {
 	char *push_tls_ca_file;
 	char *push_tls_cert_file;
 	char *push_tls_key_file;
+	/* a destination's own credentials and headers (push.remote-write.*, push.otlp.*) */
+	struct kepler_strlist push_remote_write_headers;
+	char *push_remote_write_bearer_token_file;
+	char *push_remote_write_basic_auth_username;
+	char *push_remote_write_basic_auth_password_file;
+	struct kepler_strlist push_otlp_headers;
+	char *push_otlp_bearer_token_file;
+	char *push_otlp_basic_auth_username;
+	char *push_otlp_basic_auth_password_file;
 };
 
 /* kepler-train's flags. */

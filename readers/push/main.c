@@ -156,25 +156,33 @@ static void secret_free(char *s, size_t n)
 	free(s);
 }
 
-/* "Name:value" options as "Name: value" header lines (NULL-terminated, malloc'ed). */
-static char **header_lines(const struct kepler_strlist *l)
+/* "Name:value" options, @shared's then @own's, as "Name: value" header lines (NULL-terminated, malloc'ed). */
+static char **header_lines(const struct kepler_strlist *shared, const struct kepler_strlist *own,
+			   const char *own_name)
 {
-	char **h = calloc(l->count + 1, sizeof(*h));
+	size_t n = shared->count + own->count, k = 0;
+	char **h = calloc(n + 1, sizeof(*h));
 
-	for (size_t i = 0; h && i < l->count; i++) {
-		const char *colon = strchr(l->items[i], ':');
-		size_t n = strlen(l->items[i]) + 2;
+	for (; h && k < n; k++) {
+		const struct kepler_strlist *l = k < shared->count ? shared : own;
+		const char *item = l->items[k < shared->count ? k : k - shared->count];
+		const char *colon = strchr(item, ':');
+		size_t len = strlen(item) + 2;
 
-		if (!colon || colon == l->items[i] || strpbrk(l->items[i], "\r\n")) {
-			kepler_err("push.headers: '%s' is not NAME:VALUE", l->items[i]);
-			for (size_t k = 0; k < i; k++)
-				free(h[k]);
-			free(h);
-			return NULL;
-		}
-		if (!(h[i] = malloc(n)))
+		if (!colon || colon == item || strpbrk(item, "\r\n")) {
+			kepler_err("%s: '%s' is not NAME:VALUE", l == shared ? "push.headers" : own_name,
+				   item);
 			break;
-		snprintf(h[i], n, "%.*s: %s", (int)(colon - l->items[i]), l->items[i], colon + 1);
+		}
+		if (!(h[k] = malloc(len)))
+			break;
+		snprintf(h[k], len, "%.*s: %s", (int)(colon - item), item, colon + 1);
+	}
+	if (h && k < n) {
+		for (size_t i = 0; i < k; i++)
+			free(h[i]);
+		free(h);
+		h = NULL;
 	}
 	return h;
 }
@@ -547,8 +555,15 @@ static void run(struct pusher *p)
  * not dumpable once root is dropped), so nothing needs reading from disk
  * after the drop.
  */
+struct auth {
+	char *token, *password; /* NULL: none */
+	const char *user;
+	char **headers; /* push.headers, then the destination's own */
+};
+
 struct secrets {
-	char *token, *password, *ca, *cert, *key;
+	struct auth auth[2]; /* by enum dest_kind */
+	char *ca, *cert, *key;
 	size_t ca_len, cert_len, key_len;
 	int fds[3];
 	char paths[3][64];
@@ -566,17 +581,50 @@ static int memory_file(const char *name, const void *data, size_t len, int *fd, 
 	return 0;
 }
 
-static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
+/*
+ * Destination @kind's credentials and headers into @a: its own where any of
+ * its credential options is set (push.remote-write.*, push.otlp.*), else
+ * the shared ones (push.*): a destination with its own never gets the
+ * other's.
+ */
+static int read_auth(const struct kepler_push_config *c, enum dest_kind kind, struct auth *a)
 {
-	if (*c->push_bearer_token_file &&
-	    read_secret("push.bearer-token-file", c->push_bearer_token_file, &s->token))
+	bool rw = kind == DEST_REMOTE_WRITE;
+	const char *tf = rw ? c->push_remote_write_bearer_token_file : c->push_otlp_bearer_token_file;
+	const char *user = rw ? c->push_remote_write_basic_auth_username : c->push_otlp_basic_auth_username;
+	const char *pf =
+		rw ? c->push_remote_write_basic_auth_password_file : c->push_otlp_basic_auth_password_file;
+	const char *prefix = rw ? "push.remote-write." : "push.otlp.";
+	char what[96];
+
+	if (!*tf && !*user && !*pf) {
+		tf = c->push_bearer_token_file;
+		user = c->push_basic_auth_username;
+		pf = c->push_basic_auth_password_file;
+		prefix = "push.";
+	}
+	snprintf(what, sizeof(what), "%sbearer-token-file", prefix);
+	if (*tf && read_secret(what, tf, &a->token))
 		return -1;
-	if (*c->push_basic_auth_username && !*c->push_basic_auth_password_file) {
-		kepler_err("push.basic-auth.username is set without push.basic-auth.password-file");
+	if (*user && !*pf) {
+		kepler_err("%sbasic-auth.username is set without %sbasic-auth.password-file", prefix, prefix);
 		return -1;
 	}
-	if (*c->push_basic_auth_password_file &&
-	    read_secret("push.basic-auth.password-file", c->push_basic_auth_password_file, &s->password))
+	snprintf(what, sizeof(what), "%sbasic-auth.password-file", prefix);
+	if (*pf && read_secret(what, pf, &a->password))
+		return -1;
+	a->user = user;
+	snprintf(what, sizeof(what), "push.%s.headers", rw ? "remote-write" : "otlp");
+	if (!(a->headers = header_lines(&c->push_headers,
+					rw ? &c->push_remote_write_headers : &c->push_otlp_headers, what)))
+		return -1;
+	return 0;
+}
+
+static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
+{
+	if ((*c->push_remote_write_url && read_auth(c, DEST_REMOTE_WRITE, &s->auth[DEST_REMOTE_WRITE]) < 0) ||
+	    (*c->push_otlp_url && read_auth(c, DEST_OTLP, &s->auth[DEST_OTLP]) < 0))
 		return -1;
 	if (!!*c->push_tls_cert_file != !!*c->push_tls_key_file) {
 		kepler_err("a client certificate needs both push.tls.cert-file and push.tls.key-file");
@@ -601,12 +649,17 @@ static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
 
 static void secrets_free(struct secrets *s)
 {
-	secret_free(s->token, s->token ? strlen(s->token) : 0);
-	secret_free(s->password, s->password ? strlen(s->password) : 0);
+	for (size_t i = 0; i < 2; i++) {
+		struct auth *a = &s->auth[i];
+
+		secret_free(a->token, a->token ? strlen(a->token) : 0);
+		secret_free(a->password, a->password ? strlen(a->password) : 0);
+		a->token = a->password = NULL;
+	}
 	secret_free(s->key, s->key_len);
 	free(s->ca);
 	free(s->cert);
-	s->token = s->password = s->key = s->ca = s->cert = NULL;
+	s->key = s->ca = s->cert = NULL;
 }
 
 /* The memory files, once no request can be made any more. */
@@ -617,8 +670,7 @@ static void secrets_close(struct secrets *s)
 			close(s->fds[i]);
 }
 
-static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, const struct secrets *s,
-		     char **headers)
+static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, const struct secrets *s)
 {
 	static const char *const rw_headers[] = { "Content-Encoding: snappy",
 						  "Content-Type: application/x-protobuf",
@@ -634,10 +686,10 @@ static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, con
 		.fixed_headers = kind != DEST_OTLP                                        ? rw_headers
 				 : p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE ? otlp_headers
 											  : otlp_gzip_headers,
-		.headers = (const char *const *)headers,
-		.bearer_token = s->token,
-		.basic_user = p->cfg->push.push_basic_auth_username,
-		.basic_password = s->password,
+		.headers = (const char *const *)s->auth[kind].headers,
+		.bearer_token = s->auth[kind].token,
+		.basic_user = s->auth[kind].user,
+		.basic_password = s->auth[kind].password,
 		.ca_file = s->paths[0],
 		.cert_file = s->paths[1],
 		.key_file = s->paths[2],
@@ -724,7 +776,6 @@ int main(int argc, char **argv)
 	struct kepler_config cfg;
 	struct pusher p = { 0 };
 	struct secrets sec = { 0 };
-	char **headers = NULL;
 	int rc = EXIT_USAGE;
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_push, argc, argv);
@@ -735,8 +786,7 @@ int main(int argc, char **argv)
 		kepler_err("no destination: set push.remote-write.url, push.otlp.url or both");
 		goto out;
 	}
-	if (read_secrets(&cfg.push, &sec) < 0 || !(headers = header_lines(&cfg.push.push_headers)) ||
-	    state_dir(&cfg.push) < 0)
+	if (read_secrets(&cfg.push, &sec) < 0 || state_dir(&cfg.push) < 0)
 		goto out;
 	if (drop_root(&cfg) < 0)
 		goto out;
@@ -747,8 +797,8 @@ int main(int argc, char **argv)
 	p.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((*cfg.push.push_remote_write_url &&
-	     dest_open(&p, DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec, headers) < 0) ||
-	    (*cfg.push.push_otlp_url && dest_open(&p, DEST_OTLP, cfg.push.push_otlp_url, &sec, headers) < 0))
+	     dest_open(&p, DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec) < 0) ||
+	    (*cfg.push.push_otlp_url && dest_open(&p, DEST_OTLP, cfg.push.push_otlp_url, &sec) < 0))
 		goto out;
 	secrets_free(&sec); /* libcurl holds its own copies; the TLS files stay in memory files */
 	srand((unsigned)(kepler_mono_ns() ^ (uint64_t)getpid()));
@@ -779,9 +829,11 @@ out:
 		libdeflate_free_compressor(p.gz);
 	secrets_free(&sec);
 	secrets_close(&sec);
-	for (size_t i = 0; headers && headers[i]; i++)
-		free(headers[i]);
-	free(headers);
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; sec.auth[k].headers && sec.auth[k].headers[i]; i++)
+			free(sec.auth[k].headers[i]);
+		free(sec.auth[k].headers);
+	}
 	if (p.store)
 		detach(&p);
 	kepler_config_done(&cfg);

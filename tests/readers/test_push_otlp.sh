@@ -9,7 +9,8 @@
 # Retry-After, the receiver stopped, and kepler-push stopped; a 400 drops
 # its batch and the next goes on; a partial success is said; OTLP goes on
 # while a remote-write receiver beside it is down; headers, a bearer token
-# and basic auth arrive; bodies gzipped (push.otlp.compression none: not);
+# and basic auth arrive, and each destination's own credentials and headers
+# reach it alone; bodies gzipped (push.otlp.compression none: not);
 # TLS with a client certificate; started as root it
 # runs as push.user with no capability.
 # Usage: test_push_otlp.sh BUILD_DIR
@@ -181,6 +182,49 @@ if [ "$(id -u)" -eq 0 ]; then
 		ok "a state directory left root's: given to push.user, and resumed from" ||
 		fail "root's state directory: $(stat -c '%U %n' "$tmp/state-basic" "$tmp/state-basic/otlp.state"); $(tail -2 "$tmp/basic.log")"
 fi
+# each destination its own credentials and headers: neither gets the other's (a remote-write
+# receiver that records what it is sent beside the OTLP one)
+printf 'rw-pw\n' >"$tmp/rw-password" && printf 'otlp-token\n' >"$tmp/otlp-token" && chmod 0600 "$tmp/rw-password" "$tmp/otlp-token"
+wport=$(free_port)
+python3 - "$wport" "$tmp/rw-got.jsonl" <<'PY' &
+import http.server, json, sys
+class Rec(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(sys.argv[2], "a") as f:
+            f.write(json.dumps({k.lower(): v for k, v in self.headers.items()}) + "\n")
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Rec).serve_forever()
+PY
+pids+=($!)
+: >"$tmp/got.jsonl"
+mkdir -p "$tmp/state-own" && store_seq "$store" >"$tmp/state-own/otlp.state" && store_seq "$store" >"$tmp/state-own/remote-write.state"
+[ "$(id -u)" -ne 0 ] || chown -R nobody "$tmp/state-own"
+"$push" --store.path "$store" --push.state-dir "$tmp/state-own" --push.headers X-Common:both \
+	--push.bearer-token-file "$tmp/token" \
+	--push.remote-write.url "http://127.0.0.1:$wport/api/v1/write" --push.remote-write.headers X-Scope-OrgID:team-b \
+	--push.remote-write.basic-auth.username mimir --push.remote-write.basic-auth.password-file "$tmp/rw-password" \
+	--push.otlp.url "http://127.0.0.1:$rport/v1/metrics" --push.otlp.bearer-token-file "$tmp/otlp-token" \
+	>"$tmp/own.log" 2>&1 &
+p4=$!
+pids+=($p4)
+eventually 60 test -s "$tmp/got.jsonl" && eventually 60 test -s "$tmp/rw-got.jsonl"
+kill "$p4"
+wait "$p4" 2>/dev/null
+python3 - "$tmp/got.jsonl" "$tmp/rw-got.jsonl" "$(printf 'mimir:rw-pw' | base64)" >"$tmp/own.out" 2>&1 <<'PY'
+import json, sys
+otlp = {(h.get("authorization"), h.get("x-scope-orgid"), h.get("x-common")) for h in (json.loads(l)["headers"] for l in open(sys.argv[1]))}
+rw = {(h.get("authorization"), h.get("x-scope-orgid"), h.get("x-common")) for h in (json.loads(l) for l in open(sys.argv[2]))}
+print(f"OTLP got {sorted(otlp)}; remote-write got {sorted(rw)}")
+assert otlp == {("Bearer otlp-token", None, "both")}, otlp
+assert rw == {("Basic " + sys.argv[3], "team-b", "both")}, rw
+PY
+[ $? -eq 0 ] && ok "each destination its own credentials and headers: $(cat "$tmp/own.out")" ||
+	fail "per-destination credentials: $(tail -3 "$tmp/own.out"); $(tail -2 "$tmp/own.log")"
 chmod 0644 "$tmp/password"
 "$push" --store.path "$store" --push.otlp.url http://127.0.0.1:1/ --push.basic-auth.username kepler \
 	--push.basic-auth.password-file "$tmp/password" >/dev/null 2>"$tmp/e"
