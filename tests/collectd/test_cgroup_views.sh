@@ -156,7 +156,11 @@ run_view() {
 	[ -f "$tmp/$name.w1" ] && [ -f "$tmp/$name.w2" ] || fail "$name: a workload could not join its cgroup"
 	local k1 k2
 	k1=$(usage_ns "$layout" "$p1") k2=$(usage_ns "$layout" "$p2")
-	sleep 2.5 # two refreshes: every ended process is in the store
+	# two snapshots after the workloads ended: every ended process is in the store (counted in
+	# snapshots, not seconds: a loaded machine runs the collector late; 2.5 s missed 1 % there)
+	local s0
+	s0=$(store_seq "$store")
+	wait_seq "$store" $((${s0:-0} + 2)) || fail "$name: no two snapshots after the workloads: $(tail -2 "$tmp/$name.log")"
 	kill "$cpid"
 	wait "$cpid" 2>/dev/null
 	grep -q "cgroup $([ "$layout" = v1 ] && echo hybrid || echo v2), ids mapped through" "$tmp/$name.log" ||
