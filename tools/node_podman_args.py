@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The DaemonSet's containers as podman arguments, for tools/test-node.sh.
 
-Reads deploy/kubernetes/base (daemonset.yaml, configmap.yaml) and the
-kubelet overlay's patch (overlays/kubelet/token.yaml), merges the patch as
-kustomize's strategic merge does for these fields (containers, volumes and
-volume mounts by name), and writes, for each container of the pod, the
-podman arguments that give it what the kubelet would:
+Reads the objects that `helm template deploy/helm/kepler-c` renders (the
+chart's default values: the kustomize default's pod, which
+tools/test-k8s-manifests.sh checks field by field), takes the DaemonSet and
+the ConfigMap its "config" volume names, and writes, for each container of
+the pod, the podman arguments that give it what the kubelet would:
   hostPID                       --pid host
   securityContext.runAsUser/Group          --user U:G
   capabilities drop/add         --cap-drop / --cap-add
@@ -20,11 +20,11 @@ podman arguments that give it what the kubelet would:
      hostPath /var/lib/kepler-c       HOSTROOT/var/lib/kepler-c (not the host's)
      configMap                        CONFIGDIR (the ConfigMap's data, written there)
      projected token                  TOKENDIR (token and ca.crt, written by the caller)
-  command                       the image's command
+  command and args              the image's command
 Each container's own cgroup namespace (--cgroupns private) and its pod's
 cgroup (--cgroup-parent) are the caller's, as is the network.
 
-Usage: node_podman_args.py REPO HOSTROOT CONFIGDIR TOKENDIR NODE_NAME HOST_IP OUTDIR
+Usage: node_podman_args.py RENDERED.yaml HOSTROOT CONFIGDIR TOKENDIR NODE_NAME HOST_IP OUTDIR
 Writes OUTDIR/<container>.args (NUL-separated podman arguments, the image's
 command last, after a line "--") and CONFIGDIR/<key> for each key of the
 ConfigMap's data.
@@ -34,49 +34,23 @@ import sys
 
 import yaml
 
-repo, hostroot, configdir, tokendir, node_name, host_ip, outdir = sys.argv[1:8]
-base = os.path.join(repo, "deploy/kubernetes/base")
+rendered, hostroot, configdir, tokendir, node_name, host_ip, outdir = sys.argv[1:8]
 
-
-def load(path):
-    with open(path) as f:
-        return yaml.safe_load(f)
-
-
-def merge_by_name(base_list, patch_list, merge):
-    out = [dict(x) for x in base_list or []]
-    for p in patch_list or []:
-        for b in out:
-            if b.get("name") == p.get("name"):
-                merge(b, p)
-                break
-        else:
-            out.append(dict(p))
-    return out
-
-
-def merge_container(b, p):
-    for k, v in p.items():
-        if k == "volumeMounts":
-            b[k] = merge_by_name(b.get(k), v, lambda x, y: x.update(y))
-        elif k != "name":
-            b[k] = v
-
-
-ds = load(os.path.join(base, "daemonset.yaml"))
-patch = load(os.path.join(repo, "deploy/kubernetes/overlays/kubelet/token.yaml"))
-spec = ds["spec"]["template"]["spec"]
-pspec = patch["spec"]["template"]["spec"]
-spec["volumes"] = merge_by_name(spec["volumes"], pspec.get("volumes"), lambda x, y: x.update(y))
-spec["containers"] = merge_by_name(spec["containers"], pspec.get("containers"), merge_container)
-
-cm = load(os.path.join(base, "configmap.yaml"))
+with open(rendered) as f:
+    objects = [o for o in yaml.safe_load_all(f) if o]
+daemonsets = [o for o in objects if o["kind"] == "DaemonSet"]
+if len(daemonsets) != 1:
+    raise SystemExit(f"node_podman_args.py: {rendered} has {len(daemonsets)} DaemonSets, not one")
+spec = daemonsets[0]["spec"]["template"]["spec"]
+volumes = {v["name"]: v for v in spec["volumes"]}
+cm_name = volumes["config"]["configMap"]["name"]
+cm = next((o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == cm_name), None)
+if cm is None:
+    raise SystemExit(f"node_podman_args.py: no ConfigMap {cm_name} in {rendered}")
 os.makedirs(configdir, exist_ok=True)
 for key, text in cm["data"].items():
     with open(os.path.join(configdir, key), "w") as f:
         f.write(text)
-
-volumes = {v["name"]: v for v in spec["volumes"]}
 
 
 def source_of(vol):
@@ -142,7 +116,7 @@ for c in spec["containers"]:
     for m in c.get("volumeMounts", []):
         mode = ":ro" if m.get("readOnly") else ""
         args += ["-v", f"{source_of(volumes[m['name']])}:{m['mountPath']}{mode}"]
-    args += ["--"] + c["command"]
+    args += ["--"] + c["command"] + c.get("args", [])
     with open(os.path.join(outdir, c["name"] + ".args"), "w") as f:
         f.write("\0".join(args) + "\0")
     print(c["name"] + ": " + " ".join(args))

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tools/test-node.sh: a rehearsal of a Kubernetes node on this machine
 # (issue 45; docs/kubernetes.md, "Rehearsed on one machine"). The project's
-# image (Containerfile) runs under podman as deploy/kubernetes specifies its
-# pod: the arguments are read from the manifests themselves (base and the
-# kubelet overlay, by tools/node_podman_args.py): hostPID, the same mounts
+# image (Containerfile) runs under podman as the Helm chart specifies its
+# pod: the arguments are read from what `helm template deploy/helm/kepler-c`
+# renders with the default values (by tools/node_podman_args.py; the same
+# pod as kustomize's deploy/kubernetes, which tools/test-k8s-manifests.sh
+# checks field by field): hostPID, the same mounts
 # at the same paths (the host's /sys and /proc at /host/sys and /host/proc,
 # read-only), the same users, capabilities, seccomp, read-only root and
 # limits; each container in its own cgroup and mount namespaces, under a
@@ -38,6 +40,8 @@ ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 [ "$(id -u)" -eq 0 ] || skip "needs root (podman with the host's PIDs, cgroups, eBPF)"
 . tools/image.sh
+. tools/k8s-tools.sh
+kepler_k8s_tools || skip "no helm to render the chart (above)"
 kepler_install_podman || skip "cannot install podman, runc and debootstrap from Debian's archive"
 python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-yaml >/dev/null 2>&1 ||
 	skip "python3-yaml missing (reads the manifests)"
@@ -71,8 +75,11 @@ cleanup() {
 u_kepler=$(uuid) u_burner=$(uuid) u_batch=$(uuid) u_sleeper=$(uuid)
 trap cleanup EXIT
 
-# ---- the manifests, as podman arguments ----
-python3 tools/node_podman_args.py "$repo" "$tmp/host" "$tmp/configmap" "$tmp/token" rehearsal-node 127.0.0.1 \
+# ---- the chart's DaemonSet, as podman arguments ----
+"$HELM" template kepler-c deploy/helm/kepler-c --namespace kepler-c >"$tmp/rendered.yaml" 2>"$tmp/helm.err" ||
+	{ fail "helm template: $(cat "$tmp/helm.err")"; exit 1; }
+ok "the DaemonSet of helm template deploy/helm/kepler-c (default values, $("$HELM" version --short))"
+python3 tools/node_podman_args.py "$tmp/rendered.yaml" "$tmp/host" "$tmp/configmap" "$tmp/token" rehearsal-node 127.0.0.1 \
 	"$tmp/args" >"$tmp/args.txt" || { fail "cannot read the manifests"; exit 1; }
 read_args() { # read_args CONTAINER: opts=(...) cmd=(...)
 	local all=() i

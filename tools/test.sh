@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # tools/test.sh: install what is needed, build with AddressSanitizer and
 # UndefinedBehaviorSanitizer in build-asan/, run every test with ctest, build
-# as the package does (Release, build-release/), rehearse a Kubernetes node
-# under podman (tools/test-node.sh; KEPLER_NODE_REHEARSAL=0 skips), then fuzz
+# as the package does (Release, build-release/), check the Kubernetes
+# manifests and the Helm chart with the real helm and kubectl
+# (tools/test-k8s-manifests.sh), rehearse a Kubernetes node under podman
+# with the chart's DaemonSet (tools/test-node.sh; KEPLER_NODE_REHEARSAL=0
+# skips), then fuzz
 # the parsers of untrusted input for KEPLER_FUZZ_SECONDS (default 60;
 # 0 skips). Every step runs even when an earlier one failed (only a failed
 # set-up or build stops it: there is nothing to test), and the summary at the
@@ -53,6 +56,11 @@ release() {
 		{ grep -E -A3 'error|warning' build-release/log | head -40; return 1; }
 }
 step release-build release
+
+# The kustomize manifests and the Helm chart: rendered by the real kubectl and
+# helm (pinned), validated offline, compared with each other, their
+# configurations read by the binaries just built (issue 61).
+step k8s-manifests bash tools/test-k8s-manifests.sh build-asan
 
 # A Kubernetes node rehearsed under podman with the project's image (issue 45);
 # where podman cannot run, it says why and the step is a visible skip.
