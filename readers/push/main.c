@@ -32,6 +32,7 @@
 #include "kepler/config.h"
 #include "kepler/fmt.h"
 #include "kepler/log.h"
+#include "kepler/secret.h"
 #include "kepler/signals.h"
 #include "kepler/store.h"
 #include "otlp.h"
@@ -45,6 +46,7 @@
 #define BACKOFF_MAX_S 60
 #define RETRY_AFTER_MAX_S 300
 #define SECRET_MAX 65536
+#define SECRET_LINE_MAX 16384 /* a token or password: a service account token is 1-2 KiB */
 /*
  * A request's samples at most (a batch ends early there, after at least one
  * snapshot): the samples of 7,000 processes, of 50 snapshots of a node of
@@ -99,23 +101,22 @@ static void pause_ns(uint64_t ns)
 		;
 }
 
-/* A file of @what into @buf (NUL-terminated, at most SECRET_MAX); refused if others may read it when @secret. */
-static int read_file(const char *what, const char *path, bool secret, char **ret, size_t *ret_len)
+/* A file of @what (a CA or a certificate: nothing secret) into a new buffer, at most SECRET_MAX bytes. */
+static int read_file(const char *what, const char *path, char **ret, size_t *ret_len)
 {
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), e = 0;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		e = -errno;
 		kepler_err("%s %s: %s", what, path, strerror(errno));
 		goto out;
 	}
-	if (secret && (st.st_mode & 0007)) {
-		kepler_err("%s %s may be read by others (mode %04o): chmod o-rwx it", what, path,
-			   (unsigned)(st.st_mode & 07777));
-		e = -EPERM;
+	if (!S_ISREG(st.st_mode)) {
+		e = -EINVAL;
+		kepler_err("%s %s is not a regular file", what, path);
 		goto out;
 	}
 	if (!(buf = calloc(1, SECRET_MAX + 1))) {
@@ -138,14 +139,25 @@ out:
 	return e;
 }
 
-/* A one-line secret (a token, a password): the file's text less its trailing blanks. */
-static int read_secret(const char *what, const char *path, char **ret)
+/* Who besides root may own a secret file: the user kepler-push runs as once started. */
+static uid_t secret_owner(const struct kepler_push_config *c)
 {
-	size_t n = 0;
-	int r = read_file(what, path, true, ret, &n);
+	struct passwd *pw;
 
-	while (r == 0 && n && ((*ret)[n - 1] == '\n' || (*ret)[n - 1] == '\r' || (*ret)[n - 1] == ' '))
-		(*ret)[--n] = 0;
+	if (geteuid() != 0)
+		return geteuid();
+	pw = getpwnam(c->push_user);
+	return pw ? pw->pw_uid : KEPLER_SECRET_ROOT_ONLY;
+}
+
+/* A one-line secret (a token, a password): the file's first line, under the secret-file rules. */
+static int read_secret(const struct kepler_push_config *c, const char *what, const char *path, char **ret)
+{
+	struct kepler_error err = { 0 };
+	int r = kepler_secret_read_line(what, path, secret_owner(c), SECRET_LINE_MAX, ret, &err);
+
+	if (r < 0)
+		kepler_err("%s", err.msg);
 	return r;
 }
 
@@ -604,14 +616,14 @@ static int read_auth(const struct kepler_push_config *c, enum dest_kind kind, st
 		prefix = "push.";
 	}
 	snprintf(what, sizeof(what), "%sbearer-token-file", prefix);
-	if (*tf && read_secret(what, tf, &a->token))
+	if (*tf && read_secret(c, what, tf, &a->token))
 		return -1;
 	if (*user && !*pf) {
 		kepler_err("%sbasic-auth.username is set without %sbasic-auth.password-file", prefix, prefix);
 		return -1;
 	}
 	snprintf(what, sizeof(what), "%sbasic-auth.password-file", prefix);
-	if (*pf && read_secret(what, pf, &a->password))
+	if (*pf && read_secret(c, what, pf, &a->password))
 		return -1;
 	a->user = user;
 	snprintf(what, sizeof(what), "push.%s.headers", rw ? "remote-write" : "otlp");
@@ -630,15 +642,20 @@ static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
 		kepler_err("a client certificate needs both push.tls.cert-file and push.tls.key-file");
 		return -1;
 	}
-	if (*c->push_tls_ca_file &&
-	    read_file("push.tls.ca-file", c->push_tls_ca_file, false, &s->ca, &s->ca_len))
+	if (*c->push_tls_ca_file && read_file("push.tls.ca-file", c->push_tls_ca_file, &s->ca, &s->ca_len))
 		return -1;
 	if (*c->push_tls_cert_file &&
-	    read_file("push.tls.cert-file", c->push_tls_cert_file, false, &s->cert, &s->cert_len))
+	    read_file("push.tls.cert-file", c->push_tls_cert_file, &s->cert, &s->cert_len))
 		return -1;
-	if (*c->push_tls_key_file &&
-	    read_file("push.tls.key-file", c->push_tls_key_file, true, &s->key, &s->key_len))
-		return -1;
+	if (*c->push_tls_key_file) {
+		struct kepler_error err = { 0 };
+
+		if (kepler_secret_read("push.tls.key-file", c->push_tls_key_file, secret_owner(c), SECRET_MAX,
+				       &s->key, &s->key_len, &err) < 0) {
+			kepler_err("%s", err.msg);
+			return -1;
+		}
+	}
 	if ((s->ca && memory_file("push.tls.ca-file", s->ca, s->ca_len, &s->fds[0], s->paths[0], 64) < 0) ||
 	    (s->cert &&
 	     memory_file("push.tls.cert-file", s->cert, s->cert_len, &s->fds[1], s->paths[1], 64) < 0) ||

@@ -133,4 +133,55 @@ curl -s --data-urlencode 'query=kepler_push_sent_snapshots_total' "http://127.0.
 echo secret >"$tmp/token" && chmod 0644 "$tmp/token"
 "$push" --store.path "$store" --push.remote-write.url http://127.0.0.1:1/ --push.bearer-token-file "$tmp/token" >/dev/null 2>"$tmp/e"
 [ $? -eq 2 ] && grep -q "may be read by others" "$tmp/e" && ok "a token file others may read is refused" || fail "token: $(cat "$tmp/e")"
+
+# Secret files (issue 60): a planted link (to a root-only file whose mode passes the
+# others check), a FIFO, a folder, another user's file, an empty one: each refused,
+# naming the file, before anything is sent; a receiver that records every request
+# gets none. As root the files are root's and push.user (nobody) is the allowed owner.
+cport=$(free_port)
+python3 - "$cport" "$tmp/captured" <<'PY' &
+import http.server, sys
+class Cap(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(sys.argv[2], "ab") as f:
+            f.write(str(self.headers).encode() + body + b"\n")
+        self.send_response(204)
+        self.end_headers()
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Cap).serve_forever()
+PY
+pids+=($!)
+eventually 30 curl -sf -o /dev/null "http://127.0.0.1:$cport/"
+target=/etc/shadow
+[ -r $target ] || target=/etc/passwd
+printf 'root-only-first-line\nsecond\n' >"$tmp/root-only" && chmod 0640 "$tmp/root-only"
+ln -s "$target" "$tmp/link-shadow"
+ln -s "$tmp/root-only" "$tmp/link-file"
+mkfifo -m 0600 "$tmp/fifo"
+mkdir -m 0700 "$tmp/folder"
+: >"$tmp/empty" && chmod 0600 "$tmp/empty"
+cases=("link-shadow:symbolic link" "link-file:symbolic link" "fifo:not a regular file" "folder:not a regular file" "empty:is empty")
+if [ "$(id -u)" -eq 0 ]; then
+	printf 'tok\n' >"$tmp/other-owner" && chmod 0600 "$tmp/other-owner" && chown 4242 "$tmp/other-owner"
+	cases+=("other-owner:owned by uid 4242")
+fi
+for c in "${cases[@]}"; do
+	f=$tmp/${c%%:*} why=${c#*:}
+	for opt in "--push.bearer-token-file $f" "--push.basic-auth.username u --push.basic-auth.password-file $f" \
+		"--push.remote-write.bearer-token-file $f" "--push.tls.cert-file $tmp/root-only --push.tls.key-file $f"; do
+		# shellcheck disable=SC2086 # the option and its value as two words
+		timeout 60 "$push" --store.path "$store" --push.remote-write.url "http://127.0.0.1:$cport/" $opt \
+			--push.state-dir "$tmp/state-secret" >/dev/null 2>"$tmp/e"
+		st=$?
+		{ [ $st -eq 2 ] && grep -qF "$f" "$tmp/e" && grep -qF "$why" "$tmp/e"; } ||
+			fail "${opt%% *} ${c%%:*}: exit $st, $(cat "$tmp/e")"
+	done
+done
+[ -s "$tmp/captured" ] && fail "the receiver got requests with a refused secret: $(head -c 300 "$tmp/captured")" ||
+	ok "secret files: ${#cases[@]} kinds (a planted link to $target, a link to a root-only file, a FIFO, a folder, an empty file$([ "$(id -u)" -eq 0 ] && echo ", another user's file")) x 4 options refused, naming the file and why, with exit 2; the receiver got no request ($(grep -o 'error: .*' "$tmp/e" | head -c 150))"
 finish push

@@ -161,7 +161,7 @@ kill "$pusher"
 wait "$pusher" 2>/dev/null
 
 # basic auth (and no compression), from a state directory a run as root left root's: given to push.user
-printf 'pw-1\n' >"$tmp/password" && chmod 0600 "$tmp/password"
+printf 'pw-1\nsecond line, never sent\n' >"$tmp/password" && chmod 0600 "$tmp/password"
 : >"$tmp/got.jsonl"
 mkdir -m 0700 "$tmp/state-basic" && store_seq "$store" >"$tmp/state-basic/otlp.state"
 "$push" --store.path "$store" --push.otlp.url "http://127.0.0.1:$rport/v1/metrics" --push.basic-auth.username kepler \
