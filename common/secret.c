@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,4 +179,14 @@ int kepler_secret_read_line(const char *what, const char *path, uid_t owner, siz
 fail:
 	free(buf);
 	return r;
+}
+
+uid_t kepler_secret_owner(const char *drop_user)
+{
+	struct passwd *pw;
+
+	if (geteuid() != 0)
+		return geteuid();
+	pw = drop_user && *drop_user ? getpwnam(drop_user) : NULL;
+	return pw ? pw->pw_uid : KEPLER_SECRET_ROOT_ONLY;
 }

@@ -36,6 +36,14 @@ int kepler_secret_read(const char *what, const char *path, uid_t owner, size_t m
 		       size_t *ret_len, struct kepler_error *err);
 
 /*
+ * Who besides root may own the secret files of a process that, started as
+ * root, becomes @drop_user: that user's uid (KEPLER_SECRET_ROOT_ONLY when it
+ * does not exist: the drop refuses it later). Not started as root: the
+ * running user.
+ */
+uid_t kepler_secret_owner(const char *drop_user);
+
+/*
  * A one-line secret (a token, a password): the file's first line, without its
  * line end ("\n" or "\r\n"), as a new string. The file is read under
  * kepler_secret_read's rules; the line is also refused when empty (-ENODATA)

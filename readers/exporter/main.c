@@ -21,6 +21,7 @@
 #include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
+#include "kepler/secret.h"
 #include "kepler/signals.h"
 #include "kepler/store.h"
 #include "server.h"
@@ -298,7 +299,8 @@ int main(int argc, char **argv)
 		kepler_config_done(&cfg);
 		return 2;
 	}
-	if (kepler_web_config_load(cfg.exporter.web_config_file, &web, &err) < 0) {
+	if (kepler_web_config_load(cfg.exporter.web_config_file,
+				   kepler_secret_owner(cfg.exporter.exporter_user), &web, &err) < 0) {
 		kepler_err("%s", err.msg);
 		kepler_config_done(&cfg);
 		return 2;

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 #include <yaml.h>
 
+#include "kepler/secret.h"
 #include "webconfig.h"
 
 #define PEM_MAX (1024 * 1024)
@@ -456,8 +457,9 @@ static int parse(struct kepler_web_config *c, const char *path, const char *text
 	return r;
 }
 
-static int load_pems(struct kepler_web_config *c, const char *path, struct kepler_error *err)
+static int load_pems(struct kepler_web_config *c, const char *path, uid_t owner, struct kepler_error *err)
 {
+	size_t len;
 	int r;
 
 	if (!c->cert_file && !c->key_file)
@@ -473,7 +475,8 @@ static int load_pems(struct kepler_web_config *c, const char *path, struct keple
 					path);
 	r = read_all(c->cert_file, &c->cert_pem, err);
 	if (r == 0)
-		r = read_all(c->key_file, &c->key_pem, err);
+		r = kepler_secret_read("tls_server_config.key_file", c->key_file, owner, PEM_MAX, &c->key_pem,
+				       &len, err);
 	if (r == 0 && !strstr(c->cert_pem, "-----BEGIN CERTIFICATE-----"))
 		r = kepler_error_set(err, -EINVAL, "%s: not a PEM certificate", c->cert_file);
 	if (r == 0 && !strstr(c->key_pem, "PRIVATE KEY-----"))
@@ -525,8 +528,10 @@ static void make_dummy(struct kepler_web_config *c)
 		snprintf(c->dummy_hash, sizeof(c->dummy_hash), "%s", cd.output);
 }
 
-int kepler_web_config_load(const char *path, struct kepler_web_config *c, struct kepler_error *err)
+int kepler_web_config_load(const char *path, uid_t owner, struct kepler_web_config *c,
+			   struct kepler_error *err)
 {
+	size_t len;
 	char *text = NULL;
 	int r;
 
@@ -538,11 +543,16 @@ int kepler_web_config_load(const char *path, struct kepler_web_config *c, struct
 		c->seed = (uint64_t)(unsigned)getpid() * 0x9E3779B97F4A7C15ULL;
 	if (!path || !*path)
 		return 0;
-	r = read_all(path, &text, err);
+	/* it names the users and their hashes: a secret file */
+	r = kepler_secret_read("web.config-file", path, owner, PEM_MAX, &text, &len, err);
+	if (r == -ENODATA) { /* an empty file configures nothing, as the exporter toolkit's */
+		kepler_error_clear(err);
+		r = (text = strdup("")) ? 0 : kepler_error_set(err, -ENOMEM, "out of memory");
+	}
 	if (r == 0)
 		r = parse(c, path, text, err);
 	if (r == 0)
-		r = load_pems(c, path, err);
+		r = load_pems(c, path, owner, err);
 	if (r == 0 && c->nusers)
 		make_dummy(c);
 	free(text);

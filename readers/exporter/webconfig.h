@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kepler/error.h"
 
@@ -96,7 +97,13 @@ extern const size_t kepler_web_nsuites;
 /* The suites cipher_suites allows beyond its list (its parts combined), comma-separated, into @buf. */
 void kepler_web_suites_extra(const struct kepler_web_config *c, char *buf, size_t size);
 
-int kepler_web_config_load(const char *path, struct kepler_web_config *ret, struct kepler_error *err);
+/*
+ * Load the web config @path (NULL or "": none) and the files it names. The
+ * config (it holds the users' hashes) and the TLS key are secret files
+ * (kepler/secret.h): no link, root's or @owner's, closed to others.
+ */
+int kepler_web_config_load(const char *path, uid_t owner, struct kepler_web_config *ret,
+			   struct kepler_error *err);
 void kepler_web_config_done(struct kepler_web_config *c);
 
 static inline bool kepler_web_config_tls(const struct kepler_web_config *c)

@@ -139,22 +139,12 @@ out:
 	return e;
 }
 
-/* Who besides root may own a secret file: the user kepler-push runs as once started. */
-static uid_t secret_owner(const struct kepler_push_config *c)
-{
-	struct passwd *pw;
-
-	if (geteuid() != 0)
-		return geteuid();
-	pw = getpwnam(c->push_user);
-	return pw ? pw->pw_uid : KEPLER_SECRET_ROOT_ONLY;
-}
-
 /* A one-line secret (a token, a password): the file's first line, under the secret-file rules. */
 static int read_secret(const struct kepler_push_config *c, const char *what, const char *path, char **ret)
 {
 	struct kepler_error err = { 0 };
-	int r = kepler_secret_read_line(what, path, secret_owner(c), SECRET_LINE_MAX, ret, &err);
+	int r = kepler_secret_read_line(what, path, kepler_secret_owner(c->push_user), SECRET_LINE_MAX, ret,
+					&err);
 
 	if (r < 0)
 		kepler_err("%s", err.msg);
@@ -650,8 +640,9 @@ static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
 	if (*c->push_tls_key_file) {
 		struct kepler_error err = { 0 };
 
-		if (kepler_secret_read("push.tls.key-file", c->push_tls_key_file, secret_owner(c), SECRET_MAX,
-				       &s->key, &s->key_len, &err) < 0) {
+		if (kepler_secret_read("push.tls.key-file", c->push_tls_key_file,
+				       kepler_secret_owner(c->push_user), SECRET_MAX, &s->key, &s->key_len,
+				       &err) < 0) {
 			kepler_err("%s", err.msg);
 			return -1;
 		}

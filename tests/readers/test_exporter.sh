@@ -193,6 +193,7 @@ tls_server_config:
 basic_auth_users:
   alice: '$hash'
 YML
+chmod 0600 "$tmp/web.yml" # it names the users and the key: a secret file (docs/security.md)
 start_exporter tls --store.path "$tmp/hostile" --web.config-file "$tmp/web.yml"
 grep -q "started: https://" "$tmp/tls.log" && ok "started with TLS and basic auth" || fail "TLS start: $(cat "$tmp/tls.log")"
 url=https://127.0.0.1:$port/metrics
@@ -247,6 +248,7 @@ http_server_config:
     Strict-Transport-Security: max-age=31536000
     X-Content-Type-Options: nosniff
 YML
+chmod 0600 "$tmp/mtls.yml" # it names the users and the key: a secret file (docs/security.md)
 start_exporter mtls --store.path "$tmp/hostile" --web.config-file "$tmp/mtls.yml"
 url=https://127.0.0.1:$port/metrics
 good=$(curl -sk -o /dev/null -w '%{http_code}' --cert "$tmp/client.pem" --key "$tmp/client.key" -D "$tmp/mh" "$url")
@@ -266,6 +268,7 @@ tls_server_config:
   key_file: key.pem
   cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256]
 YML
+chmod 0600 "$tmp/suites.yml" # it names the users and the key: a secret file (docs/security.md)
 start_exporter suites --store.path "$tmp/hostile" --web.config-file "$tmp/suites.yml"
 url=https://127.0.0.1:$port/metrics
 with() { curl -sk -o /dev/null -w '%{http_code}' --tlsv1.2 --tls-max 1.2 --ciphers "$1" "$url"; }
@@ -281,6 +284,7 @@ tls13=$(curl -sk -o /dev/null -w '%{http_code}' --tlsv1.3 "$url")
 	fail "cipher_suites: listed $listed and $listed2, any $any12, others $other and $other2, TLS 1.3 $tls13"
 kill $epid; wait $epid 2>/dev/null
 printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS_RSA_WITH_AES_128_GCM_SHA256]\n' >"$tmp/crossed.yml"
+chmod 0600 "$tmp/crossed.yml"
 start_exporter crossed --store.path "$tmp/hostile" --web.config-file "$tmp/crossed.yml"
 grep -q "cipher_suites: .* also allow: TLS_RSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" "$tmp/crossed.log" &&
 	ok "a list whose parts combine: the extra suites named at start" ||
@@ -289,7 +293,7 @@ kill $epid; wait $epid 2>/dev/null
 
 # --- bad web configs: exit 2 with file:line and the key
 check_bad() {
-	printf '%s\n' "$2" >"$tmp/bad.yml"
+	printf '%s\n' "$2" >"$tmp/bad.yml" && chmod 0600 "$tmp/bad.yml"
 	out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/bad.yml" 2>&1)
 	rc=$?
 	[ $rc -eq 2 ] && grep -q "$3" <<<"$out" && ok "$1: exit 2: $(grep -o 'error: .*' <<<"$out")" || fail "$1 ($rc): $out"
@@ -304,7 +308,18 @@ check_bad "plain-text password" $'basic_auth_users:\n  bob: hunter2' "bad.yml:2:
 check_bad "malformed YAML" $'basic_auth_users: [unclosed' "bad.yml:"
 check_bad "certificate without key" $'tls_server_config:\n  cert_file: cert.pem' "needs both cert_file and key_file"
 out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/none.yml" 2>&1)
-[ $? -eq 2 ] && grep -q "cannot read .*none.yml: No such file" <<<"$out" && ok "missing web config: exit 2" || fail "missing web config: $out"
+[ $? -eq 2 ] && grep -q "none.yml: No such file" <<<"$out" && ok "missing web config: exit 2" || fail "missing web config: $out"
+# the web config and the TLS key are secret files: a planted link, a file others may read, refused at start
+ln -s /etc/shadow "$tmp/planted.yml"
+cp "$tmp/web.yml" "$tmp/open.yml" && chmod 0644 "$tmp/open.yml"
+sed 's/key_file: key.pem/key_file: open.key/' "$tmp/web.yml" >"$tmp/openkey.yml" && chmod 0600 "$tmp/openkey.yml"
+cp "$tmp/key.pem" "$tmp/open.key" && chmod 0644 "$tmp/open.key"
+for c in "planted.yml:is a symbolic link (to /etc/shadow)" "open.yml:may be read by others" "openkey.yml:open.key may be read by others"; do
+	out=$("$exporter" --store.path "$tmp/hostile" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/${c%%:*}" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && grep -qF "${c#*:}" <<<"$out" && ok "web config ${c%%:*}: exit 2: $(grep -o 'error: .*' <<<"$out" | head -c 160)" ||
+		fail "web config ${c%%:*} ($rc): $out"
+done
 
 # --- started as root: it becomes exporter.user (nobody) with the store's group, no capability
 if [ "$(id -u)" -eq 0 ]; then

@@ -28,6 +28,7 @@ command -v htpasswd >/dev/null || skip "htpasswd missing (apache2-utils: tools/s
 
 "$probe" write "$tmp/store" 3 nogroup 1000 >/dev/null 2>&1 || fail "store_probe write"
 printf 'basic_auth_users:\n  prometheus: %s\n' "$(htpasswd -nbBC 10 prometheus 'right' | cut -d: -f2)" >"$tmp/web.yml"
+chmod 0600 "$tmp/web.yml" # a secret file: closed to others (docs/security.md)
 "$exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:0 --web.config-file "$tmp/web.yml" \
 	>"$tmp/e.log" 2>&1 &
 pids+=($!)

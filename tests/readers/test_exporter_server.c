@@ -165,10 +165,10 @@ static struct rig *rig_start(const char *web_yml)
 		assert_true(fd >= 0);
 		assert_int_equal(write(fd, web_yml, strlen(web_yml)), (ssize_t)strlen(web_yml));
 		close(fd);
-		KEPLER_OK(kepler_web_config_load(path, &g->web, &err));
+		KEPLER_OK(kepler_web_config_load(path, geteuid(), &g->web, &err));
 		unlink(path);
 	} else {
-		KEPLER_OK(kepler_web_config_load(NULL, &g->web, &err));
+		KEPLER_OK(kepler_web_config_load(NULL, geteuid(), &g->web, &err));
 	}
 	KEPLER_OK(kepler_exposition_new(NULL, &opts, &e, &err));
 	kepler_exporter_publish(&g->st, e);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,6 +37,8 @@ static void put(const char *name, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0600),
+			 0); /* the web config and keys are secret files: closed to others */
 }
 
 /* Load @text as web.yml; the return code, @c filled on success. */
@@ -45,7 +48,7 @@ static int load(const char *text, struct kepler_web_config *c, struct kepler_err
 
 	put("web.yml", text);
 	snprintf(path, sizeof(path), "%s/web.yml", dir);
-	return kepler_web_config_load(path, c, err);
+	return kepler_web_config_load(path, geteuid(), c, err);
 }
 
 /* A bcrypt hash of @password at the lowest cost (the exporter accepts any cost). */
@@ -88,7 +91,7 @@ static void test_none(void **state)
 	struct kepler_error err = { 0 };
 
 	(void)state;
-	KEPLER_OK(kepler_web_config_load(NULL, &c, &err));
+	KEPLER_OK(kepler_web_config_load(NULL, geteuid(), &c, &err));
 	assert_false(kepler_web_config_tls(&c));
 	assert_int_equal(c.nusers, 0);
 	kepler_web_config_done(&c);
@@ -187,8 +190,36 @@ static void test_unreadable(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/absent.yml", dir);
-	KEPLER_FAILS(kepler_web_config_load(path, &c, &err), -ENOENT);
+	KEPLER_FAILS(kepler_web_config_load(path, geteuid(), &c, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "absent.yml"));
+}
+
+/* The web config and the TLS key are secret files: a link, or a file others may read, is refused. */
+static void test_secret_rules(void **state)
+{
+	struct kepler_web_config c;
+	struct kepler_error err = { 0 };
+	char path[300], link[300];
+
+	(void)state;
+	put("users.yml",
+	    "basic_auth_users:\n  bob: $2y$10$abcdefghijklmnopqrstuuJ8cFQk1tV0sZ6Y6Xc8oY0bS3xq5N6aW\n");
+	snprintf(path, sizeof(path), "%s/users.yml", dir);
+	snprintf(link, sizeof(link), "%s/linked.yml", dir);
+	assert_int_equal(symlink(path, link), 0);
+	KEPLER_FAILS(kepler_web_config_load(link, geteuid(), &c, &err), -ELOOP);
+	assert_non_null(strstr(err.msg, "linked.yml is a symbolic link"));
+	assert_int_equal(chmod(path, 0644), 0);
+	KEPLER_FAILS(kepler_web_config_load(path, geteuid(), &c, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "may be read by others"));
+	put("tls.yml", "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n");
+	put("c.pem", "-----BEGIN CERTIFICATE-----\n");
+	put("k.pem", "-----BEGIN PRIVATE KEY-----\n");
+	snprintf(path, sizeof(path), "%s/k.pem", dir);
+	assert_int_equal(chmod(path, 0604), 0);
+	snprintf(path, sizeof(path), "%s/tls.yml", dir);
+	KEPLER_FAILS(kepler_web_config_load(path, geteuid(), &c, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "tls_server_config.key_file"));
 }
 
 static void test_headers(void **state)
@@ -238,9 +269,10 @@ static void test_basic_auth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_none),    cmocka_unit_test(test_tls),
-		cmocka_unit_test(test_errors),  cmocka_unit_test(test_unreadable),
-		cmocka_unit_test(test_headers), cmocka_unit_test(test_basic_auth),
+		cmocka_unit_test(test_none),         cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_errors),       cmocka_unit_test(test_unreadable),
+		cmocka_unit_test(test_headers),      cmocka_unit_test(test_basic_auth),
+		cmocka_unit_test(test_secret_rules),
 	};
 
 	return kepler_test_exit(cmocka_run_group_tests(tests, setup, teardown));
