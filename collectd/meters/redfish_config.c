@@ -21,7 +21,8 @@
  * opensesspriv, authcap, intel20, supermicro20, sun20,
  * integritycheckvalue, nochecksumcheck) may be given.
  *
- * It holds a password: a file that others may read is refused.
+ * It holds a password: a secret file (kepler/secret.h), refused when a
+ * planted link, not a regular file, not root's, or readable by others.
  */
 #include <stdlib.h>
 #include <errno.h>
@@ -32,7 +33,10 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "kepler/secret.h"
 #include "redfish.h"
+
+#define BMC_FILE_MAX (1024 * 1024)
 
 static yaml_node_t *get(yaml_document_t *doc, yaml_node_t *map, const char *key)
 {
@@ -60,35 +64,6 @@ static int field(yaml_document_t *doc, yaml_node_t *map, const char *key, char *
 		return kepler_error_set(err, -EINVAL, "%s: %s is not a string of at most %zu bytes", path,
 					key, size - 1);
 	memcpy(ret, v->data.scalar.value, v->data.scalar.length + 1);
-	return 0;
-}
-
-static int open_private(const char *path, FILE **ret, struct kepler_error *err)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0 && errno == ELOOP) /* a Secret's files are symlinks: follow, then check the file */
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kepler_error_set(err, -errno, "cannot open the BMC file %s: %s", path,
-					strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return kepler_error_set(err, -EINVAL, "the BMC file %s is not a regular file", path);
-	}
-	if (st.st_mode & S_IROTH) {
-		close(fd);
-		return kepler_error_set(err, -EACCES,
-					"the BMC file %s holds passwords and others may read it (mode %04o): "
-					"chmod o-rwx it (a Secret: defaultMode 0440)",
-					path, (unsigned)(st.st_mode & 07777));
-	}
-	*ret = fdopen(fd, "r");
-	if (!*ret) {
-		close(fd);
-		return kepler_error_set(err, -ENOMEM, "out of memory");
-	}
 	return 0;
 }
 
@@ -169,14 +144,17 @@ int kepler_bmc_config_load(const char *path, const char *node, bool ipmi, struct
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root, *id;
-	FILE *f;
-	int r = open_private(path, &f, err);
+	char *text = NULL;
+	size_t len = 0;
+	/* it holds passwords: a secret file, read at start as root (kepler/secret.h) */
+	int r = kepler_secret_read("the BMC file", path, kepler_secret_owner(NULL), BMC_FILE_MAX, &text, &len,
+				   err);
 
 	if (r < 0)
 		return r;
 	memset(ret, 0, sizeof(*ret));
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		r = kepler_error_set(err, -EINVAL, "%s:%zu: %s", path, parser.problem_mark.line + 1,
 				     parser.problem ? parser.problem : "not YAML");
@@ -199,7 +177,8 @@ out_doc:
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
-	fclose(f);
+	explicit_bzero(text, len);
+	free(text);
 	if (r < 0)
 		explicit_bzero(ret->password, sizeof(ret->password));
 	return r;

@@ -83,7 +83,7 @@ cp "$tmp/bmc.yaml" "$tmp/open.yaml"
 chmod 0644 "$tmp/open.yaml"
 common=(--store.group "" --meter.source fake --informer procfs --platform.ipmi.enabled --platform.ipmi.node-name worker-1)
 "$collectd" --store.path "$tmp/s0" "${common[@]}" --platform.ipmi.config-file "$tmp/open.yaml" >"$tmp/open.log" 2>&1
-[ $? = 1 ] && grep -q "holds passwords and others may read it (mode 0644)" "$tmp/open.log" &&
+[ $? = 1 ] && grep -q "the BMC file $tmp/open.yaml may be read by others (mode 0644)" "$tmp/open.log" &&
 	ok "a BMC file others may read is refused (exit 1)" || fail "open file: $(head -3 "$tmp/open.log")"
 bmc_file "$tmp/bad.yaml" admin "opensesspriv,fast"
 "$collectd" --store.path "$tmp/s0" "${common[@]}" --platform.ipmi.config-file "$tmp/bad.yaml" >"$tmp/bad.log" 2>&1

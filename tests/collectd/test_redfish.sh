@@ -58,8 +58,14 @@ cp "$tmp/bmc.yaml" "$tmp/open.yaml"
 chmod 0644 "$tmp/open.yaml"
 "$collectd" --store.path "$tmp/s0" --store.group "" --meter.source fake --platform.redfish.enabled \
 	--platform.redfish.config-file "$tmp/open.yaml" --platform.redfish.node-name worker-1 >"$tmp/open.log" 2>&1
-[ $? = 1 ] && grep -q "platform.redfish: the BMC file $tmp/open.yaml holds passwords and others may read it (mode 0644)" "$tmp/open.log" &&
+[ $? = 1 ] && grep -q "platform.redfish: the BMC file $tmp/open.yaml may be read by others (mode 0644)" "$tmp/open.log" &&
 	ok "a BMC file others may read is refused (exit 1)" || fail "open file: $(head -3 "$tmp/open.log")"
+# a planted link (to a root-only file): refused, not followed (docs/security.md#secret-files)
+ln -s /etc/shadow "$tmp/planted.yaml"
+"$collectd" --store.path "$tmp/s0" --store.group "" --meter.source fake --platform.redfish.enabled \
+	--platform.redfish.config-file "$tmp/planted.yaml" --platform.redfish.node-name worker-1 >"$tmp/planted.log" 2>&1
+[ $? = 1 ] && grep -q "the BMC file $tmp/planted.yaml is a symbolic link (to /etc/shadow): refused" "$tmp/planted.log" &&
+	ok "a BMC file that is a planted link is refused (exit 1)" || fail "planted link: $(head -3 "$tmp/planted.log")"
 "$collectd" --store.path "$tmp/s0" --store.group "" --meter.source fake --platform.redfish.enabled \
 	--platform.redfish.config-file "$tmp/bmc.yaml" --platform.redfish.node-name worker-9 >"$tmp/node.log" 2>&1
 [ $? = 1 ] && grep -q "no BMC for node 'worker-9'" "$tmp/node.log" && ok "a node the file does not list: exit 1, said" ||
