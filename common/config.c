@@ -159,11 +159,27 @@ static int set_enum(const struct kepler_option *o, struct kepler_config *cfg, co
 	return 0;
 }
 
-static int set_string(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+/* @value's form, where @o has a check: 0, or the usage error. */
+static int check_form(const struct kepler_option *o, const char *value, const char *origin,
 		      struct kepler_error *err)
 {
+	char why[160];
+
+	for (const struct kepler_option_check *c = kepler_option_checks; c->key; c++)
+		if (!strcmp(c->key, o->key))
+			return c->check(value, why, sizeof(why)) < 0 ? bad_value(value, origin, why, err) : 0;
+	return 0;
+}
+
+static int set_string(const struct kepler_option *o, struct kepler_config *cfg, const char *value,
+		      const char *origin, struct kepler_error *err)
+{
 	char **slot = field(cfg, o);
-	char *copy = strdup(value);
+	char *copy;
+
+	if (check_form(o, value, origin, err) < 0)
+		return -EINVAL;
+	copy = strdup(value);
 
 	if (!copy)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
@@ -179,6 +195,8 @@ int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *
 	char choices[256], expected[300];
 
 	for (size_t i = 0; i < n; i++) {
+		if (check_form(o, items[i], origin, err) < 0)
+			return -EINVAL;
 		if (o->choices && choice_index(o, items[i]) < 0) {
 			join_choices(o, choices, sizeof(choices));
 			snprintf(expected, sizeof(expected), "expected items from %s", choices);
@@ -250,7 +268,7 @@ int kepler_config_set_value(const struct kepler_option *o, struct kepler_config 
 	case KEPLER_OPT_DURATION:
 	case KEPLER_OPT_SIZE:
 	case KEPLER_OPT_COUNT_OR_DURATION: return set_number(o, cfg, value, origin, err);
-	case KEPLER_OPT_STRING: return set_string(o, cfg, value, err);
+	case KEPLER_OPT_STRING: return set_string(o, cfg, value, origin, err);
 	case KEPLER_OPT_ENUM: return set_enum(o, cfg, value, origin, err);
 	case KEPLER_OPT_LIST: return set_list_text(o, cfg, value, origin, err);
 	}

@@ -7,10 +7,12 @@
  * file can serve them all) and checked all the same.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config_internal.h"
@@ -334,12 +336,18 @@ int kepler_config_load_file(struct kepler_config *cfg, const char *path, unsigne
 	unsigned char *text = NULL;
 	size_t len = 0;
 	FILE *f;
-	int r;
+	int fd, r;
 
-	f = fopen(path, "r");
-	if (!f)
+	/* O_NONBLOCK: a FIFO does not block the open; read_config refuses what is not a regular file */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return kepler_error_set(err, -errno, "cannot read config file '%s': %s", path,
 					strerror(errno));
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	}
 	r = read_config(f, path, &text, &len, err);
 	fclose(f);
 	if (r < 0)

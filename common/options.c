@@ -408,3 +408,11 @@ const struct kepler_option
 		{ NULL, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL },
 	};
 /* clang-format on */
+
+/* The options whose value has a form checked when it is parsed (kepler/config.h). */
+const struct kepler_option_check kepler_option_checks[] = {
+	{ "gpu.idle-power", kepler_check_watts },
+	{ "attribution.idle-watts", kepler_check_zone_watts },
+	{ "carbon.intensity", kepler_check_intensity },
+	{ NULL, NULL },
+};

@@ -5,6 +5,7 @@
  * (no silent truncation, no trailing garbage).
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -288,5 +289,43 @@ int kepler_parse_time_flag(const char *flag, const char *s, uint64_t now_ns, uin
 		return 0;
 	kepler_err("invalid --%s '%s': expected RFC 3339 (2026-11-22T10:00:00Z), -DURATION (-15m) or now",
 		   flag, s);
+	return -EINVAL;
+}
+
+/* @s (of @n bytes, or to its end when @n is -1) is a decimal number from @lo to @hi, nothing after it. */
+static bool decimal_in(const char *s, double lo, double hi, bool above_lo)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	return !errno && end != s && !*end && !isspace((unsigned char)*s) && (above_lo ? v > lo : v >= lo) &&
+	       v <= hi;
+}
+
+int kepler_check_watts(const char *value, char *why, size_t size)
+{
+	if (!*value || decimal_in(value, 0, 100000, false))
+		return 0;
+	snprintf(why, size, "expected a power in watts from 0 to 100000 (e.g. 35.5)");
+	return -EINVAL;
+}
+
+int kepler_check_zone_watts(const char *value, char *why, size_t size)
+{
+	const char *eq = strchr(value, '=');
+
+	if (eq && eq != value && eq - value < 64 && decimal_in(eq + 1, 0, 1e6, false))
+		return 0;
+	snprintf(why, size, "expected ZONE=WATTS (e.g. package=12.5), watts from 0 to 1000000");
+	return -EINVAL;
+}
+
+int kepler_check_intensity(const char *value, char *why, size_t size)
+{
+	if (!*value || decimal_in(value, 0, 100000, true))
+		return 0;
+	snprintf(why, size, "expected g CO2e per kWh, above 0 and at most 100000 (e.g. 350)");
 	return -EINVAL;
 }

@@ -321,6 +321,18 @@ struct kepler_option {
 	const char *const *choices; /* ENUM (required), LIST (optional) */
 };
 
+/*
+ * A STRING or LIST (each item) option's check of its value's form when it
+ * is parsed, so that a bad value is a usage error (exit 2, the option
+ * named) before anything opens: 0, or -EINVAL with what was expected in
+ * @why. The options without one take any text. Ends with a NULL key.
+ */
+struct kepler_option_check {
+	const char *key;
+	int (*check)(const char *value, char *why, size_t size);
+};
+extern const struct kepler_option_check kepler_option_checks[];
+
 /* A binary, as --help and --version present it. */
 /* An example of a program's use, for its man page. */
 struct kepler_example {
@@ -420,6 +432,11 @@ void kepler_config_parse_or_exit(struct kepler_config *cfg, const struct kepler_
 int kepler_parse_duration(const char *s, uint64_t *ret_ns);
 int kepler_parse_size(const char *s, uint64_t *ret_bytes);
 int kepler_parse_bool(const char *s, bool *ret_value);
+
+/* Option checks (struct kepler_option's check): watts (gpu.idle-power), ZONE=WATTS, g CO2e per kWh. */
+int kepler_check_watts(const char *value, char *why, size_t size);
+int kepler_check_zone_watts(const char *value, char *why, size_t size);
+int kepler_check_intensity(const char *value, char *why, size_t size);
 int kepler_parse_int(const char *s, int64_t *ret_value);
 /*
  * A point in time: RFC 3339 ("2026-11-22T10:00:00Z", fraction and offset

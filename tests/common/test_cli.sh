@@ -45,6 +45,24 @@ check "malformed YAML" 2 "malformed YAML ($tmp/broken.yaml:2" \
 	"$build/collectd/kepler-collectd" --config "$tmp/broken.yaml"
 check "missing config" 2 "cannot read config file '$tmp/none.yaml'" \
 	"$build/collectd/kepler-collectd" --config "$tmp/none.yaml"
+# a FIFO as the config file would block the start: refused at once (a test failing here hangs
+# no longer than timeout's 60 s)
+mkfifo "$tmp/fifo.yaml"
+check "a FIFO as the config file" 2 "config file '$tmp/fifo.yaml' is not a regular file" \
+	timeout 60 "$build/collectd/kepler-collectd" --config "$tmp/fifo.yaml"
+check "a folder as the config file" 2 "config file '$tmp' is a directory" \
+	"$build/readers/exporter/kepler-exporter" --config "$tmp"
+# values whose form is checked when they are parsed: exit 2 before any meter or store opens
+check "gpu.idle-power not watts" 2 "invalid value 'abc' for --gpu.idle-power: expected a power in watts" \
+	"$build/collectd/kepler-collectd" --gpu.idle-power abc --store.path "$tmp/never"
+check "attribution.idle-watts not ZONE=WATTS" 2 "invalid value 'package=x' for --attribution.idle-watts: expected ZONE=WATTS" \
+	"$build/collectd/kepler-collectd" --attribution.idle-watts package=x --store.path "$tmp/never"
+check "carbon.intensity not a number" 2 "invalid value '-3' for --carbon.intensity: expected g CO2e per kWh" \
+	"$build/collectd/kepler-collectd" --carbon.intensity -3 --store.path "$tmp/never"
+printf 'carbon:\n  intensity: lots\n' >"$tmp/carbon.yaml"
+check "carbon.intensity in a file" 2 "invalid value 'lots' for 'carbon.intensity' ($tmp/carbon.yaml:2)" \
+	"$build/collectd/kepler-collectd" --config "$tmp/carbon.yaml" --store.path "$tmp/never"
+[ -e "$tmp/never" ] && { echo "FAIL: a store was made before the bad value was refused"; fails=$((fails + 1)); }
 check "dev key as flag" 2 "development setting" \
 	"$build/collectd/kepler-collectd" --dev.fake-meter.watts=3
 check "exporter flag on collector" 2 "it is one of kepler-exporter" \
