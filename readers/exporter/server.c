@@ -163,6 +163,66 @@ static MHD_RESULT send_text(const struct kepler_server *s, struct MHD_Connection
 	return ret;
 }
 
+/* What the request's headers say of its body's framing. */
+struct framing {
+	unsigned lengths; /* Content-Length headers */
+	bool bad_length;  /* one that is not a plain decimal */
+	bool chunked;     /* Transfer-Encoding given */
+};
+
+static MHD_RESULT count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		f->lengths++;
+		f->bad_length |= !value || !*value || strspn(value, "0123456789") != strlen(value) ||
+				 strlen(value) > 18;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->chunked = true;
+	}
+	return MHD_YES;
+}
+
+/*
+ * A request whose body's length two parts of the chain could read
+ * differently (two Content-Length headers, Content-Length with
+ * Transfer-Encoding, a malformed Content-Length) is how requests are
+ * smuggled past a proxy: answered 400 and the connection closed, so that
+ * its body is never read as a request of its own (RFC 9112, 6.3).
+ */
+static bool ambiguous_framing(struct MHD_Connection *c, const char **why)
+{
+	struct framing f = { 0 };
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+	*why = f.lengths > 1            ? "two Content-Length headers"
+	       : f.bad_length           ? "a malformed Content-Length"
+	       : f.lengths && f.chunked ? "Content-Length with Transfer-Encoding"
+					: NULL;
+	return *why != NULL;
+}
+
+static MHD_RESULT refuse_framing(const struct kepler_server *s, struct MHD_Connection *c, const char *why)
+{
+	char text[160];
+	struct MHD_Response *r;
+	MHD_RESULT ret;
+
+	snprintf(text, sizeof(text), "400 Bad Request: %s (ambiguous framing); the connection is closed\n",
+		 why);
+	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	add_headers(s, r);
+	ret = MHD_queue_response(c, MHD_HTTP_BAD_REQUEST, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* Does Accept-Encoding allow gzip (and not with q=0)? */
 static bool accepts_gzip(struct MHD_Connection *c)
 {
@@ -487,7 +547,10 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	 */
 	if (!*req_cls) {
 		static int headers_seen;
+		const char *why;
 
+		if (ambiguous_framing(c, &why))
+			return refuse_framing(s, c, why); /* answered now: libmicrohttpd then closes */
 		*req_cls = &headers_seen;
 		return MHD_YES;
 	}
