@@ -458,6 +458,12 @@ int main(int argc, char **argv)
 		rc = r == -ENODATA ? EXIT_NO_HISTORY : EXIT_USAGE;
 		goto out;
 	}
+	if (!kepler_history_count(j.b.h)) { /* no record and no snapshot at or before --until */
+		kepler_err("the store holds nothing for the window: it has nothing at or before --until %s",
+			   cfg.report.report_until);
+		rc = EXIT_NO_HISTORY;
+		goto out;
+	}
 	if (j.b.at_ns <= j.a.at_ns) {
 		kepler_err("the store holds nothing newer than the window's start (%s)",
 			   cfg.report.report_since);

@@ -214,4 +214,11 @@ wait_seq "$tmp/y" 3
 "$report" --store.path "$tmp/y" --since -1h --by node >/dev/null 2>"$tmp/e"
 rc=$?
 [ $rc -eq 0 ] && ok "no tiers: the raw snapshots from the store's first still answer" || fail "no tiers: rc $rc $(cat "$tmp/e")"
+# a window the store never saw: exit 1 (a billing job tells "no data" from "no usage"), as
+# --help, the man page and docs/history.md say
+"$report" --store.path "$tmp/y" --since -30d --until -29d --by node >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc -eq 1 ] && grep -q "the store holds nothing for the window" "$tmp/e" && [ ! -s "$tmp/o" ] &&
+	ok "a window before the store began: exit 1, nothing printed: $(grep -o 'error: .*' "$tmp/e")" ||
+	fail "a window the store never saw: rc $rc, $(cat "$tmp/e" "$tmp/o" | head -3)"
 finish report
