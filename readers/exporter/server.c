@@ -317,11 +317,13 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 	struct kepler_exposition *e = acquire(s->st, problem, sizeof(problem), &staleness_ns);
 	unsigned status = MHD_HTTP_SERVICE_UNAVAILABLE;
 	double age = e->seq ? age_of(e) : 0;
-	uint64_t pending_wall;
+	uint64_t pending_wall, seq = e->seq; /* the snapshot whose age is given */
 	struct timespec now;
 
 	pthread_mutex_lock(&s->st->lock);
 	pending_wall = s->st->pending_seq ? s->st->pending_wall_ns : 0;
+	if (pending_wall)
+		seq = s->st->pending_seq;
 	pthread_mutex_unlock(&s->st->lock);
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (pending_wall) /* a newer snapshot, not rendered because nobody scraped: the collector is alive */
@@ -335,7 +337,7 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 		snprintf(msg, sizeof(msg),
 			 "stale: the newest snapshot (seq %llu) is %.1f s old, more "
 			 "than %.1f s: is kepler-collectd running?%s%s\n",
-			 (unsigned long long)e->seq, age, (double)staleness_ns / 1e9, problem[0] ? " " : "",
+			 (unsigned long long)seq, age, (double)staleness_ns / 1e9, problem[0] ? " " : "",
 			 problem);
 	else if (problem[0])
 		snprintf(msg, sizeof(msg), "unavailable: %s (serving snapshot %llu)\n", problem,
@@ -343,7 +345,7 @@ static MHD_RESULT serve_health(struct kepler_server *s, struct MHD_Connection *c
 	else {
 		status = MHD_HTTP_OK;
 		snprintf(msg, sizeof(msg), "ok: snapshot %llu is %.1f s old (stale after %.1f s)\n",
-			 (unsigned long long)e->seq, age, (double)staleness_ns / 1e9);
+			 (unsigned long long)seq, age, (double)staleness_ns / 1e9);
 	}
 	kepler_exposition_unref(e);
 	return send_text(s, c, status, "text/plain; charset=utf-8", msg);

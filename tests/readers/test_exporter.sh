@@ -180,6 +180,11 @@ sleep 2
 code=$(curl -s -o "$tmp/h" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$code" = 503 ] && grep -q stale "$tmp/h" && ok "collector stopped: /healthz 503: $(cat "$tmp/h")" ||
 	fail "healthz after stop: $code $(cat "$tmp/h")"
+# the snapshot /healthz names is the one whose age it gives: the newest, though no scrape rendered it
+newest=$("$build/readers/stdout/kepler-stdout" --store.path "$tmp/live" --format json 2>/dev/null | tail -1 | jq -r .seq)
+named=$(grep -o 'seq [0-9]*' "$tmp/h" | cut -d' ' -f2)
+[ -n "$newest" ] && [ "$named" = "$newest" ] && ok "/healthz names the newest snapshot ($named), whose age it gives" ||
+	fail "/healthz names snapshot '$named', the store's newest is '$newest'"
 kill $epid; wait $epid 2>/dev/null
 
 # --- TLS and basic auth
