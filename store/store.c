@@ -257,6 +257,8 @@ static int env_create(struct kepler_store *s, struct kepler_error *err)
 		rc = mdb_env_set_maxdbs(s->env, MAX_DBS);
 	if (!rc)
 		rc = mdb_env_set_maxreaders(s->env, 126);
+	if (!rc) /* a damaged page's failed assertion: an error inside guarded operations */
+		rc = mdb_env_set_assert(s->env, store_guard_lmdb_assert);
 	if (!rc && s->writer)
 		rc = mdb_env_set_mapsize(s->env, s->map_size);
 	if (rc)
@@ -339,17 +341,23 @@ const char *kepler_store_warning(const struct kepler_store *s)
 	return s->warning[0] ? s->warning : NULL;
 }
 
-/* Read last_seq and check the format recorded by an earlier writer. */
-static int writer_init(struct kepler_store *s, struct kepler_error *err)
+/*
+ * Read last_seq and check the format recorded by an earlier writer. Run
+ * under the fault guard (STORE_GUARDED): a damaged page it reads (random
+ * bytes over the tree) is an error, not a SIGBUS at start.
+ */
+STORE_OP static int writer_init(struct kepler_store *s, struct kepler_error *err)
 {
 	MDB_txn *txn;
 	uint64_t major = 0;
 	char v[32];
 	int rc, r, dead;
 
+	store_guard_writing();
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "starting a write transaction", err);
+	store_guard_track(txn); /* ended by the guard after a fault */
 	r = kepler_store_open_dbs(s, txn, true, err);
 	if (r < 0)
 		goto abort;
@@ -372,14 +380,24 @@ static int writer_init(struct kepler_store *s, struct kepler_error *err)
 		r = kepler_store_lmdb_error(r, "writing meta", err);
 		goto abort;
 	}
+	store_guard_track(NULL);
 	rc = mdb_txn_commit(txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "committing meta", err);
 	mdb_reader_check(s->env, &dead);
 	return 0;
 abort:
+	store_guard_track(NULL);
 	mdb_txn_abort(txn);
 	return r;
+}
+
+/* The whole store walked (a damaged page found before any write), then writer_init under the guard. */
+static int writer_init_guarded(struct kepler_store *s, struct kepler_error *err)
+{
+	int r = kepler_store_verify(s, err);
+
+	return r < 0 ? r : STORE_GUARDED(s, err, writer_init(s, err));
 }
 
 /*
@@ -467,7 +485,22 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	if (r < 0)
 		goto fail;
 	kepler_store_apply_permissions(s);
-	r = writer_init(s, err);
+	r = writer_init_guarded(s, err);
+	if (r == -EUCLEAN && s->opts.move_damaged) { /* a damaged page met at start */
+		mdb_env_close(s->env);
+		s->env = NULL;
+		s->have_dbs = false;
+		s->write_faulted = false; /* a new environment, a fresh lock file */
+		r = kepler_store_move_damaged(s, err ? err->msg : "damaged", err);
+		if (r == 0)
+			r = kepler_store_fresh_lock_file(s, err);
+		if (r == 0)
+			r = writer_env_open(s, err);
+		if (r == 0) {
+			kepler_store_apply_permissions(s);
+			r = writer_init_guarded(s, err);
+		}
+	}
 	if (r < 0)
 		goto fail;
 	*ret = s;
@@ -483,6 +516,9 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	if (s->write_faulted) /* its write lock is held by the transaction the fault cut short */
+		return kepler_error_set(err, -EUCLEAN, "the store '%s' is damaged: it cannot be opened again",
+					s->path);
 	kepler_store_mend_lock(s); /* closing touches its map */
 	for (int i = 0; i < 2; i++) {
 		if (s->pin[i])
@@ -496,7 +532,7 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 	s->have_dbs = false;
 	r = writer_env_open(s, err);
 	if (r == 0)
-		r = writer_init(s, err);
+		r = writer_init_guarded(s, err);
 	if (r < 0 && s->env) {
 		mdb_env_close(s->env);
 		s->env = NULL;

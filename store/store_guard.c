@@ -10,6 +10,9 @@
  * which ends its transaction and returns an error (retried a few times, since
  * a torn read is transient); outside one, the handler that was there before
  * (the default, or a sanitizer's) gets the fault as if this one did not exist.
+ * LMDB's own assertions, which a damaged page can fail (a page's bounds
+ * crossed in mdb_node_add), are the same kind of fault: inside a guarded
+ * operation they jump back too, instead of abort().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -66,11 +69,31 @@ static void install(void)
 	pthread_mutex_unlock(&install_lock);
 }
 
+void store_guard_lmdb_assert(MDB_env *env, const char *msg)
+{
+	struct store_guard *g = current;
+
+	(void)env;
+	if (!g)
+		return; /* not a store operation's: LMDB aborts, as without this */
+	current = g->prev;
+	g->fault = SIGABRT;
+	snprintf(g->assertion, sizeof(g->assertion), "%s", msg ? msg : "");
+	siglongjmp(g->jb, 1);
+}
+
+void store_guard_writing(void)
+{
+	if (current)
+		current->writes = true;
+}
+
 void store_guard_enter(struct store_guard *g)
 {
 	install();
 	g->fault = 0;
 	g->txn = NULL;
+	g->writes = false;
 	g->prev = current;
 	current = g;
 }
@@ -94,7 +117,9 @@ int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepl
 
 	/* lock.mdb cut short: its size back first, as ending the transaction touches its map */
 	mended = kepler_store_mend_lock(s);
-	if (g->txn)
+	if (g->writes)
+		s->write_faulted = true; /* its transaction is left as it is: ending it may fault again */
+	else if (g->txn)
 		mdb_txn_abort(g->txn); /* a read transaction holds nothing but itself */
 	g->txn = NULL;
 	if (mended) {
@@ -110,6 +135,15 @@ int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepl
 		g->attempts = GUARD_ATTEMPTS; /* damaged: no retry mends it */
 		return r;
 	}
+	if (g->writes)
+		g->attempts = GUARD_ATTEMPTS; /* the write lock may be held: not again in this environment */
+	if (g->fault == SIGABRT)
+		return kepler_error_set(
+			err, -EUCLEAN,
+			"the store '%s': LMDB found a damaged page (%s) (if it persists, the store "
+			"is damaged: stop kepler-collectd, move '%s' aside and start it again, or "
+			"start it with --store.move-damaged)",
+			s->path, g->assertion, s->path);
 	return kepler_error_set(err, -EUCLEAN,
 				"the store '%s': %s reading data.mdb (the file changed under this "
 				"process; if it persists, the store is damaged: stop kepler-collectd, "

@@ -31,6 +31,13 @@ struct kepler_store {
 	MDB_dbi snapshots, series, meta;
 	MDB_dbi history; /* tier records and carbon intensities; absent from older stores */
 	bool writer;
+	/*
+	 * writer: a fault cut a write transaction short: LMDB's state is not to
+	 * be trusted (ending it can fault again) and its write lock is held, so
+	 * no write again in this process; the store is damaged (kepler_store_commit
+	 * and kepler_store_reopen refuse, saying so).
+	 */
+	bool write_faulted;
 	bool have_dbs;     /* reader: the writer has created the databases */
 	bool have_history; /* the history database exists */
 	/* writer: what the next commit also writes (kepler_store_stage_*) */
@@ -144,13 +151,23 @@ struct store_guard {
 	sigjmp_buf jb;
 	struct store_guard *prev;
 	MDB_txn *txn; /* the operation's read transaction, ended after a fault */
-	int fault;    /* the signal */
+	int fault;    /* the signal; SIGABRT: an LMDB assertion */
 	int attempts;
+	char assertion[160]; /* LMDB's message, for SIGABRT */
+	bool writes;         /* a write transaction: a fault may leave LMDB's write lock held */
 };
 
 void store_guard_enter(struct store_guard *g);
 void store_guard_leave(struct store_guard *g);
 void store_guard_track(MDB_txn *txn);
+/*
+ * The guarded operation writes: after a fault it is not retried (LMDB's
+ * write lock may be held by the transaction the fault cut short, and a
+ * retry would wait for it forever); the store must be opened again.
+ */
+void store_guard_writing(void);
+/* LMDB's assert callback (mdb_env_set_assert): inside a guarded operation, a fault. */
+void store_guard_lmdb_assert(MDB_env *env, const char *msg);
 int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err);
 bool store_guard_retry(struct store_guard *g, int r);
 
@@ -187,6 +204,13 @@ int kepler_store_put_history(struct kepler_store *s, MDB_txn *txn, uint64_t seq,
 /* After a commit: the staged records were written. */
 void kepler_store_history_committed(struct kepler_store *s);
 void kepler_store_history_free(struct kepler_store *s);
+
+/*
+ * store_verify.c: the writer's walk of every tree before its first write
+ * (a write on a damaged page can corrupt the heap, which no guard catches);
+ * 0, or -EUCLEAN naming the damaged tree.
+ */
+int kepler_store_verify(struct kepler_store *s, struct kepler_error *err);
 
 /* Big-endian u64 keys sort numerically in LMDB's default byte order. */
 void kepler_store_put_key(uint64_t seq, unsigned char key[8]);

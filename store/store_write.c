@@ -346,6 +346,7 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 	MDB_txn *txn;
 	int rc = 0, pid;
 
+	store_guard_writing(); /* a fault here is not retried: the write lock may be held */
 	for (int attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
 		rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 		if (rc)
@@ -412,6 +413,12 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
 	if (!s->env)
 		return kepler_error_set(err, -EIO, "the store is closed (it could not be opened again)");
+	if (s->write_faulted)
+		return kepler_error_set(
+			err, -EUCLEAN,
+			"the store '%s' is damaged (a write met a damaged page): stop kepler-collectd, "
+			"move it aside and start it again, or start it with --store.move-damaged",
+			s->path);
 	if (kepler_store_mend_lock(s))
 		return kepler_error_set(
 			err, -EAGAIN,
