@@ -60,6 +60,8 @@ static void parse(const unsigned char *p, uint64_t pgno, struct store_meta *m)
 	m->psize = u32_at(p, 40); /* the free DB's md_pad: LMDB's page size */
 	m->txnid = u64_at(p, 144);
 	m->last_pg = u64_at(p, 136);
+	m->free_root = free_root;
+	m->main_root = main_root;
 	if (!(u16_at(p, 10) & P_META) || u64_at(p, 0) != pgno)
 		snprintf(m->why, sizeof(m->why), "not a meta page");
 	else if (u32_at(p, 16) != MDB_MAGIC || u32_at(p, 20) != MDB_DATA_VERSION)

@@ -238,6 +238,8 @@ static int open_error(struct kepler_store *s, int rc, struct kepler_error *err)
 					"no store at '%s' (is kepler-collectd running with "
 					"--store.path=%s?)",
 					s->path, s->path);
+	if ((rc == EACCES || rc == EPERM) && s->writer) /* the writer's cause: the folder, or its files */
+		return kepler_store_writer_denied(s, file, err);
 	if (rc == EACCES || rc == EPERM)
 		return kepler_error_set(err, -EACCES,
 					"permission denied opening the store '%s': readers need "

@@ -75,6 +75,23 @@ void kepler_store_apply_permissions(struct kepler_store *s)
  * open, with the writer's pid in it for the message a second one gets. The
  * kernel drops the lock when the process dies, however it dies.
  */
+int kepler_store_writer_denied(const struct kepler_store *s, const char *file, struct kepler_error *err)
+{
+	struct stat st;
+	const char *where = access(s->path, W_OK | X_OK) < 0 ? s->path : file;
+
+	if (stat(where, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	return kepler_error_set(
+		err, -EACCES,
+		"permission denied writing the store '%s': %s is owned by uid %u, gid %u, mode "
+		"%04o, and this collector runs as uid %u, gid %u; give it to collector.user "
+		"(chown), start the collector as root (it gives the store to collector.user "
+		"itself), or remove it and let the collector make it",
+		s->path, where, (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
+		(unsigned)geteuid(), (unsigned)getegid());
+}
+
 int kepler_store_take_writer_lock(struct kepler_store *s, struct kepler_error *err)
 {
 	char path[4200], pid[32] = "";
@@ -83,6 +100,8 @@ int kepler_store_take_writer_lock(struct kepler_store *s, struct kepler_error *e
 
 	snprintf(path, sizeof(path), "%s/writer.lock", s->path);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && (errno == EACCES || errno == EPERM))
+		return kepler_store_writer_denied(s, path, err);
 	if (fd < 0)
 		return kepler_error_set(err, -errno, "cannot open the store's writer lock '%s': %s", path,
 					strerror(errno));

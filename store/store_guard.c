@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
@@ -82,6 +83,51 @@ void store_guard_lmdb_assert(MDB_env *env, const char *msg)
 	siglongjmp(g->jb, 1);
 }
 
+/* @slot in @slots: the first empty one (@item NULL: forget @old there). */
+static void put(void **slots, void *old, void *item)
+{
+	for (size_t i = 0; i < STORE_GUARD_HELD; i++)
+		if (slots[i] == old) {
+			slots[i] = item;
+			return;
+		}
+}
+
+bool store_value_fits(struct kepler_store *s, const MDB_val *v)
+{
+	MDB_envinfo info;
+
+	return mdb_env_info(s->env, &info) == 0 && v->mv_size <= info.me_mapsize;
+}
+
+int store_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **ret)
+{
+	int rc = mdb_cursor_open(txn, dbi, ret);
+
+	if (!rc && current)
+		put((void **)current->cursors, NULL, *ret);
+	return rc;
+}
+
+void store_cursor_close(MDB_cursor *c)
+{
+	if (current)
+		put((void **)current->cursors, c, NULL);
+	mdb_cursor_close(c);
+}
+
+void store_guard_hold(void *buf)
+{
+	if (current && buf)
+		put(current->buffers, NULL, buf);
+}
+
+void store_guard_release(void *buf)
+{
+	if (current && buf)
+		put(current->buffers, buf, NULL);
+}
+
 void store_guard_writing(void)
 {
 	if (current)
@@ -94,6 +140,8 @@ void store_guard_enter(struct store_guard *g)
 	g->fault = 0;
 	g->txn = NULL;
 	g->writes = false;
+	memset(g->cursors, 0, sizeof(g->cursors));
+	memset(g->buffers, 0, sizeof(g->buffers));
 	g->prev = current;
 	current = g;
 }
@@ -122,6 +170,14 @@ int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepl
 	else if (g->txn)
 		mdb_txn_abort(g->txn); /* a read transaction holds nothing but itself */
 	g->txn = NULL;
+	for (size_t i = 0; i < STORE_GUARD_HELD;
+	     i++) { /* a read cursor may be closed after its transaction */
+		if (g->cursors[i] && !g->writes)
+			mdb_cursor_close(g->cursors[i]);
+		free(g->buffers[i]);
+		g->cursors[i] = NULL;
+		g->buffers[i] = NULL;
+	}
 	if (mended) {
 		g->attempts = GUARD_ATTEMPTS; /* the store must be opened again */
 		return kepler_error_set(

@@ -102,7 +102,7 @@ static int prune_tier(struct kepler_store *s, MDB_txn *txn, const struct kepler_
 	MDB_val k = { TIER_KEY, key }, v;
 	MDB_cursor *cur;
 	uint64_t cutoff = now_ns > t->keep_ns ? now_ns - t->keep_ns : 0;
-	int rc = mdb_cursor_open(txn, s->history, &cur);
+	int rc = store_cursor_open(txn, s->history, &cur);
 
 	if (rc)
 		return rc;
@@ -113,7 +113,7 @@ static int prune_tier(struct kepler_store *s, MDB_txn *txn, const struct kepler_
 		if (!rc)
 			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
 	}
-	mdb_cursor_close(cur);
+	store_cursor_close(cur);
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }
 
@@ -123,7 +123,7 @@ static int prune_intensities(struct kepler_store *s, MDB_txn *txn, uint64_t olde
 	unsigned char key[INTENSITY_KEY] = { 'I' };
 	MDB_val k = { INTENSITY_KEY, key }, v;
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn, s->history, &cur);
+	int rc = store_cursor_open(txn, s->history, &cur);
 
 	if (rc)
 		return rc;
@@ -137,7 +137,7 @@ static int prune_intensities(struct kepler_store *s, MDB_txn *txn, uint64_t olde
 		if (!rc)
 			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
 	}
-	mdb_cursor_close(cur);
+	store_cursor_close(cur);
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }
 
@@ -174,9 +174,9 @@ int kepler_store_put_history(struct kepler_store *s, MDB_txn *txn, uint64_t seq,
 	}
 	for (size_t i = 0; i < s->ntier_keep && !rc; i++)
 		rc = prune_tier(s, txn, &s->tier_keep[i], wall_ns);
-	if (!rc && !(rc = mdb_cursor_open(txn, s->snapshots, &cur))) {
+	if (!rc && !(rc = store_cursor_open(txn, s->snapshots, &cur))) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-		mdb_cursor_close(cur);
+		store_cursor_close(cur);
 		if (!rc)
 			rc = prune_intensities(s, txn, kepler_store_get_key(&k));
 		else if (rc == MDB_NOTFOUND)
@@ -217,7 +217,7 @@ STORE_OP static int periods_in(struct kepler_store *s, uint32_t *ret, size_t max
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	tier_key(key, 0, 0);
-	rc = mdb_cursor_open(txn, s->history, &cur);
+	rc = store_cursor_open(txn, s->history, &cur);
 	if (rc) {
 		kepler_store_end_read(txn);
 		return kepler_store_lmdb_error(rc, "reading the store's tiers", err);
@@ -235,7 +235,7 @@ STORE_OP static int periods_in(struct kepler_store *s, uint32_t *ret, size_t max
 		if (!rc && is_tier_key(&k) && key_period(&k) == p)
 			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
-	mdb_cursor_close(cur);
+	store_cursor_close(cur);
 	if (rc == MDB_NOTFOUND)
 		rc = 0;
 	kepler_store_end_read(txn);
@@ -263,7 +263,7 @@ STORE_OP static int record_in(struct kepler_store *s, uint32_t period_s, uint64_
 	if (r < 0)
 		return r;
 	tier_key(key, period_s, wall_ns);
-	rc = mdb_cursor_open(txn, s->history, &cur);
+	rc = store_cursor_open(txn, s->history, &cur);
 	if (!rc) {
 		/* the first key at or after (period, wall_ns); before: that one if equal, else the one before it */
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
@@ -271,14 +271,16 @@ STORE_OP static int record_in(struct kepler_store *s, uint32_t period_s, uint64_
 		    (rc == MDB_NOTFOUND ||
 		     (!rc && (!is_tier_key(&k) || key_period(&k) != period_s || key_boundary(&k) > wall_ns))))
 			rc = mdb_cursor_get(cur, &k, &v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
-		mdb_cursor_close(cur);
+		store_cursor_close(cur);
 	}
 	if (!rc && (!is_tier_key(&k) || key_period(&k) != period_s))
 		rc = MDB_NOTFOUND;
 	if (!rc) {
-		*ret = malloc(v.mv_size ? v.mv_size : 1);
+		*ret = store_value_fits(s, &v) ? malloc(v.mv_size ? v.mv_size : 1) : NULL;
 		if (*ret) {
+			store_guard_hold(*ret); /* the copy may fault: then freed */
 			memcpy(*ret, v.mv_data, v.mv_size);
+			store_guard_release(*ret);
 			*ret_len = v.mv_size;
 			*ret_boundary = key_boundary(&k);
 		}
@@ -289,6 +291,10 @@ STORE_OP static int record_in(struct kepler_store *s, uint32_t period_s, uint64_
 					before ? "at or before" : "at or after");
 	if (rc)
 		return kepler_store_lmdb_error(rc, "reading a tier record", err);
+	if (!*ret && !store_value_fits(s, &v))
+		return kepler_error_set(err, -EUCLEAN,
+					"the store '%s' is damaged: a tier record larger than the file",
+					s->path);
 	return *ret ? 0 : kepler_error_set(err, -ENOMEM, "out of memory");
 }
 

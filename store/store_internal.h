@@ -118,6 +118,8 @@ int kepler_store_take_writer_lock(struct kepler_store *s, struct kepler_error *e
 int kepler_store_fresh_lock_file(struct kepler_store *s, struct kepler_error *err);
 /* store.move-damaged: rename data.mdb to data.mdb.damaged-STAMP; @why begins the error. */
 int kepler_store_move_damaged(struct kepler_store *s, const char *why, struct kepler_error *err);
+/* The writer refused by the file system: -EACCES naming @file's folder or @file, its owner and mode, and ours. */
+int kepler_store_writer_denied(const struct kepler_store *s, const char *file, struct kepler_error *err);
 /* The writer's files to @uid (only those not @uid's when @only_others); root-group ones to @gid. */
 int kepler_store_chown_files(struct kepler_store *s, uid_t uid, gid_t gid, bool only_others,
 			     struct kepler_error *err);
@@ -129,7 +131,8 @@ struct store_meta {
 	bool valid;
 	uint32_t psize;
 	uint64_t txnid, last_pg;
-	char why[48]; /* when not valid */
+	uint64_t free_root, main_root; /* UINT64_MAX: an empty tree */
+	char why[48];                  /* when not valid */
 };
 
 /* Both meta pages of data.mdb (@fd) into @m; the index of the newest valid one, -1 if none. */
@@ -147,6 +150,7 @@ int store_meta_repair(int fd, const struct store_meta m[2], int good);
  * (kepler_store_begin_read tracks it), and retries it a few times when it
  * failed in a way a concurrent write explains (-EPROTO, -EUCLEAN).
  */
+#define STORE_GUARD_HELD 4
 struct store_guard {
 	sigjmp_buf jb;
 	struct store_guard *prev;
@@ -155,6 +159,9 @@ struct store_guard {
 	int attempts;
 	char assertion[160]; /* LMDB's message, for SIGABRT */
 	bool writes;         /* a write transaction: a fault may leave LMDB's write lock held */
+	/* what a fault must release: read cursors and heap buffers the operation holds */
+	MDB_cursor *cursors[STORE_GUARD_HELD];
+	void *buffers[STORE_GUARD_HELD];
 };
 
 void store_guard_enter(struct store_guard *g);
@@ -166,6 +173,18 @@ void store_guard_track(MDB_txn *txn);
  * retry would wait for it forever); the store must be opened again.
  */
 void store_guard_writing(void);
+/*
+ * A read cursor opened and closed so that a fault in between closes it
+ * (store_cursor_open/_close instead of LMDB's); a heap buffer held while
+ * the map is read into it, freed by a fault (store_guard_hold/_release).
+ * Beyond STORE_GUARD_HELD at once, a fault leaks what was not held.
+ */
+int store_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **ret);
+/* A value LMDB handed out is no larger than the map (a damaged node's size is garbage). */
+bool store_value_fits(struct kepler_store *s, const MDB_val *v);
+void store_cursor_close(MDB_cursor *c);
+void store_guard_hold(void *buf);
+void store_guard_release(void *buf);
 /* LMDB's assert callback (mdb_env_set_assert): inside a guarded operation, a fault. */
 void store_guard_lmdb_assert(MDB_env *env, const char *msg);
 int store_guard_fault(struct kepler_store *s, struct store_guard *g, struct kepler_error *err);

@@ -155,10 +155,16 @@ STORE_OP static int get_text_in(struct kepler_store *s, const char *key, char **
 		r = kepler_error_set(err, -ENOENT, "the store '%s' has no '%s'", s->path, key);
 	} else if (r) {
 		r = kepler_store_lmdb_error(r, "reading meta", err);
+	} else if (!store_value_fits(s, &v)) {
+		r = kepler_error_set(err, -EUCLEAN,
+				     "the store '%s' is damaged: meta '%s' is larger than the file", s->path,
+				     key);
 	} else if (!(*ret = malloc(v.mv_size + 1))) {
 		r = kepler_error_set(err, -ENOMEM, "out of memory");
 	} else {
+		store_guard_hold(*ret); /* the copy may fault: then freed */
 		memcpy(*ret, v.mv_data, v.mv_size);
+		store_guard_release(*ret);
 		(*ret)[v.mv_size] = '\0';
 		*ret_len = v.mv_size;
 	}
@@ -182,10 +188,10 @@ STORE_OP static int edge_seq(struct kepler_store *s, MDB_cursor_op op, uint64_t 
 
 	if (r < 0)
 		return r;
-	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	rc = store_cursor_open(txn, s->snapshots, &cur);
 	if (!rc) {
 		rc = mdb_cursor_get(cur, &k, &v, op);
-		mdb_cursor_close(cur);
+		store_cursor_close(cur);
 	}
 	kepler_store_end_read(txn);
 	if (rc == MDB_NOTFOUND)
@@ -212,12 +218,12 @@ static int find_blob(struct kepler_store *s, MDB_txn *txn, uint64_t seq, MDB_val
 	unsigned char key[8];
 	MDB_val k = { 8, key };
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	int rc = store_cursor_open(txn, s->snapshots, &cur);
 
 	kepler_store_put_key(seq, key);
 	if (!rc) {
 		rc = mdb_cursor_get(cur, &k, ret, seq ? MDB_SET_KEY : MDB_LAST);
-		mdb_cursor_close(cur);
+		store_cursor_close(cur);
 	}
 	if (!rc && ret_seq)
 		*ret_seq = kepler_store_get_key(&k);
@@ -321,8 +327,28 @@ STORE_OP static int read_in(struct kepler_store *s, uint64_t seq, struct kepler_
 		return r;
 	rc = find_blob(s, txn, seq, &v, &key);
 	if (!rc) {
-		r = kepler_snapshot_decode(v.mv_data, v.mv_size, ret, err);
-		release_map(s, v.mv_data); /* the snapshot owns a copy */
+		/*
+		 * Copied out of the map first: a fault in the copy frees the copy, where
+		 * one in the middle of decoding would leak what the decoder had made.
+		 */
+		void *blob = store_value_fits(s, &v) ? malloc(v.mv_size ? v.mv_size : 1) : NULL;
+
+		if (!store_value_fits(s, &v)) {
+			r = kepler_error_set(err, -EUCLEAN,
+					     "the store '%s' is damaged: snapshot %" PRIu64
+					     " says it is %zu bytes, "
+					     "more than the whole file",
+					     s->path, seq, v.mv_size);
+		} else if (!blob) {
+			r = kepler_error_set(err, -ENOMEM, "out of memory");
+		} else {
+			store_guard_hold(blob);
+			memcpy(blob, v.mv_data, v.mv_size);
+			store_guard_release(blob);
+			release_map(s, v.mv_data);
+			r = kepler_snapshot_decode(blob, v.mv_size, ret, err); /* the snapshot owns a copy */
+			free(blob);
+		}
 	}
 	kepler_store_end_read(txn);
 	if (!rc && r == 0)
@@ -356,10 +382,10 @@ STORE_OP static int read_header_in(struct kepler_store *s, struct kepler_snapsho
 
 	if (r < 0)
 		return r;
-	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	rc = store_cursor_open(txn, s->snapshots, &cur);
 	if (!rc) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-		mdb_cursor_close(cur);
+		store_cursor_close(cur);
 	}
 	if (!rc) {
 		r = kepler_snapshot_peek(v.mv_data, v.mv_size, ret, err);
@@ -387,10 +413,10 @@ static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t
 	MDB_cursor *cur;
 	uint64_t *seqs = NULL;
 	size_t n = 0, cap = 0;
-	int rc;
+	int rc, r;
 
 	kepler_store_put_key(from, key);
-	rc = mdb_cursor_open(txn, s->snapshots, &cur);
+	rc = store_cursor_open(txn, s->snapshots, &cur);
 	if (rc)
 		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
@@ -399,13 +425,17 @@ static int list_in(struct kepler_store *s, MDB_txn *txn, uint64_t from, uint64_t
 
 		if (to && seq > to)
 			break;
-		if (kepler_array_reserve((void **)&seqs, &cap, n + 1, sizeof(*seqs)) < 0) {
+		store_guard_release(seqs); /* held across the reads: a fault frees the list so far */
+		r = kepler_array_reserve((void **)&seqs, &cap, n + 1, sizeof(*seqs));
+		store_guard_hold(seqs);
+		if (r < 0) {
 			rc = ENOMEM;
 			break;
 		}
 		seqs[n++] = seq;
 	}
-	mdb_cursor_close(cur);
+	store_guard_release(seqs);
+	store_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND) {
 		free(seqs);
 		return rc;
@@ -568,7 +598,7 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 		return 0;
 	if (r < 0)
 		return r;
-	rc = mdb_cursor_open(txn, s->series, &cur);
+	rc = store_cursor_open(txn, s->series, &cur);
 	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		touched = v.mv_data;
@@ -576,13 +606,17 @@ STORE_OP static int series_in(struct kepler_store *s, uint64_t from_ns, uint64_t
 			continue;
 		if (to_ns && rec.wall_ns > to_ns)
 			break;
-		if (kepler_array_reserve((void **)&recs, &cap, n + 1, sizeof(*recs)) < 0) {
+		store_guard_release(recs); /* held across the reads: a fault frees the list so far */
+		r = kepler_array_reserve((void **)&recs, &cap, n + 1, sizeof(*recs));
+		store_guard_hold(recs);
+		if (r < 0) {
 			rc = ENOMEM;
 			break;
 		}
 		recs[n++] = rec;
 	}
-	mdb_cursor_close(cur);
+	store_guard_release(recs);
+	store_cursor_close(cur);
 	release_map(s, touched);
 	kepler_store_end_read(txn);
 	if (rc && rc != MDB_NOTFOUND) {

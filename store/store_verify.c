@@ -16,8 +16,12 @@
  * each tree's pages once, and of a large value its first page only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store_internal.h"
 
@@ -52,21 +56,210 @@ static bool free_record_ok(const MDB_val *v, size_t last_pgno)
 	return true;
 }
 
+/* ---- page by page, with pread ---- */
+
+#define PAGE_HEADER 16
+#define NODE_HEADER 8
+#define P_BRANCH 0x01
+#define P_LEAF 0x02
+#define P_OVERFLOW 0x04
+#define P_LEAF2 0x20
+#define F_BIGDATA 0x01
+#define F_SUBDATA 0x02
+#define DB_RECORD 48 /* struct MDB_db: its root at byte 40 */
+#define MAX_DEPTH 32
+#define P_INVALID UINT64_MAX
+
+enum tree { TREE_FREE, TREE_MAIN, TREE_NAMED };
+
+struct pages {
+	int fd;
+	uint32_t psize;
+	uint64_t last_pg, visited;
+	const char *tree;
+	char why[128];
+};
+
+static uint16_t u16(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static bool bad(struct pages *w, const char *fmt, unsigned long long a, unsigned long long b)
+{
+	snprintf(w->why, sizeof(w->why), fmt, a, b);
+	return false;
+}
+
+static bool read_page(struct pages *w, uint64_t pgno, unsigned char *buf, size_t len)
+{
+	if (pgno < 2 || pgno > w->last_pg)
+		return bad(w, "a pointer to page %llu, outside the file's %llu pages", pgno, w->last_pg + 1);
+	if (pread(w->fd, buf, len, (off_t)(pgno * w->psize)) != (ssize_t)len)
+		return bad(w, "page %llu cannot be read%s", pgno, 0);
+	if (u64(buf) != pgno)
+		return bad(w, "page %llu says it is page %llu", pgno, u64(buf));
+	return true;
+}
+
+static bool check_page(struct pages *w, uint64_t pgno, int depth, enum tree tree);
+
+/* A leaf node's value: a large value's overflow pages, a free-page record, a named database's tree. */
+static bool check_value(struct pages *w, const unsigned char *p, uint64_t pgno, uint16_t flags, size_t size,
+			enum tree tree)
+{
+	unsigned char head[PAGE_HEADER];
+	uint64_t opg, n;
+
+	if (flags & F_BIGDATA) {
+		opg = u64(p);
+		if (!read_page(w, opg, head, sizeof(head)))
+			return false;
+		n = (uint64_t)head[12] | (uint64_t)head[13] << 8 | (uint64_t)head[14] << 16 |
+		    (uint64_t)head[15] << 24;
+		if (!(u16(head + 10) & P_OVERFLOW) || !n || opg + n - 1 > w->last_pg ||
+		    n * w->psize < size + PAGE_HEADER)
+			return bad(w, "page %llu: a large value's pages at %llu are not an overflow run",
+				   pgno, opg);
+		w->visited += n;
+		return true;
+	}
+	if (tree == TREE_FREE) { /* a count, then that many page numbers inside the file */
+		if (size < 8 || size % 8 || u64(p) != size / 8 - 1)
+			return bad(w, "page %llu: a free-page record of %llu bytes is not a list", pgno,
+				   size);
+		for (size_t i = 1; i < size / 8; i++)
+			if (u64(p + 8 * i) < 2 || u64(p + 8 * i) > w->last_pg)
+				return bad(w, "page %llu: a free page %llu outside the file", pgno,
+					   u64(p + 8 * i));
+	}
+	if (tree == TREE_MAIN && (flags & F_SUBDATA)) { /* a named database: its own tree */
+		const char *outer = w->tree;
+		bool ok;
+
+		if (size != DB_RECORD)
+			return bad(w, "page %llu: a database record of %llu bytes", pgno, size);
+		w->tree = "a named database";
+		ok = u64(p + 40) == P_INVALID || check_page(w, u64(p + 40), 0, TREE_NAMED);
+		w->tree = outer;
+		return ok;
+	}
+	return true;
+}
+
+static bool check_nodes(struct pages *w, const unsigned char *pg, uint64_t pgno, int depth, enum tree tree)
+{
+	uint16_t flags = u16(pg + 10), lower = u16(pg + 12), upper = u16(pg + 14);
+	size_t n;
+
+	if ((flags & (P_BRANCH | P_LEAF)) == 0 || (flags & (P_BRANCH | P_LEAF)) == (P_BRANCH | P_LEAF) ||
+	    (flags & P_LEAF2))
+		return bad(w, "page %llu has kind %#llx, not a branch or leaf page", pgno, flags);
+	if (lower < PAGE_HEADER || lower > upper || upper > w->psize || (lower - PAGE_HEADER) % 2)
+		return bad(w, "page %llu: its free space runs from %llu to an impossible end", pgno, lower);
+	n = (size_t)(lower - PAGE_HEADER) / 2;
+	if (!n)
+		return bad(w, "page %llu holds no entry%s", pgno, 0);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = u16(pg + PAGE_HEADER + 2 * i), ksize, dsize;
+		const unsigned char *node = pg + off;
+
+		if (off < upper || off + NODE_HEADER > w->psize)
+			return bad(w, "page %llu: entry %llu lies outside its page", pgno, i);
+		ksize = u16(node + 6);
+		if (off + NODE_HEADER + ksize > w->psize)
+			return bad(w, "page %llu: entry %llu's key runs past its page", pgno, i);
+		if (flags & P_BRANCH) {
+			uint64_t child = (uint64_t)u16(node) | (uint64_t)u16(node + 2) << 16 |
+					 (uint64_t)u16(node + 4) << 32;
+
+			if (!check_page(w, child, depth + 1, tree))
+				return false;
+			continue;
+		}
+		dsize = (size_t)u16(node) | (size_t)u16(node + 2) << 16;
+		if (off + NODE_HEADER + ksize + ((u16(node + 4) & F_BIGDATA) ? 8 : dsize) > w->psize)
+			return bad(w, "page %llu: entry %llu's value runs past its page", pgno, i);
+		if (!check_value(w, node + NODE_HEADER + ksize, pgno, u16(node + 4), dsize, tree))
+			return false;
+	}
+	return true;
+}
+
+static bool check_page(struct pages *w, uint64_t pgno, int depth, enum tree tree)
+{
+	unsigned char *pg;
+	bool ok;
+
+	if (depth > MAX_DEPTH)
+		return bad(w, "a tree deeper than %llu levels, at page %llu", MAX_DEPTH, pgno);
+	if (++w->visited > w->last_pg + 1)
+		return bad(w, "more pages than the file's %llu (a loop), at page %llu", w->last_pg + 1, pgno);
+	pg = malloc(w->psize);
+	if (!pg)
+		return bad(w, "out of memory%s%s", 0, 0);
+	ok = read_page(w, pgno, pg, w->psize) && check_nodes(w, pg, pgno, depth, tree);
+	free(pg);
+	return ok;
+}
+
+/* Every tree of the newest meta page, page by page. */
+static int check_pages(struct kepler_store *s, struct kepler_error *err)
+{
+	char file[4200];
+	struct store_meta m[2];
+	struct pages w = { .fd = -1 };
+	int newest, r = 0;
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	w.fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (w.fd < 0)
+		return damaged(s, "data.mdb", strerror(errno), err);
+	newest = store_meta_read(w.fd, m);
+	if (newest < 0) {
+		close(w.fd);
+		return damaged(s, "data.mdb", "no valid meta page", err);
+	}
+	w.psize = m[newest].psize;
+	w.last_pg = m[newest].last_pg;
+	w.tree = "the free-page list";
+	if (m[newest].free_root != P_INVALID && !check_page(&w, m[newest].free_root, 0, TREE_FREE))
+		r = damaged(s, w.tree, w.why, err);
+	w.tree = "the main database";
+	if (!r && m[newest].main_root != P_INVALID && !check_page(&w, m[newest].main_root, 0, TREE_MAIN))
+		r = damaged(s, w.tree, w.why, err);
+	close(w.fd);
+	return r;
+}
+
+/* ---- through LMDB ---- */
+
 static int walk(const struct kepler_store *s, MDB_txn *txn, MDB_dbi dbi, const char *what, size_t last_pgno,
 		struct kepler_error *err)
 {
 	MDB_cursor *c;
 	MDB_val k, v;
-	int rc = mdb_cursor_open(txn, dbi, &c);
+	int rc = store_cursor_open(txn, dbi, &c);
 
 	if (rc)
 		return damaged(s, what, mdb_strerror(rc), err);
 	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
 		if (dbi == FREE_DBI && !free_record_ok(&v, last_pgno)) {
-			mdb_cursor_close(c);
+			store_cursor_close(c);
 			return damaged(s, what, "a record that is not a list of free pages", err);
 		}
-	mdb_cursor_close(c);
+	store_cursor_close(c);
 	return rc == MDB_NOTFOUND ? 0 : damaged(s, what, mdb_strerror(rc), err);
 }
 
@@ -100,5 +293,7 @@ STORE_OP static int verify_in(struct kepler_store *s, struct kepler_error *err)
 
 int kepler_store_verify(struct kepler_store *s, struct kepler_error *err)
 {
-	return STORE_GUARDED(s, err, verify_in(s, err));
+	int r = check_pages(s, err);
+
+	return r < 0 ? r : STORE_GUARDED(s, err, verify_in(s, err));
 }

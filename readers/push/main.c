@@ -67,6 +67,8 @@ struct dest {
 	uint64_t last; /* the last snapshot acknowledged */
 	uint64_t sent, retried, dropped, lost, requests;
 	uint64_t down_since_ns; /* the current outage (monotonic), said once */
+	uint64_t refused;       /* snapshots dropped since the receiver began refusing; 0: it takes them */
+	char refused_why[128];  /* its last reason, said again only when it changes */
 	unsigned backoff_s;
 	uint64_t not_before_ns; /* monotonic: the next try after a failure */
 };
@@ -440,6 +442,11 @@ static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t
 				(unsigned long long)from);
 		d->down_since_ns = 0;
 		d->backoff_s = 0;
+		if (d->refused)
+			kepler_info(
+				"%s takes samples again, from snapshot %llu (it had refused %llu snapshots)",
+				d->name, (unsigned long long)from, (unsigned long long)d->refused);
+		d->refused = 0;
 		d->sent += count;
 		if (count)
 			partial(d, from, to);
@@ -448,12 +455,20 @@ static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t
 			     (unsigned long long)to, d->name, len);
 		return;
 	}
-	if (res == PUSH_DROP) {
+	if (res == PUSH_DROP) { /* said once, and again only when the reason changes */
 		d->dropped += count;
-		kepler_warn(
-			"%s refused snapshots %llu to %llu (%s): dropped, so that they do not block the ones "
-			"after",
-			d->name, (unsigned long long)from, (unsigned long long)to, why);
+		if (!d->refused || strcmp(d->refused_why, why))
+			kepler_warn(
+				"%s refused snapshots %llu to %llu (%s): dropped, so that they do not block "
+				"the ones after%s (%llu refused so far; said again when the reason changes, "
+				"counted in kepler_push_dropped_snapshots_total)",
+				d->name, (unsigned long long)from, (unsigned long long)to, why,
+				d->refused ? ", a new reason" : "", (unsigned long long)(d->refused + count));
+		else
+			kepler_debug("%s refused snapshots %llu to %llu (%s) again", d->name,
+				     (unsigned long long)from, (unsigned long long)to, why);
+		d->refused += count;
+		snprintf(d->refused_why, sizeof(d->refused_why), "%s", why);
 		saved(p, d, to);
 		return;
 	}

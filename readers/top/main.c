@@ -51,7 +51,7 @@ struct app {
 static void load_today(struct app *a, uint64_t seq, uint64_t wall_ns)
 {
 	struct kepler_error err = { 0 };
-	struct kepler_history_at at;
+	struct kepler_history_at at = { .from_ring = false }; /* in: from the records, as the report does */
 	uint64_t day = wall_ns / DAY * DAY;
 
 	if (seq != a->live_seq && kepler_store_history_follow(a->store, &a->live, seq, &err) < 0) {

@@ -418,7 +418,8 @@ rc=$?
 [ $rc = 1 ] && grep -q "gpu.enabled true: cannot load /nonexistent/libnvidia-ml.so.1" "$tmp/nolib2.log" &&
 	ok "gpu.enabled true without NVML: exit 1 with the reason" || fail "rc $rc: $(head -3 "$tmp/nolib2.log")"
 "$collectd" --store.path "$tmp/s4" --store.group "" --meter.source fake --gpu.idle-power lots >"$tmp/bad.log" 2>&1
-[ $? = 1 ] && grep -q "gpu.idle-power: 'lots' is not a power in watts" "$tmp/bad.log" &&
-	ok "a bad gpu.idle-power: exit 1 naming the key" || fail "bad idle power: $(head -3 "$tmp/bad.log")"
+[ $? = 2 ] && grep -q "invalid value 'lots' for --gpu.idle-power: expected a power in watts" "$tmp/bad.log" &&
+	[ ! -e "$tmp/s4" ] &&
+	ok "a bad gpu.idle-power: exit 2 naming the key, before anything opens" || fail "bad idle power: $(head -3 "$tmp/bad.log")"
 [ -n "${KEEP:-}" ] && cp -r "$tmp" /tmp/gpu-keep
 finish gpu

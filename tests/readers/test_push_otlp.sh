@@ -152,11 +152,20 @@ n=$(logged "otlp refused snapshots")
 echo 400 >"$tmp/mode"
 eventually 60 logged_more "otlp refused snapshots" "$n" && ok "a 400: $(grep -o 'otlp refused snapshots [^(]*([^)]*): dropped' "$tmp/push.log" | head -1)" ||
 	fail "no drop logged: $(tail -2 "$tmp/push.log")"
+# a receiver refusing every batch is said once (and when its reason changes), not per batch
+s0=$(store_seq "$store")
+eventually 60 test "$(store_seq "$store")" -ge $((s0 + 3))
+[ "$(logged "otlp refused snapshots")" -eq $((n + 1)) ] &&
+	ok "a receiver refusing every batch: said once while $(($(store_seq "$store") - s0)) more snapshots came" ||
+	fail "refusals said $(($(logged "otlp refused snapshots") - n)) times: $(grep 'otlp refused' "$tmp/push.log" | tail -3)"
 echo partial >"$tmp/mode"
 eventually 60 logged_more "rejected 3 data points" 0 &&
 	ok "a partial success: $(grep -o 'rejected 3 data points: .*' "$tmp/push.log" | head -1)" || fail "no partial success logged"
 echo ok >"$tmp/mode"
 eventually 60 caught_up "$(store_seq "$store")" || fail "not going on after a 400"
+grep -q "otlp takes samples again, from snapshot [0-9]* (it had refused [1-9][0-9]* snapshots)" "$tmp/push.log" &&
+	ok "the end of the refusals said, with their count: $(grep -o 'it had refused [0-9]* snapshots' "$tmp/push.log" | tail -1)" ||
+	fail "the end of the refusals was not said: $(tail -3 "$tmp/push.log")"
 kill "$pusher"
 wait "$pusher" 2>/dev/null
 

@@ -118,7 +118,7 @@ PY
 			"$build/readers/report/kepler-report --store.path $tmp/k --since -1h --by node"; do
 			timeout 120 bash -c "$cmd" >/dev/null 2>"$tmp/err"
 			st=$?
-			[ $st -lt 124 ] || fail "every ${k}th page damaged: $(basename "${cmd%% *}") ended with status $st: $(head -c 200 "$tmp/err")"
+			[ $st -lt 124 ] || fail "every ${k}th page damaged: $(basename "${cmd%% *}") ended with status $st: $(grep -E "error|ERROR|SUMMARY" "$tmp/err" | head -c 300)"
 		done
 	done
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Store permissions with real users: a reader in the store's group reads; a
 # reader outside it gets a clear "permission denied ... group" message; no
-# reader modifies the data file. Needs root (setpriv); skips otherwise.
+# reader modifies the data file; a collector that cannot write the store's
+# folder is told its owner and mode. Needs root (setpriv); skips otherwise.
 # Usage: test_store_permissions.sh BUILD_DIR
 set -uo pipefail
 probe=$1/tests/store_probe
@@ -37,6 +38,18 @@ if [ $rc -ne 0 ] && grep -q "permission denied opening the store .* group 'nogro
 	echo "ok: outsider told: $out"
 else
 	fail "outsider reader (status $rc): $out"
+fi
+
+# a collector that cannot write where the store is (not started as root, a root-owned 0755
+# folder): told whose the folder is, its mode and its own ids, not to join a group
+mkdir -m 0755 "$top/rootdir"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$1/collectd/kepler-collectd" --store.path "$top/rootdir" \
+	--meter.source fake --informer procfs --store.group "" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && grep -q "$top/rootdir is owned by uid 0, gid 0, mode 0755, and this collector runs as uid 65534, gid 65534" <<<"$out"; then
+	echo "ok: a collector that cannot write the store's folder told why: $(grep -o 'error: .*' <<<"$out" | head -c 200)"
+else
+	fail "a collector in a root-owned folder (status $rc): $out"
 fi
 
 [ "$(sha256sum "$store/data.mdb")" = "$before" ] || fail "a reader changed data.mdb"
