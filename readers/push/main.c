@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,11 +30,11 @@
 #include "kepler/config.h"
 #include "kepler/fmt.h"
 #include "kepler/log.h"
-#include "kepler/secret.h"
 #include "kepler/signals.h"
 #include "kepler/store.h"
 #include "otlp.h"
 #include "push_http.h"
+#include "push_secrets.h"
 #include "push_state.h"
 #include "remote_write.h"
 #include "samples.h"
@@ -45,8 +43,6 @@
 #define EXIT_USAGE 2
 #define BACKOFF_MAX_S 60
 #define RETRY_AFTER_MAX_S 300
-#define SECRET_MAX 65536
-#define SECRET_LINE_MAX 16384 /* a token or password: a service account token is 1-2 KiB */
 /*
  * A request's samples at most (a batch ends early there, after at least one
  * snapshot): the samples of 7,000 processes, of 50 snapshots of a node of
@@ -54,11 +50,9 @@
  */
 #define PUSH_MAX_POINTS 50000
 
-enum dest_kind { DEST_REMOTE_WRITE, DEST_OTLP };
-
 /* One receiver: its request, its place in the store, its outage. */
 struct dest {
-	enum dest_kind kind;
+	enum push_dest_kind kind;
 	const char *name; /* its state file and its self-metrics' destination label */
 	const char *url;
 	struct push_http *http;
@@ -101,94 +95,6 @@ static void pause_ns(uint64_t ns)
 
 	while (!kepler_stop_signal && nanosleep(&ts, &ts) < 0)
 		;
-}
-
-/* A file of @what (a CA or a certificate: nothing secret) into a new buffer, at most SECRET_MAX bytes. */
-static int read_file(const char *what, const char *path, char **ret, size_t *ret_len)
-{
-	struct stat st;
-	char *buf = NULL;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), e = 0;
-
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		e = -errno;
-		kepler_err("%s %s: %s", what, path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		e = -EINVAL;
-		kepler_err("%s %s is not a regular file", what, path);
-		goto out;
-	}
-	if (!(buf = calloc(1, SECRET_MAX + 1))) {
-		e = -ENOMEM;
-		goto out;
-	}
-	n = read(fd, buf, SECRET_MAX + 1);
-	if (n < 0 || n > SECRET_MAX) {
-		e = n < 0 ? -errno : -EFBIG;
-		kepler_err("%s %s: %s", what, path, n < 0 ? strerror(errno) : "larger than 64 KiB");
-		goto out;
-	}
-	*ret_len = (size_t)n;
-	*ret = buf;
-	buf = NULL;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return e;
-}
-
-/* A one-line secret (a token, a password): the file's first line, under the secret-file rules. */
-static int read_secret(const struct kepler_push_config *c, const char *what, const char *path, char **ret)
-{
-	struct kepler_error err = { 0 };
-	int r = kepler_secret_read_line(what, path, kepler_secret_owner(c->push_user), SECRET_LINE_MAX, ret,
-					&err);
-
-	if (r < 0)
-		kepler_err("%s", err.msg);
-	return r;
-}
-
-static void secret_free(char *s, size_t n)
-{
-	if (s)
-		memset(s, 0, n);
-	free(s);
-}
-
-/* "Name:value" options, @shared's then @own's, as "Name: value" header lines (NULL-terminated, malloc'ed). */
-static char **header_lines(const struct kepler_strlist *shared, const struct kepler_strlist *own,
-			   const char *own_name)
-{
-	size_t n = shared->count + own->count, k = 0;
-	char **h = calloc(n + 1, sizeof(*h));
-
-	for (; h && k < n; k++) {
-		const struct kepler_strlist *l = k < shared->count ? shared : own;
-		const char *item = l->items[k < shared->count ? k : k - shared->count];
-		const char *colon = strchr(item, ':');
-		size_t len = strlen(item) + 2;
-
-		if (!colon || colon == item || strpbrk(item, "\r\n")) {
-			kepler_err("%s: '%s' is not NAME:VALUE", l == shared ? "push.headers" : own_name,
-				   item);
-			break;
-		}
-		if (!(h[k] = malloc(len)))
-			break;
-		snprintf(h[k], len, "%.*s: %s", (int)(colon - item), item, colon + 1);
-	}
-	if (h && k < n) {
-		for (size_t i = 0; i < k; i++)
-			free(h[i]);
-		free(h);
-		h = NULL;
-	}
-	return h;
 }
 
 static void rendered_drop(struct rendered *c)
@@ -237,7 +143,7 @@ static void detach(struct pusher *p)
 
 static int dest_add(struct dest *d, const struct push_sample *s, size_t n, uint64_t wall_ns)
 {
-	if (d->kind == DEST_OTLP)
+	if (d->kind == PUSH_DEST_OTLP)
 		return push_otlp_add(d->otlp, s, n, wall_ns);
 	return push_request_add(d->rw, s, n, (int64_t)(wall_ns / 1000000));
 }
@@ -305,7 +211,7 @@ static int render(struct pusher *p, uint64_t seq)
 
 static size_t dest_points(const struct dest *d)
 {
-	return d->kind == DEST_OTLP ? push_otlp_points(d->otlp) : push_request_samples(d->rw);
+	return d->kind == PUSH_DEST_OTLP ? push_otlp_points(d->otlp) : push_request_samples(d->rw);
 }
 
 /*
@@ -318,7 +224,7 @@ static int build(struct pusher *p, struct dest *d, uint64_t from, uint64_t *to, 
 	uint64_t count = 0, last_wall = 0;
 	int r = 0;
 
-	if (d->kind == DEST_OTLP)
+	if (d->kind == PUSH_DEST_OTLP)
 		push_otlp_reset(d->otlp);
 	else
 		push_request_reset(d->rw);
@@ -380,7 +286,7 @@ static int encode(struct pusher *p, struct dest *d, void **body, size_t *len)
 	size_t n;
 	int r;
 
-	if (d->kind != DEST_OTLP)
+	if (d->kind != PUSH_DEST_OTLP)
 		return push_request_encode(d->rw, body, len);
 	r = push_otlp_encode(d->otlp, &node, &raw, &n);
 	if (r < 0 || p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE) {
@@ -407,7 +313,7 @@ static void partial(struct dest *d, uint64_t from, uint64_t to)
 	char why[256];
 	size_t len;
 	const void *body = push_http_body(d->http, &len);
-	int64_t n = d->kind == DEST_OTLP ? push_otlp_rejected(body, len, why, sizeof(why)) : 0;
+	int64_t n = d->kind == PUSH_DEST_OTLP ? push_otlp_rejected(body, len, why, sizeof(why)) : 0;
 
 	if (n > 0)
 		kepler_warn("the OTLP receiver took snapshots %llu to %llu but rejected %lld data points: %s",
@@ -564,136 +470,8 @@ static void run(struct pusher *p)
 	}
 }
 
-/*
- * The credentials and TLS material, read before root is dropped. libcurl
- * (with GnuTLS) reads PEM files at each handshake, by name: the TLS files
- * are kept in memory files (memfd) it reads as /proc/self/fd/N, which this
- * process alone may open (no other, not even one of the same user: it is
- * not dumpable once root is dropped), so nothing needs reading from disk
- * after the drop.
- */
-struct auth {
-	char *token, *password; /* NULL: none */
-	const char *user;
-	char **headers; /* push.headers, then the destination's own */
-};
-
-struct secrets {
-	struct auth auth[2]; /* by enum dest_kind */
-	char *ca, *cert, *key;
-	size_t ca_len, cert_len, key_len;
-	int fds[3];
-	char paths[3][64];
-};
-
-/* @data in a memory file; its name to open in @path. -errno. */
-static int memory_file(const char *name, const void *data, size_t len, int *fd, char *path, size_t size)
-{
-	*fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
-	if (*fd < 0 || write(*fd, data, len) != (ssize_t)len) {
-		kepler_err("cannot keep %s in memory: %s", name, strerror(errno));
-		return -errno;
-	}
-	snprintf(path, size, "/proc/self/fd/%d", *fd);
-	return 0;
-}
-
-/*
- * Destination @kind's credentials and headers into @a: its own where any of
- * its credential options is set (push.remote-write.*, push.otlp.*), else
- * the shared ones (push.*): a destination with its own never gets the
- * other's.
- */
-static int read_auth(const struct kepler_push_config *c, enum dest_kind kind, struct auth *a)
-{
-	bool rw = kind == DEST_REMOTE_WRITE;
-	const char *tf = rw ? c->push_remote_write_bearer_token_file : c->push_otlp_bearer_token_file;
-	const char *user = rw ? c->push_remote_write_basic_auth_username : c->push_otlp_basic_auth_username;
-	const char *pf =
-		rw ? c->push_remote_write_basic_auth_password_file : c->push_otlp_basic_auth_password_file;
-	const char *prefix = rw ? "push.remote-write." : "push.otlp.";
-	char what[96];
-
-	if (!*tf && !*user && !*pf) {
-		tf = c->push_bearer_token_file;
-		user = c->push_basic_auth_username;
-		pf = c->push_basic_auth_password_file;
-		prefix = "push.";
-	}
-	snprintf(what, sizeof(what), "%sbearer-token-file", prefix);
-	if (*tf && read_secret(c, what, tf, &a->token))
-		return -1;
-	if (*user && !*pf) {
-		kepler_err("%sbasic-auth.username is set without %sbasic-auth.password-file", prefix, prefix);
-		return -1;
-	}
-	snprintf(what, sizeof(what), "%sbasic-auth.password-file", prefix);
-	if (*pf && read_secret(c, what, pf, &a->password))
-		return -1;
-	a->user = user;
-	snprintf(what, sizeof(what), "push.%s.headers", rw ? "remote-write" : "otlp");
-	if (!(a->headers = header_lines(&c->push_headers,
-					rw ? &c->push_remote_write_headers : &c->push_otlp_headers, what)))
-		return -1;
-	return 0;
-}
-
-static int read_secrets(const struct kepler_push_config *c, struct secrets *s)
-{
-	if ((*c->push_remote_write_url && read_auth(c, DEST_REMOTE_WRITE, &s->auth[DEST_REMOTE_WRITE]) < 0) ||
-	    (*c->push_otlp_url && read_auth(c, DEST_OTLP, &s->auth[DEST_OTLP]) < 0))
-		return -1;
-	if (!!*c->push_tls_cert_file != !!*c->push_tls_key_file) {
-		kepler_err("a client certificate needs both push.tls.cert-file and push.tls.key-file");
-		return -1;
-	}
-	if (*c->push_tls_ca_file && read_file("push.tls.ca-file", c->push_tls_ca_file, &s->ca, &s->ca_len))
-		return -1;
-	if (*c->push_tls_cert_file &&
-	    read_file("push.tls.cert-file", c->push_tls_cert_file, &s->cert, &s->cert_len))
-		return -1;
-	if (*c->push_tls_key_file) {
-		struct kepler_error err = { 0 };
-
-		if (kepler_secret_read("push.tls.key-file", c->push_tls_key_file,
-				       kepler_secret_owner(c->push_user), SECRET_MAX, &s->key, &s->key_len,
-				       &err) < 0) {
-			kepler_err("%s", err.msg);
-			return -1;
-		}
-	}
-	if ((s->ca && memory_file("push.tls.ca-file", s->ca, s->ca_len, &s->fds[0], s->paths[0], 64) < 0) ||
-	    (s->cert &&
-	     memory_file("push.tls.cert-file", s->cert, s->cert_len, &s->fds[1], s->paths[1], 64) < 0) ||
-	    (s->key && memory_file("push.tls.key-file", s->key, s->key_len, &s->fds[2], s->paths[2], 64) < 0))
-		return -1;
-	return 0;
-}
-
-static void secrets_free(struct secrets *s)
-{
-	for (size_t i = 0; i < 2; i++) {
-		struct auth *a = &s->auth[i];
-
-		secret_free(a->token, a->token ? strlen(a->token) : 0);
-		secret_free(a->password, a->password ? strlen(a->password) : 0);
-		a->token = a->password = NULL;
-	}
-	secret_free(s->key, s->key_len);
-	free(s->ca);
-	free(s->cert);
-	s->key = s->ca = s->cert = NULL;
-}
-
-/* The memory files, once no request can be made any more. */
-static void secrets_close(struct secrets *s)
-{
-	for (size_t i = 0; i < 3; i++)
-		if (s->fds[i] > 0)
-			close(s->fds[i]);
-}
-
-static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, const struct secrets *s)
+static int dest_open(struct pusher *p, enum push_dest_kind kind, const char *url,
+		     const struct push_secrets *s)
 {
 	static const char *const rw_headers[] = { "Content-Encoding: snappy",
 						  "Content-Type: application/x-protobuf",
@@ -706,7 +484,7 @@ static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, con
 	struct push_http_params hp = {
 		.url = url,
 		.timeout_ms = (long)(p->cfg->push.push_timeout_ns / 1000000),
-		.fixed_headers = kind != DEST_OTLP                                        ? rw_headers
+		.fixed_headers = kind != PUSH_DEST_OTLP                                   ? rw_headers
 				 : p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE ? otlp_headers
 											  : otlp_gzip_headers,
 		.headers = (const char *const *)s->auth[kind].headers,
@@ -719,10 +497,10 @@ static int dest_open(struct pusher *p, enum dest_kind kind, const char *url, con
 	};
 
 	d->kind = kind;
-	d->name = kind == DEST_OTLP ? "otlp" : "remote-write";
+	d->name = kind == PUSH_DEST_OTLP ? "otlp" : "remote-write";
 	d->url = url;
 	d->http = push_http_new(&hp);
-	if (kind == DEST_OTLP)
+	if (kind == PUSH_DEST_OTLP)
 		d->otlp = push_otlp_new();
 	else
 		d->rw = push_request_new();
@@ -798,7 +576,7 @@ int main(int argc, char **argv)
 {
 	struct kepler_config cfg;
 	struct pusher p = { 0 };
-	struct secrets sec = { 0 };
+	struct push_secrets sec = { 0 };
 	int rc = EXIT_USAGE;
 
 	kepler_config_parse_or_exit(&cfg, &kepler_program_push, argc, argv);
@@ -809,7 +587,7 @@ int main(int argc, char **argv)
 		kepler_err("no destination: set push.remote-write.url, push.otlp.url or both");
 		goto out;
 	}
-	if (read_secrets(&cfg.push, &sec) < 0 || state_dir(&cfg.push) < 0)
+	if (push_secrets_read(&cfg.push, &sec) < 0 || state_dir(&cfg.push) < 0)
 		goto out;
 	if (drop_root(&cfg) < 0)
 		goto out;
@@ -820,10 +598,10 @@ int main(int argc, char **argv)
 	p.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((*cfg.push.push_remote_write_url &&
-	     dest_open(&p, DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec) < 0) ||
-	    (*cfg.push.push_otlp_url && dest_open(&p, DEST_OTLP, cfg.push.push_otlp_url, &sec) < 0))
+	     dest_open(&p, PUSH_DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec) < 0) ||
+	    (*cfg.push.push_otlp_url && dest_open(&p, PUSH_DEST_OTLP, cfg.push.push_otlp_url, &sec) < 0))
 		goto out;
-	secrets_free(&sec); /* libcurl holds its own copies; the TLS files stay in memory files */
+	push_secrets_free(&sec); /* libcurl holds its own copies; the TLS files stay in memory files */
 	srand((unsigned)(kepler_mono_ns() ^ (uint64_t)getpid()));
 	for (size_t i = 0; i < p.ndests; i++)
 		kepler_info("kepler-push 0.1.0 started: %s to %s, %s; no listening port", p.dests[i].name,
@@ -850,8 +628,8 @@ out:
 	}
 	if (p.gz)
 		libdeflate_free_compressor(p.gz);
-	secrets_free(&sec);
-	secrets_close(&sec);
+	push_secrets_free(&sec);
+	push_secrets_close(&sec);
 	for (size_t k = 0; k < 2; k++) {
 		for (size_t i = 0; sec.auth[k].headers && sec.auth[k].headers[i]; i++)
 			free(sec.auth[k].headers[i]);
