@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include "history_writer.h"
+#include "kepler/carbon.h"
 #include "kepler/history.h"
 #include "kepler/log.h"
 
 #define MAX_TIERS 8
 #define SEC UINT64_C(1000000000)
 #define CARBON_FILE_MAX (16u << 20)
+#define MAX_SKIPPED 8 /* damaged tier records passed over at start */
 
 struct tier {
 	uint32_t period_s;
@@ -191,8 +193,16 @@ static int restore(struct kepler_history_writer *w, struct kepler_store *store)
 	struct kepler_history *h = NULL;
 	uint64_t oldest = 0;
 	size_t replayed = 0;
-	int r = kepler_store_history_load(store, UINT64_MAX, &h, &hdr, &err);
+	uint64_t before = UINT64_MAX;
+	int r;
 
+	for (int skipped = 0;; skipped++) { /* a damaged record: the newest good one before it */
+		r = kepler_store_history_load(store, before, &h, &hdr, &err);
+		if (r != -EUCLEAN || !hdr.boundary_ns || skipped == MAX_SKIPPED)
+			break;
+		kepler_warn("history: %s: going on from the record before it", err.msg);
+		before = hdr.boundary_ns - 1;
+	}
 	if (r == 0) {
 		kepler_history_free(w->ledger);
 		w->ledger = h;

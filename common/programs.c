@@ -169,7 +169,7 @@ const struct kepler_program kepler_program_report = {
 	.summary =
 		"Energy and CO2e over any window, per node, namespace, pod, container, VM or process group, from the store's history: each row is the difference of cumulative counters at the window's two ends, exact to the microjoule and the milligram. At each end it uses the finest record there is: the store's tier records (store.tiers) refined by the raw snapshots after them while the ring holds them. docs/history.md.",
 	.exit_status =
-		"Exit status: 0 written, 1 the store holds no history for the window, 2 usage or store error.",
+		"Exit status: 0 written, 1 the store holds no usable history for the window (nothing, or a damaged record the raw snapshots do not replace), 2 usage or store error.",
 	.section = 1,
 	.examples = report_examples,
 };

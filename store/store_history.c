@@ -8,14 +8,19 @@
  * Written by the writer in the transaction of the snapshot they belong to.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "kepler/config.h"
 #include "kepler/history.h"
 #include "store_internal.h"
 
 #define TIER_KEY 13
 #define INTENSITY_KEY 9
+#define SEC 1000000000ULL
+#define MAX_SKIPPED 8 /* damaged records passed over for an older one */
 
 static void tier_key(unsigned char k[TIER_KEY], uint32_t period_s, uint64_t boundary_ns)
 {
@@ -318,7 +323,9 @@ STORE_OP static int intensity_in(struct kepler_store *s, uint64_t seq, uint32_t 
 		return r == -ENOENT ? 0 : r;
 	kepler_store_put_key(seq, key + 1);
 	rc = mdb_get(txn, s->history, &k, &v);
-	if (!rc && v.mv_size == 4) {
+	size_t len = rc ? 4 : v.mv_size;
+
+	if (!rc && len == 4) {
 		const unsigned char *p = v.mv_data;
 
 		*ret = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -326,6 +333,11 @@ STORE_OP static int intensity_in(struct kepler_store *s, uint64_t seq, uint32_t 
 	kepler_store_end_read(txn);
 	if (rc && rc != MDB_NOTFOUND)
 		return kepler_store_lmdb_error(rc, "reading a carbon intensity", err);
+	if (len != 4) /* not a value to read as another: the CO2e would change unsaid */
+		return kepler_error_set(err, -EUCLEAN,
+					"the store '%s' is damaged: snapshot %llu's carbon intensity record "
+					"is %zu bytes, not 4",
+					s->path, (unsigned long long)seq, len);
 	return 0;
 }
 
@@ -337,6 +349,19 @@ int kepler_store_intensity(struct kepler_store *s, uint64_t seq, uint32_t *ret_m
 
 /* ---- the ledger from the store: a record and the snapshots after it ---- */
 
+/* "the 1h tier record of 2026-11-29T07:00:00Z" */
+static void name_record(char *buf, size_t size, uint32_t period_s, uint64_t boundary_ns)
+{
+	char period[32], when[32];
+	time_t t = (time_t)(boundary_ns / SEC);
+	struct tm tm;
+
+	kepler_format_duration((uint64_t)period_s * SEC, period, sizeof(period));
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, size, "the %s tier record of %s", period, when);
+}
+
 int kepler_store_history_load(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
 			      struct kepler_history_header *ret_hdr, struct kepler_error *err)
 {
@@ -344,6 +369,7 @@ int kepler_store_history_load(struct kepler_store *s, uint64_t wall_ns, struct k
 	uint64_t best = 0, boundary;
 	size_t np = 0, len;
 	void *blob;
+	char name[96], why[sizeof(err->msg)];
 	int r = kepler_store_tier_periods(s, periods, 64, &np, err);
 
 	if (r < 0)
@@ -362,6 +388,41 @@ int kepler_store_history_load(struct kepler_store *s, uint64_t wall_ns, struct k
 		return r;
 	r = kepler_history_decode(blob, len, ret, ret_hdr, err);
 	free(blob);
+	if (r == 0 && (ret_hdr->period_s != best_p || ret_hdr->boundary_ns != boundary)) {
+		kepler_history_free(*ret);
+		*ret = NULL;
+		r = kepler_error_set(err, -EPROTO, "its header says another tier or boundary");
+	}
+	if (r < 0 && r != -ENOMEM) {
+		/* named by its key, not by a header that may be what is damaged */
+		name_record(name, sizeof(name), best_p, boundary);
+		snprintf(why, sizeof(why), "%s", err->msg);
+		ret_hdr->period_s = best_p;
+		ret_hdr->boundary_ns = boundary;
+		r = kepler_error_set(err, -EUCLEAN, "%s is damaged (%s)", name, why);
+	}
+	return r;
+}
+
+/*
+ * The newest usable record at or before @wall_ns, passing over damaged ones
+ * (at most MAX_SKIPPED); *@damaged: the newest passed over, "" if none.
+ */
+static int load_usable(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
+		       struct kepler_history_header *hdr, char *damaged, size_t size, struct kepler_error *err)
+{
+	int r = -ENOENT;
+
+	damaged[0] = 0;
+	for (int i = 0; i <= MAX_SKIPPED; i++) {
+		if ((r = kepler_store_history_load(s, wall_ns, ret, hdr, err)) != -EUCLEAN)
+			break;
+		if (!damaged[0])
+			snprintf(damaged, size, "%s", err->msg);
+		if (!hdr->boundary_ns)
+			break;
+		wall_ns = hdr->boundary_ns - 1;
+	}
 	return r;
 }
 
@@ -407,6 +468,7 @@ int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **
 {
 	struct kepler_history_header hdr;
 	uint64_t oldest = 0;
+	char damaged[KEPLER_ERROR_MSG_MAX];
 	size_t n;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -417,7 +479,7 @@ int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **
 		/* rebuilt: a store replaced, or the snapshots it needed pruned */
 		kepler_history_free(*h);
 		*h = NULL;
-		if (kepler_store_history_load(s, UINT64_MAX, h, &hdr, err) < 0) {
+		if (load_usable(s, UINT64_MAX, h, &hdr, damaged, sizeof(damaged), err) < 0) {
 			if (!(*h = kepler_history_new()))
 				return kepler_error_set(err, -ENOMEM, "out of memory");
 			/* no record: only the store's first snapshot can begin a ledger */
@@ -463,7 +525,19 @@ int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kep
 	int r = ring ? -ENOENT : kepler_store_history_load(s, wall_ns, ret, &hdr, err);
 
 	memset(at, 0, sizeof(*at));
-	if (r == 0) {
+	if (r == -EUCLEAN) {
+		/* the raw snapshots instead, where they cover the time; else the damage said */
+		snprintf(at->damaged, sizeof(at->damaged), "%s", err->msg);
+		if (ring_base(s, wall_ns, ret, &at->at_ns, err) < 0 || at->at_ns != wall_ns) {
+			if (at->at_ns != wall_ns) {
+				kepler_history_free(*ret);
+				*ret = NULL;
+			}
+			return kepler_error_set(err, -EUCLEAN,
+						"%s, and the raw snapshots do not reach that time", at->damaged);
+		}
+		at->from_ring = true;
+	} else if (r == 0) {
 		at->at_ns = hdr.boundary_ns;
 		at->period_s = hdr.period_s;
 		at->missed = hdr.flags & KEPLER_HISTORY_MISSED;

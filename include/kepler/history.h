@@ -30,7 +30,7 @@
 
 /* The tier record's own format (docs/store.md, "History"). */
 #define KEPLER_HISTORY_FORMAT_MAJOR 1
-#define KEPLER_HISTORY_FORMAT_MINOR 0
+#define KEPLER_HISTORY_FORMAT_MINOR 1
 
 /* µJ × (mg CO₂e per kWh) in one mg of CO₂e: 3.6e12 µJ a kWh. */
 #define KEPLER_UJ_PER_KWH UINT64_C(3600000000000)
@@ -141,26 +141,5 @@ int kepler_history_encode(const struct kepler_history *h, const struct kepler_hi
  */
 int kepler_history_decode(const void *blob, size_t len, struct kepler_history **ret,
 			  struct kepler_history_header *ret_hdr, struct kepler_error *err);
-
-/*
- * Carbon intensity: "RFC3339,gco2e_per_kwh" lines (the intensity from that
- * time on), '#' comments and blank lines allowed, times ascending. A parsed
- * schedule; kepler_carbon_at() gives the intensity in force at a time.
- */
-struct kepler_carbon_point {
-	uint64_t from_ns;
-	uint32_t mg_kwh;
-};
-struct kepler_carbon {
-	struct kepler_carbon_point *points;
-	size_t n;
-};
-/* Parse @text (@len bytes). -EINVAL with the line and what is wrong; -ENOMEM. */
-int kepler_carbon_parse(const char *text, size_t len, struct kepler_carbon *ret, struct kepler_error *err);
-/* The intensity in force at @wall_ns, mg CO₂e per kWh; 0 before the first line. */
-uint32_t kepler_carbon_at(const struct kepler_carbon *c, uint64_t wall_ns);
-void kepler_carbon_free(struct kepler_carbon *c);
-/* "420.5" (g per kWh) as mg per kWh; -EINVAL unless 0 < value <= 100000 g. */
-int kepler_carbon_parse_value(const char *s, uint32_t *ret_mg_kwh);
 
 #endif /* KEPLER_HISTORY_H */

@@ -281,7 +281,11 @@ int kepler_store_tier_periods(struct kepler_store *store, uint32_t *ret, size_t 
 int kepler_store_tier_record(struct kepler_store *store, uint32_t period_s, uint64_t wall_ns, bool before,
 			     void **ret, size_t *ret_len, uint64_t *ret_boundary, struct kepler_error *err);
 
-/* The carbon intensity recorded with snapshot @seq (mg CO2e per kWh), 0 when none was known or recorded. */
+/*
+ * The carbon intensity recorded with snapshot @seq (mg CO2e per kWh), 0
+ * when none was known or recorded. -EUCLEAN (naming the snapshot) when
+ * its record is not 4 bytes; the guard's errors.
+ */
 int kepler_store_intensity(struct kepler_store *store, uint64_t seq, uint32_t *ret_mg_kwh,
 			   struct kepler_error *err);
 
@@ -291,7 +295,11 @@ struct kepler_history_header;
 /*
  * The history ledger as the newest tier record at or before @wall_ns says
  * (of any tier; the finer on a tie), decoded into *ret (free with
- * kepler_history_free()). -ENOENT when there is none, a decoding error.
+ * kepler_history_free()). -ENOENT when there is none; -EUCLEAN when that
+ * record does not decode or its header disagrees with its key: the
+ * message names it ("the 1h tier record of 2026-11-29T07:00:00Z is
+ * damaged (...)") and @ret_hdr holds its period and boundary, so that the
+ * caller may ask for the one before it; -ENOMEM; the guard's errors.
  */
 int kepler_store_history_load(struct kepler_store *store, uint64_t wall_ns, struct kepler_history **ret,
 			      struct kepler_history_header *ret_hdr, struct kepler_error *err);
@@ -319,6 +327,12 @@ struct kepler_history_at {
 	 * built the same way can be subtracted from it
 	 */
 	bool from_ring;
+	/*
+	 * out: the damaged record (its message) this ledger was not built
+	 * from: the ring's snapshots, which cover the time, replaced it; ""
+	 * when none
+	 */
+	char damaged[KEPLER_ERROR_MSG_MAX];
 };
 
 /*
@@ -327,7 +341,9 @@ struct kepler_history_at {
  * up to the newest at or before @wall_ns; with no record, every snapshot
  * from the store's first (an empty ledger when it began later), else from
  * the ring's oldest (at->from_ring). Set at->from_ring to ask for the
- * latter. -ENODATA for an empty store.
+ * latter. A damaged record is replaced by the ring's oldest snapshot where
+ * the ring covers @wall_ns (at->damaged says which), else -EUCLEAN naming
+ * it. -ENODATA for an empty store.
  */
 int kepler_store_history_at(struct kepler_store *store, uint64_t wall_ns, struct kepler_history **ret,
 			    struct kepler_history_at *at, struct kepler_error *err);
@@ -335,7 +351,8 @@ int kepler_store_history_at(struct kepler_store *store, uint64_t wall_ns, struct
 /*
  * Keep *@h (NULL at first) the ledger at snapshot @seq: caught up from its
  * own snapshot, else rebuilt from the newest record (the store replaced,
- * or the snapshots it needed pruned). -ENODATA when the store's history
+ * or the snapshots it needed pruned; a damaged record passed over for an
+ * older one). -ENODATA when the store's history
  * cannot reach @seq, -ENOMEM.
  */
 int kepler_store_history_follow(struct kepler_store *store, struct kepler_history **h, uint64_t seq,

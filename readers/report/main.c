@@ -34,6 +34,7 @@ struct end {
 	size_t snapshots;    /* raw snapshots applied after it */
 	bool missed;         /* the record was written for a boundary passed while no collector ran */
 	bool from_ring;      /* counters from the ring's oldest snapshot (kepler_store_history_at()) */
+	char damaged[KEPLER_ERROR_MSG_MAX]; /* the damaged record the ring replaced, "" if none */
 	char resolution[32]; /* "snapshot", or the tier's period ("1h") */
 };
 
@@ -85,6 +86,7 @@ static int ledger_at(struct job *j, uint64_t t, struct end *e, bool ring, struct
 	e->snapshots = at.snapshots;
 	e->missed = at.missed;
 	e->from_ring = at.from_ring;
+	snprintf(e->damaged, sizeof(e->damaged), "%s", at.damaged);
 	describe(e);
 	return 0;
 }
@@ -117,7 +119,23 @@ static int ledgers(struct job *j, struct kepler_error *err)
 		kepler_warn("the store's history begins after --since: the window starts at %s",
 			    j->a.from_ring ? "its oldest snapshot" : "its oldest record");
 	}
-	return ledger_at(j, j->until, &j->b, j->a.from_ring, err);
+	if ((r = ledger_at(j, j->until, &j->b, j->a.from_ring, err)) < 0)
+		return r;
+	if (j->b.from_ring && !j->a.from_ring) {
+		/* the end's record is damaged: the start from the ring too, which must reach it */
+		if ((r = ledger_at(j, j->since, &j->a, true, err)) < 0)
+			return r;
+		if (j->a.at_ns > j->since)
+			return kepler_error_set(err, -EUCLEAN,
+						"%s, and the raw snapshots do not reach --since", j->b.damaged);
+	}
+	if (*j->a.damaged)
+		kepler_warn("%s: this report comes from the raw snapshots, which cover the window",
+			    j->a.damaged);
+	if (*j->b.damaged && strcmp(j->a.damaged, j->b.damaged))
+		kepler_warn("%s: this report comes from the raw snapshots, which cover the window",
+			    j->b.damaged);
+	return 0;
 }
 
 /* ---- rows ---- */
@@ -455,7 +473,7 @@ int main(int argc, char **argv)
 	r = ledgers(&j, &err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
-		rc = r == -ENODATA ? EXIT_NO_HISTORY : EXIT_USAGE;
+		rc = r == -ENODATA || r == -EUCLEAN ? EXIT_NO_HISTORY : EXIT_USAGE;
 		goto out;
 	}
 	if (!kepler_history_count(j.b.h)) { /* no record and no snapshot at or before --until */

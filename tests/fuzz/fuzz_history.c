@@ -2,8 +2,8 @@
 /*
  * libFuzzer target for the store's history: the tier record decoder and
  * the carbon intensity file. The first byte chooses: 0, the input is a
- * tier record's payload, wrapped in a valid header and zstd frame with its
- * checksum so that the fuzzer explores the rows behind them; 1, the input
+ * tier record's payload, wrapped in a valid header (format 1.1) and zstd
+ * frame with its checksum so that the fuzzer explores the rows behind them; 1, the input
  * is a whole record as stored; else, an intensity file. Decoding may fail;
  * it must never crash, leak or read out of bounds.
  */
@@ -13,6 +13,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "kepler/carbon.h"
 #include "kepler/history.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,13 +50,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		memset(blob, 0, 40);
 		memcpy(blob, "KHIS", 4);
-		blob[4] = 1;
+		blob[4] = 1; /* format 1.1 */
+		blob[6] = 1;
+		blob[12] = 60; /* a 60 s tier */
 		c = ZSTD_compress(blob + 40, bound, data + 1, size - 1, 1);
 		if (!ZSTD_isError(c)) {
 			v = size - 1;
 			for (int i = 0; i < 8; i++)
 				blob[24 + i] = (uint8_t)(v >> (8 * i));
-			v = XXH3_64bits(blob + 40, c);
+			v = XXH3_64bits(blob, 40 + c); /* the checksum field still 0 */
 			for (int i = 0; i < 8; i++)
 				blob[32 + i] = (uint8_t)(v >> (8 * i));
 			decode(blob, 40 + c);

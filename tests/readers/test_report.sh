@@ -7,7 +7,9 @@
 # equals Σ energy × the intensity then (integer mg); after the ring has
 # pruned those snapshots, the same report reads the same figures from the
 # tier records alone. Also: a window ending between boundaries refined by
-# snapshots, CSV and table, bad arguments, a store without history.
+# snapshots, CSV and table, bad arguments, a store without history, a
+# damaged tier record (with and without raw snapshots over the window) and
+# a damaged intensity record.
 # Usage: test_report.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -16,6 +18,34 @@ collectd=$build/collectd/kepler-collectd
 report=$build/readers/report/kepler-report
 stdout=$build/readers/stdout/kepler-stdout
 store=$tmp/store
+
+# damage DIR KIND ...: with LMDB's own tools, over a copy of the store:
+#   tier PERIOD_S BOUNDARY_S: 0xff over the flags of that tier record's header;
+#   intensity SEQ: that snapshot's intensity record cut from 4 bytes to 2
+damage() {
+	mdb_dump -s history "$1" | grep -v '^db_pagesize=' >"$tmp/h.dump" && # (Debian 12's mdb_load knows no db_pagesize)
+		python3 - "$tmp/h.dump" "${@:2}" <<'PY' && mdb_load -s history -f "$tmp/h.dump" "$1"
+import sys
+path, kind, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+if kind == "tier":
+    want = "54" + "%08x" % int(args[0]) + "%016x" % (int(args[1]) * 10**9)
+else:
+    want = "49" + "%016x" % int(args[0])
+lines = open(path).read().split("\n")
+for i, l in enumerate(lines):
+    if l.strip() == want:
+        v = lines[i + 1].strip()
+        if kind == "tier":
+            v = v[:16] + "ffffffff" + v[24:]
+        else:
+            v = v[:4]
+        lines[i + 1] = " " + v
+        break
+else:
+    sys.exit("no key " + want)
+open(path, "w").write("\n".join(lines))
+PY
+}
 
 iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 newest_s() { "$stdout" --store.path "$store" --format json 2>/dev/null | jq '.wall_ns / 1000000000 | floor'; }
@@ -129,6 +159,29 @@ else
 	fail "the exporter served no snapshot: $(tail -3 "$tmp/exporter-$port.log")"
 fi
 
+# a damaged tier record (0xff over its flags; its checksum covers the header): named, and the report
+# answers from the raw snapshots, which still cover the window, with the same rows; a snapshot's
+# intensity record cut to 2 bytes is refused with the snapshot named, not read as another intensity
+if command -v mdb_copy >/dev/null && command -v mdb_dump >/dev/null && command -v mdb_load >/dev/null; then
+	mkdir -p "$tmp/dmg"
+	mdb_copy "$store" "$tmp/dmg" && damage "$tmp/dmg" tier 2 $b1 || fail "damaging a copy of the store"
+	"$report" --store.path "$tmp/dmg" --since "$(iso $b1)" --until "$(iso $b2)" --by process --format json >"$tmp/dmg.json" 2>"$tmp/e"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "the 2s tier record of $(iso $b1) is damaged (tier record: checksum mismatch): this report comes from the raw snapshots" "$tmp/e" &&
+		cmp -s <(jq -S .rows "$tmp/before-process.json") <(jq -S .rows "$tmp/dmg.json") &&
+		ok "a damaged tier record: named, and the report answers from the raw snapshots with the same rows: $(head -1 "$tmp/e")" ||
+		fail "damaged tier record: rc $rc $(cat "$tmp/e") $(diff <(jq -S .rows "$tmp/before-process.json") <(jq -S .rows "$tmp/dmg.json") | head -4)"
+	# the window's end after its last boundary: its snapshots (and their intensities) are replayed
+	seq=$(tail -1 "$tmp/all.jsonl" | jq -r .seq) end=$(tail -1 "$tmp/all.jsonl" | jq -r .timestamp)
+	rm -rf "$tmp/dmg2" && mkdir -p "$tmp/dmg2"
+	mdb_copy "$store" "$tmp/dmg2" && damage "$tmp/dmg2" intensity "$seq" || fail "damaging an intensity record"
+	"$report" --store.path "$tmp/dmg2" --since "$(iso $b1)" --until "$end" --by node --format json >/dev/null 2>"$tmp/e"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "snapshot $seq's carbon intensity record is 2 bytes, not 4" "$tmp/e" &&
+		ok "an intensity record cut to 2 bytes: refused, exit 1: $(head -1 "$tmp/e")" ||
+		fail "cut intensity record: rc $rc $(cat "$tmp/e")"
+fi
+
 # the ring prunes the window's snapshots (the collector restarted to keep 4); the tiers still answer, identically
 restart 4
 gone() { [ "$("$stdout" --store.path "$store" --format json --all 2>/dev/null | head -1 | jq .wall_ns)" -gt $(((b2 + 2) * 1000000000)) ]; }
@@ -142,6 +195,17 @@ for by in node process namespace; do
 	fi
 done
 [ $fails -eq 0 ] && ok "after the ring pruned the window's snapshots the tier records give the same rows, to the µJ and the mg"
+# the same damage once the ring no longer covers the window: exit 1, the record named
+if command -v mdb_copy >/dev/null && command -v mdb_dump >/dev/null && command -v mdb_load >/dev/null; then
+	rm -rf "$tmp/dmg" && mkdir -p "$tmp/dmg"
+	mdb_copy "$store" "$tmp/dmg" && damage "$tmp/dmg" tier 2 $b1 || fail "damaging a copy of the pruned store"
+	"$report" --store.path "$tmp/dmg" --since "$(iso $b1)" --until "$(iso $b2)" --by node --format json >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	[ $rc -eq 1 ] && [ ! -s "$tmp/o" ] &&
+		grep -q "the 2s tier record of $(iso $b1) is damaged (tier record: checksum mismatch), and the raw snapshots do not reach" "$tmp/e" &&
+		ok "a damaged tier record the ring no longer covers: exit 1, nothing printed, the record named: $(grep -o 'error: .*' "$tmp/e")" ||
+		fail "damaged record after pruning: rc $rc $(cat "$tmp/e")"
+fi
 
 # the other formats, and the people's table
 c=$("$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by node --format csv)

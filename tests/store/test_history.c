@@ -14,6 +14,9 @@
 
 #include <cmocka.h>
 
+#include <xxhash.h>
+
+#include "kepler/carbon.h"
 #include "kepler/history.h"
 #include "kepler_test.h"
 
@@ -193,17 +196,36 @@ static void test_record_round_trip_and_damage(void **state)
 		assert_true(kepler_history_decode(blob, cut, &back, &got, &err) < 0);
 		rejected++;
 	}
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; i < len; i++) { /* the checksum covers the header too (format 1.1) */
 		b[i] ^= 0x5a;
-		if (kepler_history_decode(blob, len, &back, &got, &err) == 0)
-			kepler_history_free(
-				back); /* a flag or the boundary: header fields outside the checksum */
-		else
-			rejected++;
+		assert_true(kepler_history_decode(blob, len, &back, &got, &err) < 0);
+		rejected++;
 		b[i] ^= 0x5a;
 	}
 	print_message("a record of %zu bytes: %zu damaged copies refused (last: %s)\n", len, rejected,
 		      err.msg);
+	/* 0xff over the flags: refused, not read as "the collector was down" */
+	memset(b + 8, 0xff, 4);
+	assert_true(kepler_history_decode(blob, len, &back, &got, &err) < 0);
+	assert_string_equal(err.msg, "tier record: checksum mismatch");
+	memset(b + 8, 0, 4);
+	b[8] = KEPLER_HISTORY_MISSED;
+	/* a format 1.0 record (its checksum of the frame alone) still decodes; unknown flags do not */
+	{
+		uint64_t sum = XXH3_64bits(b + 40, len - 40);
+
+		b[6] = 0;
+		for (int i = 0; i < 8; i++)
+			b[32 + i] = (unsigned char)(sum >> (8 * i));
+		assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), 0);
+		assert_int_equal(got.format_minor, 0);
+		assert_int_equal(got.flags, KEPLER_HISTORY_MISSED);
+		kepler_history_free(back);
+		b[9] = 0x80;
+		assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), -EPROTO);
+		assert_string_equal(err.msg, "tier record: unknown flags 0x8001");
+		b[9] = 0;
+	}
 	/* a newer major format names both versions */
 	b[4] = 9;
 	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), -EPROTONOSUPPORT);
