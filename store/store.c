@@ -309,7 +309,31 @@ bool kepler_store_mend_lock(struct kepler_store *s)
 	return true;
 }
 
-/* lock.mdb's size once LMDB set it up (kepler_store_mend_lock). */
+/* lock.mdb's first 8 bytes into @head (LMDB's magic and lock format); false if unread. */
+static bool lock_head(const struct kepler_store *s, unsigned char head[8])
+{
+	char path[4200];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	ok = pread(fd, head, 8, 0) == 8;
+	close(fd);
+	return ok;
+}
+
+bool kepler_store_lock_overwritten(struct kepler_store *s)
+{
+	unsigned char now[8];
+
+	return s->writer && s->env && s->lock_size && lock_head(s, now) &&
+	       memcmp(now, s->lock_head, sizeof(now));
+}
+
+/* lock.mdb's size and header once LMDB set it up (kepler_store_mend_lock, _lock_overwritten). */
 static void note_lock_size(struct kepler_store *s)
 {
 	char path[4200];
@@ -317,6 +341,8 @@ static void note_lock_size(struct kepler_store *s)
 
 	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
 	s->lock_size = stat(path, &st) == 0 ? st.st_size : 0;
+	if (s->lock_size && !lock_head(s, s->lock_head))
+		s->lock_size = 0;
 }
 
 void kepler_store_close(struct kepler_store *s)
@@ -472,6 +498,8 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	if (geteuid() == 0 && (r = kepler_store_chown_files(s, 0, (gid_t)-1, true, err)) < 0)
 		goto fail;
 	r = kepler_store_fresh_lock_file(s, err);
+	if (r == 0)
+		r = kepler_store_set_aside_short(s, err);
 	if (r < 0)
 		goto fail;
 	r = writer_env_open(s, err);

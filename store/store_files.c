@@ -171,10 +171,41 @@ int kepler_store_move_damaged(struct kepler_store *s, const char *why, struct ke
 	snprintf(to, sizeof(to), "%s/data.mdb.damaged-%s", s->path, stamp);
 	if (rename(from, to) < 0)
 		return kepler_error_set(err, -errno, "%s; moving it aside failed: %s", why, strerror(errno));
+	snprintf(s->moved_to, sizeof(s->moved_to), "%s", to);
 	snprintf(s->warning, sizeof(s->warning),
 		 "the store's data file was damaged: kept as '%s'; a new store begins (sequence numbers "
 		 "start over)",
 		 to);
+	return 0;
+}
+
+/*
+ * A data.mdb too short for LMDB's two meta pages (written together when the
+ * store is created, before anything else) holds nothing that can be read:
+ * a writer stopped while creating the store, or a file cut that short.
+ * LMDB refuses it (MDB_INVALID) and a reader says it is not initialized
+ * yet, so the writer keeps it aside, as store.move-damaged would, and
+ * begins a new store: nothing is lost. 0 when the file is absent, empty or
+ * long enough.
+ */
+int kepler_store_set_aside_short(struct kepler_store *s, struct kepler_error *err)
+{
+	char file[4200], why[4400];
+	struct stat st;
+	long page = sysconf(_SC_PAGESIZE);
+	int r;
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	if (lstat(file, &st) < 0 || !S_ISREG(st.st_mode) || !st.st_size || st.st_size >= 2 * page)
+		return 0;
+	snprintf(why, sizeof(why), "the store '%s': data.mdb is %lld bytes, too short for its two meta pages",
+		 s->path, (long long)st.st_size);
+	if ((r = kepler_store_move_damaged(s, why, err)) < 0)
+		return r;
+	snprintf(s->warning, sizeof(s->warning),
+		 "the store's data file was %lld bytes, too short for its two meta pages: nothing in it "
+		 "could be read; kept as '%s'; a new store begins (sequence numbers start over)",
+		 (long long)st.st_size, s->moved_to);
 	return 0;
 }
 

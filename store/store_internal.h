@@ -60,6 +60,7 @@ struct kepler_store {
 	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
 	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
 	off_t lock_size;   /* writer: lock.mdb's size once LMDB set it up (0: unknown) */
+	unsigned char lock_head[8]; /* writer: its first 8 bytes then (LMDB's magic and lock format) */
 	/*
 	 * writer: read transactions of its own that keep the pages of recent
 	 * snapshots from being reused while lock-free readers may still read
@@ -70,7 +71,8 @@ struct kepler_store {
 	/* reader: where its map lies (found from /proc/self/maps; NULL until needed or after a remap) */
 	void *map_base;
 	size_t map_len;
-	char warning[256];
+	char warning[4608]; /* said once by the writer's owner (kepler_store_warning()) */
+	char moved_to[4400]; /* where store.move-damaged kept the damaged data file */
 };
 
 /* Translate an LMDB return code into -errno with a message naming @what. */
@@ -104,6 +106,8 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
  * The store must then be opened again (LMDB reinitializes the file).
  */
 bool kepler_store_mend_lock(struct kepler_store *s);
+/* The writer: lock.mdb's header is no longer what LMDB wrote at open (garbage written over it). */
+bool kepler_store_lock_overwritten(struct kepler_store *s);
 
 /*
  * store_files.c: the writer's files and their owners. Each returns 0 or a
@@ -118,6 +122,7 @@ int kepler_store_take_writer_lock(struct kepler_store *s, struct kepler_error *e
 int kepler_store_fresh_lock_file(struct kepler_store *s, struct kepler_error *err);
 /* store.move-damaged: rename data.mdb to data.mdb.damaged-STAMP; @why begins the error. */
 int kepler_store_move_damaged(struct kepler_store *s, const char *why, struct kepler_error *err);
+int kepler_store_set_aside_short(struct kepler_store *s, struct kepler_error *err);
 /* The writer refused by the file system: -EACCES naming @file's folder or @file, its owner and mode, and ours. */
 int kepler_store_writer_denied(const struct kepler_store *s, const char *file, struct kepler_error *err);
 /* The writer's files to @uid (only those not @uid's when @only_others); root-group ones to @gid. */

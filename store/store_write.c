@@ -425,6 +425,12 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 			"the store '%s': lock.mdb was cut short under the collector; the store is "
 			"opened again",
 			s->path);
+	if (kepler_store_lock_overwritten(s)) /* before LMDB takes its mutex from it */
+		return kepler_error_set(err, -EAGAIN,
+					"the store '%s': lock.mdb was overwritten under the collector (its "
+					"header is no longer LMDB's); the store is opened again, which sets "
+					"it up anew",
+					s->path);
 	r = still_in_place(s, err);
 	if (r == 0)
 		r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */

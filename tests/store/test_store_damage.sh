@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# A damaged store gives errors, never signals: data.mdb truncated at six
-# sizes (0, one page, two pages, half, one page short, one byte short);
+# A damaged store gives errors, never signals: data.mdb truncated at seven
+# sizes (0, 100 bytes, one page, two pages, half, one page short, one byte
+# short; below two pages the collector keeps the file aside and begins a
+# new store, as nothing in it can be read);
 # kepler-stdout, kepler-dataset and kepler-collectd each exit with a status
 # below 128 and a message (the store damaged, with how to recover; or not
 # initialized yet for a file without its two meta pages, which a collector
@@ -12,7 +14,8 @@
 # pages zeroed under running binaries: the newest one (the collector restores
 # it from the other, nothing stops), then both (no process aborts; the
 # collector stops saying so; --store.move-damaged begins a new store). And
-# lock.mdb truncated under the running collector: it goes on. And data.mdb
+# lock.mdb truncated or overwritten under the running collector: it goes on;
+# at rest, the same: it sets the file up anew. And data.mdb
 # deleted under it: noticed, said once, a new one made. And random bytes over
 # every k-th page at rest: no signal; the collector refuses (or with
 # --store.move-damaged begins a new store), readers say so.
@@ -32,7 +35,7 @@ kill "$cpid"; wait "$cpid"
 size=$(stat -c %s "$tmp/s/data.mdb")
 "$build/readers/stdout/kepler-stdout" --store.path "$tmp/s" >/dev/null || fail "the whole store does not read"
 port=$((20000 + RANDOM % 20000))
-for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)); do
+for cut in 0 100 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)); do
 	rm -rf "$tmp/c"
 	cp -a "$tmp/s" "$tmp/c" # as the collector left it: its owner and group
 	truncate -s "$cut" "$tmp/c/data.mdb"
@@ -44,17 +47,27 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 		timeout 120 bash -c "$cmd" >/dev/null 2>"$tmp/err" &
 		p=$!
 		# readers end by themselves, and a collector refuses a damaged store, however
-		# late a loaded machine runs them; a collector runs on an empty one (it
-		# initializes it): stopped after 2 s then
-		waits=600
-		[ "$name" = kepler-collectd ] && [ "$cut" = 0 ] && waits=20
-		for _ in $(seq $waits); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		[ "$name" = kepler-collectd ] && kill "$p" 2>/dev/null
+		# late a loaded machine runs them; a collector runs on a file too short for LMDB's
+		# two meta pages (it keeps a non-empty one aside and begins a new store): stopped
+		# once it has started (its signal handlers in place: it exits 0 on SIGINT)
+		runs=false
+		[ "$name" = kepler-collectd ] && [ "$cut" -lt 8192 ] && runs=true
+		for _ in $(seq 1800); do
+			kill -0 "$p" 2>/dev/null || break
+			$runs && grep -q "started: informer" "$tmp/err" && break
+			sleep 0.1
+		done
+		$runs && kill -INT "$p" 2>/dev/null
 		wait "$p"
 		st=$?
-		if [ "$st" -ge 128 ] && ! { [ "$st" = 143 ] && [ "$name" = kepler-collectd ] && [ "$cut" = 0 ]; }; then
+		if [ "$st" -ge 128 ]; then
 			fail "cut at $cut: $name ended with status $st: $(head -c 200 "$tmp/err")"
-		elif [ "$cut" -ge 8192 ] && ! grep -q "$want" "$tmp/err"; then
+		elif $runs && [ "$st" -ne 0 ]; then
+			fail "cut at $cut: the collector did not begin a new store (status $st): $(grep -v ' info: ' "$tmp/err" | head -c 300)"
+		elif $runs && [ "$cut" -gt 0 ] && ! { grep -q "data file was $cut bytes, too short for its two meta pages: nothing in it could be read; kept as" "$tmp/err" &&
+			[ "$(stat -c %s "$tmp/c"/data.mdb.damaged-*)" = "$cut" ]; }; then
+			fail "cut at $cut: the collector did not keep the short file aside saying so: $(grep -v ' info: ' "$tmp/err" | head -c 300)"
+		elif ! $runs && ! grep -q "$want" "$tmp/err"; then
 			fail "cut at $cut: $name (status $st) did not say '$want': $(head -c 300 "$tmp/err")"
 		fi
 	done
@@ -73,9 +86,11 @@ for cut in 0 4096 8192 $((size / 2 / 4096 * 4096)) $((size - 4096)) $((size - 1)
 	fi
 	[ "$cut" -lt 8192 ] || grep -q "damaged" <<<"$body$(cat "$tmp/e.log")" ||
 		fail "cut at $cut: the exporter did not say the store is damaged: $body"
+	[ "$cut" -ge 8192 ] || grep -q "snapshot" <<<"$body" ||
+		fail "cut at $cut: the exporter does not serve the collector's new store: $body"
 	echo "cut at $cut bytes: every binary said so, none died of a signal"
 done
-ok "a truncated data.mdb at 6 sizes: messages, no signal"
+ok "a truncated data.mdb at 7 sizes: messages, no signal; below two pages the collector keeps the file aside and begins a new store"
 
 # Random bytes over every k-th page of a stopped store (the meta pages kept): LMDB trusts
 # its pages, so the collector walks every tree before its first write (a write on a
@@ -133,24 +148,27 @@ PY
 done
 ok "random bytes over every k-th page (k = 2 .. 13): no signal from the collector, kepler-stdout or kepler-report; the collector refused $damaged_runs of 12 runs saying so, --store.move-damaged kept $moved of 6 damaged files aside and began a new store"
 
-# --store.move-damaged: the collector keeps the damaged file and begins a new store
-rm -rf "$tmp/m"
-cp -r "$tmp/s" "$tmp/m"
-truncate -s $((size / 2 / 4096 * 4096)) "$tmp/m/data.mdb"
-"$collectd" --store.path "$tmp/m" --meter.source fake --informer procfs --monitor.interval 100ms \
-	--store.group "" --store.move-damaged >"$tmp/m.log" 2>&1 &
-p=$!
-pids+=($p)
-for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
-kill "$p"; wait "$p"
-kept=$(ls "$tmp/m"/data.mdb.damaged-* 2>/dev/null)
-if [ -n "$kept" ] && [ "$(stat -c %s "$kept")" = $((size / 2 / 4096 * 4096)) ] &&
-	grep -q "warn: the store's data file was damaged: kept as '$kept'; a new store begins" "$tmp/m.log" &&
-	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null; then
-	ok "--store.move-damaged kept the damaged file ($(basename "$kept")) and began a new store"
-else
-	fail "--store.move-damaged: kept '$kept' ($(stat -c %s "$kept" 2>&1)); log: $(grep -v info "$tmp/m.log" | head -c 600)"
-fi
+# --store.move-damaged: the collector keeps a cut data file aside and begins a new store
+for cut in 8192 $((size / 2 / 4096 * 4096)); do
+	rm -rf "$tmp/m"
+	cp -r "$tmp/s" "$tmp/m"
+	truncate -s "$cut" "$tmp/m/data.mdb"
+	"$collectd" --store.path "$tmp/m" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" --store.move-damaged >"$tmp/m.log" 2>&1 &
+	p=$!
+	pids+=($p)
+	for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null 2>&1 && break; sleep 0.1; done
+	kill "$p"; wait "$p"
+	kept=$(ls "$tmp/m"/data.mdb.damaged-* 2>/dev/null)
+	if [ -n "$kept" ] && [ "$(stat -c %s "$kept")" = "$cut" ] &&
+		grep -q "warn: the store's data file was damaged: kept as '$kept'; a new store begins" "$tmp/m.log" &&
+		"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m" >/dev/null; then
+		echo "data.mdb cut at $cut: --store.move-damaged kept it ($(basename "$kept")) and began a new store"
+	else
+		fail "--store.move-damaged, cut at $cut: kept '$kept' ($(stat -c %s "$kept" 2>&1)); log: $(grep -v info "$tmp/m.log" | head -c 600)"
+	fi
+done
+[ $fails -eq 0 ] && ok "--store.move-damaged kept a data.mdb cut at two pages and at half aside and began a new store"
 
 # truncated under running binaries (a collector, an exporter, kepler-stdout
 # --follow), at six sizes of the live file
@@ -311,8 +329,9 @@ meta_under_running both
 # lock.mdb truncated under the running collector (0 bytes, then half): it gives the file its
 # size back, opens the store again and goes on; nothing dies of SIGBUS
 rm -rf "$tmp/l"
+# (debug: a store refusing again within a minute of its last refusal is said at debug level)
 "$collectd" --store.path "$tmp/l" --meter.source fake --informer procfs --monitor.interval 100ms \
-	--store.group "" >"$tmp/l-c.log" 2>&1 &
+	--store.group "" --log.level debug >"$tmp/l-c.log" 2>&1 &
 lc=$!
 pids+=($lc)
 for _ in $(seq 600); do "$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -333,12 +352,44 @@ for cut in 0 $((lsize / 2)); do
 		fail "lock.mdb cut to $cut: collector alive: $(kill -0 "$lc" 2>/dev/null && echo yes || echo no), seq $before -> $after: $(grep -v '^ ' "$tmp/l-c.log" | tail -2)"
 	fi
 done
+# random bytes over it (LMDB's header, mutex and reader table) under the collector: noticed
+# before LMDB takes the mutex from it, the store opened again (which sets the file up anew)
+for round in 1 2; do
+	before=$(store_seq "$tmp/l")
+	head -c "$lsize" /dev/urandom | dd of="$tmp/l/lock.mdb" conv=notrunc status=none
+	for _ in $(seq 300); do
+		kill -0 "$lc" 2>/dev/null || break
+		after=$(store_seq "$tmp/l")
+		[ "${after:-0}" -gt "${before:-0}" ] && break
+		sleep 0.2
+	done
+	kill -0 "$lc" 2>/dev/null && [ "${after:-0}" -gt "${before:-0}" ] &&
+		echo "lock.mdb overwritten with random bytes under the collector ($round): it goes on (seq $before -> $after)" ||
+		fail "lock.mdb garbage ($round): collector alive: $(kill -0 "$lc" 2>/dev/null && echo yes || echo no), seq $before -> $after: $(grep -v '^ ' "$tmp/l-c.log" | tail -2)"
+done
 kill "$lc"
 wait "$lc"
 st=$?
 [ "$st" -lt 128 ] && grep -q "lock.mdb was cut short under the collector (0 of $lsize bytes): its size restored" "$tmp/l-c.log" &&
-	ok "lock.mdb truncated twice under the running collector: its size restored, the store opened again, commits go on; it stops cleanly (status $st)" ||
+	grep -q "lock.mdb was overwritten under the collector (its header is no longer LMDB's); the store is opened again" "$tmp/l-c.log" &&
+	ok "lock.mdb truncated twice and overwritten twice under the running collector: said, the store opened again, commits go on; it stops cleanly (status $st)" ||
 	fail "lock.mdb: the collector ended with status $st: $(grep -v '^ ' "$tmp/l-c.log" | tail -3)"
+# and at rest: cut to 0, to 100 bytes, or random bytes: the collector sets it up anew, readers never read it
+for how in 0 100 garbage; do
+	if [ $how = garbage ]; then head -c "$lsize" /dev/urandom >"$tmp/l/lock.mdb"; else truncate -s $how "$tmp/l/lock.mdb"; fi
+	before=$(store_seq "$tmp/l")
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/l" >/dev/null 2>"$tmp/err" || fail "lock.mdb $how at rest: kepler-stdout: $(cat "$tmp/err")"
+	"$collectd" --store.path "$tmp/l" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" >"$tmp/l-c.log" 2>&1 &
+	lc=$!
+	pids+=($lc)
+	wait_seq "$tmp/l" $((before + 3)) || fail "lock.mdb $how at rest: no commits: $(grep -v '^ ' "$tmp/l-c.log" | tail -2)"
+	kill "$lc"
+	wait "$lc"
+	st=$?
+	[ "$st" -eq 0 ] || fail "lock.mdb $how at rest: the collector ended with status $st: $(tail -c 300 "$tmp/l-c.log")"
+done
+[ $fails -eq 0 ] && ok "lock.mdb cut to 0 or 100 bytes or overwritten at rest: readers read, the collector sets it up anew and commits"
 
 # data.mdb deleted under the running collector (in a directory it may write, as the image's
 # 2775 root:kepler): noticed at the next commit, said once, a new file made, commits go on
