@@ -41,7 +41,7 @@ static void watch_data_file(struct kepler_store *s)
  * directory deleted and created again by a new collector), since this
  * reader opened it? It would otherwise serve the old file forever.
  */
-static int check_replaced(struct kepler_store *s, struct kepler_error *err)
+int kepler_store_check_replaced(struct kepler_store *s, struct kepler_error *err)
 {
 	char file[4200];
 	struct stat now, ours;
@@ -80,7 +80,7 @@ int kepler_store_wait_or(struct kepler_store *s, uint64_t after_seq, uint64_t ti
 		}
 		if (r == -EUCLEAN) /* damaged: waiting will not mend it */
 			return r;
-		r = check_replaced(s, err);
+		r = kepler_store_check_replaced(s, err);
 		if (r < 0)
 			return r;
 		now = kepler_mono_ns();

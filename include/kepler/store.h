@@ -232,6 +232,13 @@ int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t t
 			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err);
 
 /*
+ * -ESTALE when the store's data file was removed, or replaced by a new
+ * store (a new collector's), since this reader opened it: a follower opens
+ * it again. 0 otherwise (also when the path cannot be checked).
+ */
+int kepler_store_check_replaced(struct kepler_store *store, struct kepler_error *err);
+
+/*
  * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
  * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 5 s
  * re-check), never spins. On success *ret_seq is the newest seq. -ESTALE:

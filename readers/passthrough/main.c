@@ -237,17 +237,22 @@ static int run(const struct kepler_config *cfg)
 
 		if (r == -ETIMEDOUT || r == -EINTR)
 			continue;
-		if (r == -ESTALE) {
-			kepler_info("%s: following the new one", err.msg);
-			kepler_store_close(store);
-			store = open_store(cfg->store_path);
-			seq = 0;
-			if (!store)
-				return kepler_stop_signal ? 0 : 1;
-			continue;
-		}
 		if (r == 0)
 			r = kepler_store_read(store, 0, &snap, &err);
+		if (r == -ESTALE || r == -EUCLEAN) {
+			/* replaced: follow the new one; damaged: until the collector repairs or replaces it */
+			if (r == -ESTALE)
+				kepler_info("%s: following the new one", err.msg);
+			else
+				kepler_warn("%s; waiting for it to be repaired or replaced", err.msg);
+			kepler_store_close(store);
+			store = open_store(cfg->store_path);
+			if (!store)
+				return kepler_stop_signal ? 0 : 1;
+			if (kepler_store_latest_seq(store, &newest, &err) < 0 || newest < seq)
+				seq = 0; /* a new store counts from 1 again */
+			continue;
+		}
 		if (r < 0) {
 			kepler_err("%s", err.msg);
 			kepler_store_close(store);

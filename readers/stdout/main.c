@@ -88,7 +88,7 @@ static int print_list(struct printer *p, const uint64_t *seqs, size_t n)
 
 /*
  * Open the store; with --follow, wait for it while it does not exist yet
- * (or is being created), as the exporter does.
+ * (or is being created) or is damaged, as the exporter does.
  */
 static int open_store(const char *path, bool wait, struct printer *p)
 {
@@ -99,7 +99,8 @@ static int open_store(const char *path, bool wait, struct printer *p)
 		r = kepler_store_open_reader(path, &p->store, &err);
 		if (r == 0)
 			return 0;
-		if (!wait || r != -ENOENT || stop_signal) {
+		/* following: a store not there yet, or damaged until the collector repairs or replaces it */
+		if (!wait || (r != -ENOENT && r != -EUCLEAN) || stop_signal) {
 			kepler_err("%s", err.msg);
 			return -1;
 		}
@@ -132,6 +133,19 @@ static int follow(struct printer *p, const char *path, uint64_t last)
 		}
 		if (r == 0)
 			r = kepler_store_list(p->store, last + 1, newest, &seqs, &n, &err);
+		if (r == -EUCLEAN) {
+			/* damaged: the collector repairs a meta page at its next commit, or a new store replaces it */
+			kepler_warn("%s; waiting for it to be repaired or replaced", err.msg);
+			kepler_store_close(p->store);
+			p->store = NULL;
+			if (open_store(path, true, p) < 0)
+				return stop_signal ? 0 : -1;
+			if (kepler_store_latest_seq(p->store, &newest, &err) == 0 && newest < last)
+				last = 0; /* a new store counts from 1 again */
+			kepler_info("the store reads again: following it from snapshot %llu",
+				    (unsigned long long)last + 1);
+			continue;
+		}
 		if (r < 0) {
 			kepler_err("%s", err.msg);
 			return -1;

@@ -85,7 +85,27 @@ static bool load(struct app *a)
 		snprintf(a->view.problem, sizeof(a->view.problem), "%s", err.msg);
 		return changed;
 	}
-	if (kepler_store_latest_seq(a->store, &seq, &err) < 0) {
+	int r = kepler_store_check_replaced(a->store, &err);
+
+	if (r == 0)
+		r = kepler_store_latest_seq(a->store, &seq, &err);
+	if (r == -ESTALE || r == -EUCLEAN) {
+		/* a new store, or a damaged one: opened again at the next refresh (repaired or replaced) */
+		snprintf(a->view.problem, sizeof(a->view.problem), "%s", err.msg);
+		kepler_store_close(a->store);
+		a->store = NULL;
+		a->at = 0;
+		a->live_seq = 0;
+		a->day_ns = 0;
+		kepler_history_free(a->live);
+		kepler_history_free(a->day);
+		a->live = a->day = NULL;
+		a->view.live = a->view.day = NULL;
+		kepler_snapshot_free(a->view.snap); /* the new store's snapshot of that number is another */
+		a->view.snap = NULL;
+		return true;
+	}
+	if (r < 0) {
 		snprintf(a->view.problem, sizeof(a->view.problem), "%s",
 			 err.code == -ENOENT ? "the store has no snapshot yet (is kepler-collectd running?)"
 					     : err.msg);

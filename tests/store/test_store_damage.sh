@@ -211,33 +211,46 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 		done
 		[ $grew = 1 ] || break
 	done
-	for _ in $(seq 600); do kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 600); do kill -0 "$uc" 2>/dev/null || break; sleep 0.1; done
+	# the follower waits for the store to be repaired or replaced, saying so
+	for _ in $(seq 600); do grep -q "waiting for it to be repaired or replaced" "$tmp/u-s.log" && break; sleep 0.1; done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
-	for name in collector stdout; do
-		if [ $name = collector ]; then p=$uc; log=$tmp/u-c.log; else p=$us; log=$tmp/u-s.log; fi
-		if kill -0 "$p" 2>/dev/null; then
-			fail "cut to $cut of $live under it: the $name is still running: $(tail -c 300 "$log")"
-			kill "$p"
-			continue
-		fi
-		wait "$p"
-		st=$?
-		if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$log"; then
-			fail "cut to $cut of $live under it: the $name ended with status $st: $(tail -c 300 "$log")"
-		fi
-	done
+	if kill -0 "$uc" 2>/dev/null; then
+		fail "cut to $cut of $live under it: the collector is still running: $(tail -c 300 "$tmp/u-c.log")"
+		kill "$uc"
+	fi
+	wait "$uc"
+	st=$?
+	if [ "$st" -ge 128 ] || [ "$st" -eq 0 ] || ! grep -q "is damaged" "$tmp/u-c.log"; then
+		fail "cut to $cut of $live under it: the collector ended with status $st: $(tail -c 300 "$tmp/u-c.log")"
+	fi
+	kill -0 "$us" 2>/dev/null && grep -q "is damaged.*; waiting for it to be repaired or replaced" "$tmp/u-s.log" ||
+		fail "cut to $cut of $live under it: kepler-stdout --follow: $(tail -c 300 "$tmp/u-s.log")"
 	if ! kill -0 "$ue" 2>/dev/null || ! grep -q "damaged" <<<"$body$(cat "$tmp/u-e.log")"; then
 		fail "cut to $cut of $live under it: the exporter: $body $(tail -c 300 "$tmp/u-e.log")"
 	fi
-	kill "$ue" 2>/dev/null
-	wait "$ue"
-	echo "cut to $cut of $live bytes under running binaries: the collector and kepler-stdout --follow exited saying so, the exporter says so"
+	if [ "$1" = half ]; then
+		# a new collector, with --store.move-damaged, replaces it: kepler-stdout --follow follows the new store
+		"$collectd" --store.path "$tmp/u" --meter.source fake --informer procfs --monitor.interval 100ms \
+			--store.group "" --store.move-damaged >"$tmp/u-c2.log" 2>&1 &
+		uc=$!
+		pids+=($uc)
+		for _ in $(seq 600); do grep -q "the store reads again" "$tmp/u-s.log" && break; kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+		grep -q "the store reads again: following it from snapshot 1$" "$tmp/u-s.log" &&
+			ok "kepler-stdout --follow waited on the damaged store, then followed the new one the next collector began" ||
+			fail "following the replaced store: $(tail -c 300 "$tmp/u-s.log")"
+		kill "$uc"
+		wait "$uc"
+	fi
+	kill "$ue" "$us" 2>/dev/null
+	wait "$ue" "$us"
+	echo "cut to $cut of $live bytes under running binaries: the collector exited saying so, the exporter and kepler-stdout --follow say so and wait"
 }
 for cut in 0 4096 8192 half short1page short1byte; do under_running $cut; done
-ok "data.mdb cut at 6 sizes under running binaries: messages, no signal"
+ok "data.mdb cut at 6 sizes under running binaries: messages, no signal; the followers wait for a repair or a new store"
 
 # meta pages damaged under running binaries: LMDB keeps two so that one can be lost
-# zero_meta DIR WHICH: WHICH is newest, or both (the pages LMDB's meta pages are)
+# zero_meta DIR WHICH: WHICH is newest, older or both (the pages LMDB's meta pages are)
 zero_meta() {
 	python3 - "$1/data.mdb" "$2" <<'PY'
 import struct, sys
@@ -247,7 +260,8 @@ with open(path, 'r+b') as f:
     psize = struct.unpack_from('<I', head, 40)[0]
     f.seek(psize)
     t = [struct.unpack_from('<Q', head, 144)[0], struct.unpack_from('<Q', f.read(160), 144)[0]]
-    pages = [0, 1] if which == 'both' else [0 if t[0] > t[1] else 1]
+    newest = 0 if t[0] > t[1] else 1
+    pages = [0, 1] if which == 'both' else [newest] if which == 'newest' else [1 - newest]
     for pg in pages:
         f.seek(pg * psize)
         f.write(b'\0' * psize)
@@ -277,6 +291,7 @@ meta_under_running() { # $1: newest or both
 	kill -CONT "$uc"
 	# until the collector has said what it found (or stopped), however late it runs
 	for _ in $(seq 600); do
+		[ "$1" = older ] && break
 		grep -q "restored from meta page\|both meta pages of data.mdb are damaged" "$tmp/m2-c.log" && break
 		kill -0 "$uc" 2>/dev/null || break
 		sleep 0.1
@@ -294,7 +309,14 @@ meta_under_running() { # $1: newest or both
 			[ "$st" -ge 128 ] && fail "meta page(s) $zeroed zeroed: pid $p died of signal $((st - 128))"
 		fi
 	done
-	if [ "$1" = newest ]; then
+	if [ "$1" = older ]; then
+		# the next commit writes that page anyway; every follower rides through until then
+		wait_seq "$tmp/m2" $(($(store_seq "$tmp/m2") + 3)) || fail "older meta page zeroed: no more commits"
+		kill -0 "$uc" 2>/dev/null && kill -0 "$us" 2>/dev/null && kill -0 "$ue" 2>/dev/null &&
+			"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>"$tmp/m2-new.log" &&
+			ok "the older meta page ($zeroed) zeroed under running binaries: the collector, the exporter and kepler-stdout --follow go on; a new reader opens the store" ||
+			fail "older meta page zeroed: $(tail -c 300 "$tmp/m2-s.log") $(cat "$tmp/m2-new.log" 2>/dev/null)"
+	elif [ "$1" = newest ]; then
 		kill -0 "$uc" 2>/dev/null && kill -0 "$us" 2>/dev/null && kill -0 "$ue" 2>/dev/null &&
 			grep -q "was damaged (.*): restored from meta page" "$tmp/m2-c.log" &&
 			"$build/readers/stdout/kepler-stdout" --store.path "$tmp/m2" >/dev/null 2>"$tmp/m2-new.log" &&
@@ -323,6 +345,7 @@ meta_under_running() { # $1: newest or both
 	kill "$uc" "$ue" "$us" 2>/dev/null
 	wait "$uc" "$ue" "$us" 2>/dev/null
 }
+meta_under_running older
 meta_under_running newest
 meta_under_running both
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Readers follow the store through its life: kepler-stdout --follow and the
-# exporter started before the store exists wait for it; when the store is
+# Readers follow the store through its life: kepler-stdout --follow,
+# kepler-top and the exporter started before the store exists wait for it; when the store is
 # deleted and a new collector creates a new one, both reattach and go on
 # with the new store's snapshots (before: they served the deleted file
 # forever, and /healthz blamed the collector).
@@ -23,6 +23,13 @@ run_collector() {
 	>"$tmp/follow.json" 2>"$tmp/follow.log" &
 fpid=$!
 pids+=($fpid)
+# kepler-top on a dumb terminal (script(1) gives it one): one screen per new snapshot, its
+# header naming it (with no terminal at all it prints one screen, as --once)
+if command -v script >/dev/null; then
+	TERM=dumb script -qfec "$build/readers/top/kepler-top --store.path $store 2>$tmp/top.log" "$tmp/top.txt" >/dev/null 2>&1 </dev/null &
+	tpid=$!
+	pids+=($tpid)
+fi
 # port 0: the kernel picks a free one, the exporter says which (a random
 # port could be taken by another test's connection running in parallel)
 "$build/readers/exporter/kepler-exporter" --store.path "$store" --web.listen-address 127.0.0.1:0 \
@@ -79,4 +86,16 @@ sys.exit(0 if back == 1 else 1)  # the old store's snapshots, then the new one's
 PY
 [ $? = 0 ] && [ "$st" = 0 ] && ok "kepler-stdout --follow waited for the store, then followed the new one" ||
 	fail "kepler-stdout --follow (status $st): $(cat "$tmp/follow.log")"
+# kepler-top: its screens' snapshot numbers go back once, to the new store's, and on
+if [ -n "${tpid:-}" ]; then
+	top_seqs() { tr -d '\r' <"$tmp/top.txt" | sed -n 's/^kepler-top .* snapshot \([0-9]*\) .*/\1/p' | tr '\n' ' '; }
+	went_back() { python3 -c 'import sys; s=[int(x) for x in sys.argv[1:]]; sys.exit(0 if any(b < a for a, b in zip(s, s[1:])) and s[-1] < max(s) else 1)' $(top_seqs); }
+	for _ in $(seq 100); do went_back && break; sleep 0.2; done
+	kill "$tpid"
+	wait "$tpid"
+	went_back && ok "kepler-top followed the new store (screens of snapshots $(top_seqs | cut -c1-100)...)" ||
+		fail "kepler-top did not follow the new store: snapshots $(top_seqs); $(tail -c 300 "$tmp/top.log")"
+else
+	echo "SKIP: kepler-top's part (no script(1) to give it a terminal)"
+fi
 finish store_replaced
