@@ -79,8 +79,10 @@ static int open_store(const struct kepler_config *cfg, struct kepler_handover *h
 		kepler_err("%s", err.msg);
 		return r;
 	}
-	if (kepler_store_warning(h->store))
-		kepler_warn("%s", kepler_store_warning(h->store));
+	char said[4608];
+
+	if (kepler_store_take_warning(h->store, said, sizeof(said)))
+		kepler_warn("%s", said);
 	r = kepler_cpuinfo_read(cfg->collectd.host_procfs, &cpus, &err);
 	if (r < 0)
 		kepler_warn("%s: readers will not export kepler_node_cpu_info", err.msg);
@@ -319,6 +321,10 @@ static int store_or_hold(struct kepler_handover *h, struct kepler_snapshot *snap
 	if (r == 0)
 		r = kepler_store_commit(h->store, snap, &cerr);
 	if (r == 0) {
+		char said[4608];
+
+		if (kepler_store_take_warning(h->store, said, sizeof(said))) /* a new store begun */
+			kepler_warn("%s", said);
 		if (h->store_down)
 			log_store_recovery(h, snap);
 		h->store_down = false;

@@ -79,7 +79,7 @@ int kepler_store_open_dbs(struct kepler_store *s, MDB_txn *txn, bool create, str
  * two meta pages themselves are checked by the caller (open) or were when
  * the store was opened.
  */
-static int damaged(struct kepler_store *s, const char *what, struct kepler_error *err)
+int kepler_store_damaged(struct kepler_store *s, const char *what, struct kepler_error *err)
 {
 	return kepler_error_set(
 		err, -EUCLEAN,
@@ -119,13 +119,13 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
 	if ((uint64_t)fs.st_size < need) {
 		snprintf(what, sizeof(what), "data.mdb is %lld bytes, shorter than its two meta pages",
 			 (long long)fs.st_size);
-		return damaged(s, what, err);
+		return kepler_store_damaged(s, what, err);
 	}
 	newest = store_meta_read(fd, m);
 	if (newest < 0) {
 		snprintf(what, sizeof(what), "both meta pages of data.mdb are damaged (%s; %s)", m[0].why,
 			 m[1].why);
-		return damaged(s, what, err);
+		return kepler_store_damaged(s, what, err);
 	}
 	if (!m[!newest].valid) {
 		if (s->writer)
@@ -142,7 +142,7 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
 		return 0;
 	snprintf(what, sizeof(what), "data.mdb is %lld bytes but its pages reach %llu (truncated?)",
 		 (long long)fs.st_size, (unsigned long long)need);
-	return damaged(s, what, err);
+	return kepler_store_damaged(s, what, err);
 }
 
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
@@ -213,7 +213,7 @@ static int check_metas_at_open(struct kepler_store *s, struct kepler_error *err)
 	if (newest < 0) {
 		snprintf(what, sizeof(what), "both meta pages of data.mdb are damaged (%s; %s)", m[0].why,
 			 m[1].why);
-		r = damaged(s, what, err);
+		r = kepler_store_damaged(s, what, err);
 	} else if (!m[!newest].valid && s->writer) {
 		repair_meta(s, fd, m, newest);
 	} else if (!m[!newest].valid) {
@@ -360,6 +360,7 @@ void kepler_store_close(struct kepler_store *s)
 	if (s->writer_lock >= 0)
 		close(s->writer_lock); /* releases the flock */
 	kepler_store_history_free(s);
+	free(s->node_cpus);
 	free(s->path);
 	free(s);
 }
@@ -367,6 +368,15 @@ void kepler_store_close(struct kepler_store *s)
 const char *kepler_store_warning(const struct kepler_store *s)
 {
 	return s->warning[0] ? s->warning : NULL;
+}
+
+bool kepler_store_take_warning(struct kepler_store *s, char *buf, size_t size)
+{
+	if (!s->warning[0])
+		return false;
+	snprintf(buf, size, "%s", s->warning);
+	s->warning[0] = 0;
+	return true;
 }
 
 /*
@@ -537,6 +547,66 @@ int kepler_store_open_writer(const struct kepler_store_options *opts, struct kep
 	return 0;
 fail:
 	kepler_store_close(s);
+	return r;
+}
+
+/*
+ * The environments given up by kepler_store_begin_anew() after a write
+ * fault: closing one may fault again, and its transaction may hold LMDB's
+ * write lock. Kept here, never used again (a handful at most).
+ */
+static MDB_env *abandoned[8];
+
+int kepler_store_begin_anew(struct kepler_store *s, const char *why, struct kepler_error *err)
+{
+	char msg[sizeof(err->msg)];
+	int r;
+
+	snprintf(msg, sizeof(msg), "%s", why);
+	if (!s->writer)
+		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	for (int i = 0; i < 2; i++) {
+		if (s->pin[i])
+			mdb_txn_abort(s->pin[i]);
+		s->pin[i] = NULL;
+	}
+	s->pin_age = 0;
+	if (s->env && s->write_faulted) {
+		size_t i = 0;
+
+		while (i < sizeof(abandoned) / sizeof(abandoned[0]) - 1 && abandoned[i])
+			i++;
+		abandoned[i] = s->env;
+	} else if (s->env) {
+		kepler_store_mend_lock(s);
+		mdb_env_close(s->env);
+	}
+	s->env = NULL;
+	s->have_dbs = false;
+	s->write_faulted = false;
+	s->last_seq = 0;
+	r = kepler_store_move_damaged(s, msg, err);
+	if (r == 0)
+		r = kepler_store_fresh_lock_file(s, err); /* a new mutex: the old one may be held */
+	if (r == 0)
+		r = writer_env_open(s, err);
+	if (r == 0) {
+		kepler_store_apply_permissions(s);
+		r = writer_init_guarded(s, err);
+	}
+	if (r == 0 && s->have_node_meta) /* the node's meta and CPU list, as the old store had them */
+		r = kepler_store_set_meta(s, &s->node_meta, err);
+	if (r == 0)
+		r = kepler_store_put_cpus_text(s, err);
+	if (r < 0 && s->env) {
+		mdb_env_close(s->env);
+		s->env = NULL;
+	}
+	if (r == 0)
+		snprintf(s->warning, sizeof(s->warning),
+			 "%s: the store's data file kept as '%s'; a new store begins (sequence numbers start "
+			 "over)",
+			 msg, s->moved_to);
 	return r;
 }
 

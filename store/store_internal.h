@@ -73,6 +73,10 @@ struct kepler_store {
 	size_t map_len;
 	char warning[4608]; /* said once by the writer's owner (kepler_store_warning()) */
 	char moved_to[4400]; /* where store.move-damaged kept the damaged data file */
+	/* writer: the node's meta and CPU list as last set, for a new store begun while running */
+	struct kepler_store_meta node_meta;
+	bool have_node_meta;
+	char *node_cpus;
 };
 
 /* Translate an LMDB return code into -errno with a message naming @what. */
@@ -108,6 +112,17 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
 bool kepler_store_mend_lock(struct kepler_store *s);
 /* The writer: lock.mdb's header is no longer what LMDB wrote at open (garbage written over it). */
 bool kepler_store_lock_overwritten(struct kepler_store *s);
+/* -EUCLEAN: "the store '…' is damaged: @what; to recover, …" */
+int kepler_store_damaged(struct kepler_store *s, const char *what, struct kepler_error *err);
+/*
+ * The writer, with store.move-damaged, on damage met while running: the
+ * data file kept aside (said in the store's warning, with @why), a fresh
+ * lock file, a new store opened. An environment a write fault cut short is
+ * given up, not closed.
+ */
+int kepler_store_begin_anew(struct kepler_store *s, const char *why, struct kepler_error *err);
+/* The CPU list last set (kepler_store_set_cpus), written again. */
+int kepler_store_put_cpus_text(struct kepler_store *s, struct kepler_error *err);
 
 /*
  * store_files.c: the writer's files and their owners. Each returns 0 or a

@@ -371,6 +371,12 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 			"the store '%s' is full (%llu MiB) because process %d has held a read "
 			"transaction for %llu commits (LMDB cannot reuse the pages freed since): end it",
 			s->path, (unsigned long long)(s->map_size >> 20), pid, (unsigned long long)age);
+	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND) { /* LMDB met a damaged page */
+		char what[160];
+
+		snprintf(what, sizeof(what), "committing a snapshot met a damaged page (%s)", mdb_strerror(rc));
+		return kepler_store_damaged(s, what, err);
+	}
 	if (rc)
 		return kepler_store_lmdb_error(rc, "committing a snapshot", err);
 	return 0;
@@ -403,7 +409,24 @@ static int still_in_place(struct kepler_store *s, struct kepler_error *err)
 				s->path, gone ? "deleted" : "replaced");
 }
 
+static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err);
+
+/*
+ * Damage met while running: with store.move-damaged the data file is kept
+ * aside and the snapshot goes into a new store (said by the warning);
+ * without, the caller stops saying what to do.
+ */
 int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err)
+{
+	int r = commit_once(s, snap, err);
+
+	if (r == -EUCLEAN && s->writer && s->opts.move_damaged &&
+	    (r = kepler_store_begin_anew(s, err->msg, err)) == 0)
+		r = commit_once(s, snap, err);
+	return r;
+}
+
+static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err)
 {
 	void *blob;
 	size_t len;
@@ -461,6 +484,9 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	if (m != &s->node_meta) /* kept for a new store begun while running (kepler_store_begin_anew) */
+		s->node_meta = *m;
+	s->have_node_meta = true;
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "writing meta", err);
@@ -511,21 +537,28 @@ int kepler_store_set_text(struct kepler_store *s, const char *key, const char *t
 int kepler_store_set_cpus(struct kepler_store *s, const struct kepler_cpuinfo *cpus, struct kepler_error *err)
 {
 	char *text;
-	MDB_txn *txn;
-	int rc;
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
 	text = kepler_cpuinfo_encode(cpus);
 	if (!text)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
+	free(s->node_cpus);
+	s->node_cpus = text; /* kept for a new store begun while running (kepler_store_begin_anew) */
+	return kepler_store_put_cpus_text(s, err);
+}
+
+int kepler_store_put_cpus_text(struct kepler_store *s, struct kepler_error *err)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (!s->node_cpus)
+		return 0;
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
-	if (rc) {
-		free(text);
+	if (rc)
 		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
-	}
-	rc = kepler_store_meta_put(s, txn, "node.cpus", text);
-	free(text);
+	rc = kepler_store_meta_put(s, txn, "node.cpus", s->node_cpus);
 	if (rc) {
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing the CPU list", err);

@@ -138,6 +138,12 @@ void kepler_store_close(struct kepler_store *store);
 
 /* A non-fatal problem met while opening (e.g. missing group), or NULL. */
 const char *kepler_store_warning(const struct kepler_store *store);
+/*
+ * The writer's warning, if any, into @buf (@size bytes), and cleared: what
+ * happened since it was last taken (a damaged store kept aside and a new
+ * one begun while running, with store.move-damaged). False if none.
+ */
+bool kepler_store_take_warning(struct kepler_store *store, char *buf, size_t size);
 
 /*
  * Make @uid the owner of the store's files (a writer, run as root, before

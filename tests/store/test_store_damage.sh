@@ -148,6 +148,85 @@ PY
 done
 ok "random bytes over every k-th page (k = 2 .. 13): no signal from the collector, kepler-stdout or kepler-report; the collector refused $damaged_runs of 12 runs saying so, --store.move-damaged kept $moved of 6 damaged files aside and began a new store"
 
+# Random bytes over every k-th page of the live store, under a running collector (stopped
+# for the write, then let go), an exporter and kepler-stdout --follow: no process ends by a
+# signal; the collector goes on or stops saying the store is damaged (with
+# --store.move-damaged: keeps the file aside and begins a new store, going on); the exporter
+# stays up
+random_under_running() { # $1: k, $2: "" or --store.move-damaged
+	local rc re rs st c_said="went on"
+	rm -rf "$tmp/r"
+	# in a directory the dropped collector may write (the image's 2775 root:kepler): it moves files there
+	mkdir -p "$tmp/r" && chmod 1777 "$tmp/r"
+	"$collectd" --store.path "$tmp/r" --meter.source fake --informer procfs --monitor.interval 100ms \
+		--store.group "" $2 >"$tmp/r-c.log" 2>&1 &
+	rc=$!
+	pids+=($rc)
+	wait_seq "$tmp/r" 20 || fail "random bytes under running: no 20 snapshots"
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/r" --web.listen-address "127.0.0.1:$port" \
+		>"$tmp/r-e.log" 2>&1 &
+	re=$!
+	pids+=($re)
+	"$build/readers/stdout/kepler-stdout" --store.path "$tmp/r" --follow --format json >/dev/null 2>"$tmp/r-s.log" &
+	rs=$!
+	pids+=($rs)
+	for _ in $(seq 600); do grep -q kepler_node <<<"$(curl -s "http://127.0.0.1:$port/metrics")" && break; sleep 0.1; done
+	kill -STOP "$rc"
+	python3 - "$tmp/r/data.mdb" "$1" <<'PY'
+import os, random, sys
+path, k = sys.argv[1], int(sys.argv[2])
+random.seed(100 + k)
+pages = os.path.getsize(path) // 4096
+with open(path, "r+b") as f:
+    for pg in range(2, pages):
+        if pg % k == 0:
+            f.seek(pg * 4096)
+            f.write(random.randbytes(4096))
+PY
+	before=$(store_seq "$tmp/r" 2>/dev/null)
+	kill -CONT "$rc"
+	# until the collector has committed 5 more or stopped, however late it runs
+	for _ in $(seq 600); do
+		kill -0 "$rc" 2>/dev/null || break
+		[ "$(store_seq "$tmp/r" 2>/dev/null || echo 0)" -ge $((${before:-0} + 5)) ] && break
+		sleep 0.1
+	done
+	curl -s -o /dev/null "http://127.0.0.1:$port/metrics"
+	body=$(curl -s "http://127.0.0.1:$port/healthz")
+	if ! kill -0 "$rc" 2>/dev/null; then
+		wait "$rc"
+		st=$?
+		c_said="stopped ($st)"
+		[ "$st" -lt 128 ] || fail "every ${1}th page under running binaries${2:+ ($2)}: the collector ended with status $st: $(grep -v ' info: ' "$tmp/r-c.log" | head -c 300)"
+		[ "$st" -eq 0 ] || grep -q "damaged" "$tmp/r-c.log" || fail "every ${1}th page under running: the collector exited $st without saying why: $(tail -c 300 "$tmp/r-c.log")"
+	fi
+	if [ -n "$2" ] && ls "$tmp/r"/data.mdb.damaged-* >/dev/null 2>&1; then
+		c_said="$c_said, kept the file aside"
+		# and went on into a new store: it commits, the exporter and kepler-stdout --follow follow it
+		kill -0 "$rc" 2>/dev/null && grep -q "kept as '$tmp/r/data.mdb.damaged-.*'; a new store begins" "$tmp/r-c.log" &&
+			wait_seq "$tmp/r" 5 && c_said="$c_said and began a new store, which has $(store_seq "$tmp/r") snapshots" ||
+			fail "every ${1}th page under running ($2): the file kept aside, but no new store: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
+	elif [ -n "$2" ] && ! kill -0 "$rc" 2>/dev/null; then
+		fail "every ${1}th page under running ($2): the collector stopped without keeping the file aside: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
+	fi
+	for p in $re $rs; do
+		if ! kill -0 "$p" 2>/dev/null; then
+			wait "$p"
+			st=$?
+			[ "$st" -lt 128 ] || fail "every ${1}th page under running binaries: pid $p (a reader) ended with status $st"
+		fi
+	done
+	kill -0 "$re" 2>/dev/null || fail "every ${1}th page under running binaries: the exporter stopped: $(tail -c 300 "$tmp/r-e.log")"
+	kill "$rc" "$re" "$rs" 2>/dev/null
+	wait "$rc" "$re" "$rs" 2>/dev/null
+	echo "every ${1}th page under running binaries${2:+ ($2)}: the collector $c_said; the exporter up (/healthz: $(head -c 120 <<<"$body"))"
+}
+for k in 3 7; do
+	random_under_running $k ""
+	random_under_running $k --store.move-damaged
+done
+[ $fails -eq 0 ] && ok "random bytes over every k-th page of the live store (k = 3, 7) under a running collector, an exporter and kepler-stdout --follow: no signal"
+
 # --store.move-damaged: the collector keeps a cut data file aside and begins a new store
 for cut in 8192 $((size / 2 / 4096 * 4096)); do
 	rm -rf "$tmp/m"
