@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kepler/log.h"
+#include "kepler/secret.h"
 #include "namer.h"
 
 struct kepler_namer {
@@ -68,6 +69,7 @@ int kepler_namer_open(const struct kepler_config *cfg, struct kepler_namer **ret
 										     : KEPLER_KUBE_AUTO,
 		.kubelet_url = url,
 		.token_file = cfg->collectd.kube_token_file,
+		.token_owner = kepler_secret_owner(cfg->collectd.collector_user),
 		.ca_file = cfg->collectd.kube_ca_file,
 		.insecure = cfg->collectd.kube_insecure,
 		.log_dir = cfg->collectd.kube_log_dir,

@@ -205,7 +205,7 @@ const struct kepler_option
 		  C, 0, 0, 0, NULL },
 		{ "kube.token-file", KEPLER_OPT_STRING, OFF(collectd.kube_token_file),
 		  "/var/run/secrets/kubernetes.io/serviceaccount/token",
-		  "FILE", "Bearer token for the kubelet, re-read on every poll (projected tokens rotate).", C,
+		  "FILE", "Bearer token for the kubelet, re-read on every poll (projected tokens rotate); refused if a link (but for a Kubernetes volume's own), not root's or collector.user's, or readable by others (mount it with defaultMode 0440 and fsGroup, as the chart does).", C,
 		  0, 0, 0, NULL },
 		{ "kube.ca-file", KEPLER_OPT_STRING, OFF(collectd.kube_ca_file),
 		  "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",

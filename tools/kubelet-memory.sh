@@ -20,7 +20,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; r
 	openssl x509 -req -in kubelet.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out kubelet.crt -days 2 \
 		-extfile san.ext) >/dev/null 2>&1 || { echo "openssl failed" >&2; exit 1; }
 echo "token-$RANDOM" >"$tmp/token"
-chmod 0644 "$tmp/token"
+chgrp "$(id -gn kepler 2>/dev/null || echo root)" "$tmp/token" && chmod 0640 "$tmp/token" # secret-file rules
 echo ok >"$tmp/mode"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 python3 tests/fakes/fake_kubelet.py "$port" "$tmp/kubelet.crt" "$tmp/kubelet.key" "$tmp/pods.json" "$tmp/token" \

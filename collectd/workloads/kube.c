@@ -26,6 +26,7 @@
 #include "keymap.h"
 #include "kepler/clock.h"
 #include "kepler/log.h"
+#include "kepler/secret.h"
 #include "kube.h"
 
 #define TOKEN_MAX 16384
@@ -58,37 +59,37 @@ struct kepler_kube {
 
 /* ---- the thread: one poll ---- */
 
-/* The token, trimmed; -errno (message in @err) when missing, empty, too long or not printable. */
-static int read_token(const char *path, char *buf, size_t size, struct kepler_error *err)
+/*
+ * The token: the file's first line under the secret-file rules
+ * (kepler/secret.h: no planted link, a regular file of root's or the
+ * collector's, not readable by others); -errno (message in @err) when
+ * refused, empty, too long or not printable.
+ */
+static int read_token(const struct kepler_kube *k, char *buf, size_t size, struct kepler_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
+	char *line = NULL;
 	size_t len;
+	int r = kepler_secret_read_line("kube.token-file", k->p.token_file, k->p.token_owner, size - 1, &line,
+					err);
 
-	if (fd < 0)
-		return kepler_error_set(err, -errno, "cannot open the token file %s: %s", path,
-					strerror(errno));
-	n = read(fd, buf, size);
-	close(fd);
-	if (n < 0)
-		return kepler_error_set(err, -errno, "cannot read the token file %s: %s", path,
-					strerror(errno));
-	if ((size_t)n == size)
-		return kepler_error_set(err, -E2BIG, "the token file %s is larger than %zu bytes", path,
-					size - 1);
-	len = (size_t)n;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+	if (r < 0)
+		return r;
+	len = strlen(line);
+	while (len && line[len - 1] == ' ')
 		len--;
-	buf[len] = '\0';
-	if (!len)
-		return kepler_error_set(err, -ENODATA, "the token file %s is empty", path);
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] < 0x21 || buf[i] > 0x7e)
-			return kepler_error_set(err, -EBADMSG,
-						"the token file %s holds a character a bearer "
-						"token cannot (byte %zu)",
-						path, i);
-	return 0;
+	line[len] = '\0';
+	for (size_t i = 0; i < len && r == 0; i++)
+		if (line[i] < 0x21 || line[i] > 0x7e)
+			r = kepler_error_set(err, -EBADMSG,
+					     "the token file %s holds a character a bearer token cannot (byte %zu)",
+					     k->p.token_file, i);
+	if (r == 0 && !len)
+		r = kepler_error_set(err, -ENODATA, "the token file %s is empty", k->p.token_file);
+	if (r == 0)
+		memcpy(buf, line, len + 1);
+	explicit_bzero(line, strlen(line));
+	free(line);
+	return r;
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -160,7 +161,7 @@ static int fetch_pods(struct kepler_kube *k, char *state, size_t ssize, struct k
 	CURLcode cr;
 	int r;
 
-	r = read_token(k->p.token_file, token, sizeof(token), err);
+	r = read_token(k, token, sizeof(token), err);
 	if (r < 0) {
 		snprintf(state, ssize, "token:%d", -r);
 		return r;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kepler/error.h"
 #include "kube_names.h"
@@ -37,7 +38,8 @@ enum kepler_kube_source {
 struct kepler_kube_params {
 	enum kepler_kube_source source;
 	const char *kubelet_url; /* "https://10.0.0.5:10250"; "/pods" is appended */
-	const char *token_file;  /* bearer token, re-read every poll */
+	const char *token_file;  /* bearer token, re-read every poll, under the secret-file rules */
+	uid_t token_owner;       /* who besides root may own it: kepler_secret_owner(collector.user) */
 	const char *ca_file;     /* CA of the kubelet's serving certificate; "" or absent: system CAs */
 	bool insecure;           /* skip TLS verification (self-signed kubelet certificates) */
 	const char *log_dir;     /* holds containers/ and pods/ */

@@ -157,6 +157,7 @@ static int poll(const char *url, const char *token, const char *ca, int polls)
 	struct kepler_kube_params p = { .source = KEPLER_KUBE_KUBELET,
 					.kubelet_url = url,
 					.token_file = token,
+					.token_owner = geteuid(),
 					.ca_file = ca,
 					.poll_ns = 1000000000ULL };
 	struct kepler_error err = { 0 };

@@ -51,7 +51,10 @@ ok "4 workloads in 2 pods' cgroups (cgroupfs and systemd drivers, $cgroot)"
 
 # ---- the kubelet: a CA, a serving certificate for 127.0.0.1, a token, a PodList ----
 test_certs kubelet worker-3 || { fail "openssl could not make the test certificates"; finish kube; }
-echo "token-one-$RANDOM$RANDOM" >"$tmp/token"
+# the token as Kubernetes mounts it for the chart (defaultMode 0440, the pod's fsGroup): root's,
+# readable by the group the collector drops to, by no one else (the secret-file rules)
+secret_mode() { chgrp "$(id -gn kepler 2>/dev/null || echo root)" "$1" && chmod 0640 "$1"; }
+echo "token-one-$RANDOM$RANDOM" >"$tmp/token" && secret_mode "$tmp/token"
 cp "$tmp/token" "$tmp/kubelet-token"
 echo ok >"$tmp/mode"
 status() { # status NAME ID RUNTIME
@@ -283,8 +286,8 @@ batch_ended() { grep -qF "kepler_pod_cpu_joules_total{node_name=\"worker-3\",pod
 eventually 120 batch_ended &&
 	ok "the ended pod is exported as terminated with its names" || fail "terminated batch-7: $(metrics $eport | grep "$uid3" | head -2)"
 # a rotated token: both sides move to a new one (written elsewhere, renamed in)
-echo "token-two-$RANDOM$RANDOM" >"$tmp/token.new" && cp "$tmp/token.new" "$tmp/kubelet-token" &&
-	mv "$tmp/token.new" "$tmp/token"
+echo "token-two-$RANDOM$RANDOM" >"$tmp/token.new" && secret_mode "$tmp/token.new" &&
+	cp "$tmp/token.new" "$tmp/kubelet-token" && mv "$tmp/token.new" "$tmp/token"
 t_rot=$(date +%s)
 rotated() { [ "$(awk -v t=$t_rot '$1 >= t' "$tmp/fake-kubelet.log" | grep -c token=ok)" -ge 2 ]; }
 eventually 120 rotated
@@ -294,6 +297,26 @@ if grep -q 'token=ok' <<<"$after" && ! grep -q 'token=bad' <<<"$after"; then
 else
 	fail "after the token rotation: $(tail -4 <<<"$after")"
 fi
+# a link planted at the token's path (to a file holding the kubelet's own token), then the token
+# readable by others: each refused with the file named, and nothing reaches the kubelet
+for plant in link file-others-read; do
+	if [ $plant = link ]; then
+		ln -s "$tmp/kubelet-token" "$tmp/token.new" && mv -T "$tmp/token.new" "$tmp/token"
+		want="kube.token-file $tmp/token is a symbolic link (to $tmp/kubelet-token): refused"
+	else
+		cp "$tmp/kubelet-token" "$tmp/token.new" && chmod 0644 "$tmp/token.new" && mv "$tmp/token.new" "$tmp/token"
+		want="kube.token-file $tmp/token may be read by others (mode 0644): refused"
+	fi
+	eventually 120 grep -qF "$want" "$tmp/kubelet.log"
+	# from the refusal on, over at least one more poll (3 s: 4 snapshots of 1 s), no request carries a token
+	t_seen=$(date +%s.%N) s0=$(store_seq "$tmp/kubelet")
+	wait_seq "$tmp/kubelet" $((s0 + 4))
+	sent=$(awk -v t="$t_seen" '$1 >= t' "$tmp/fake-kubelet.log" | grep -c 'token=ok')
+	grep -qF "$want" "$tmp/kubelet.log" && [ "$sent" -eq 0 ] &&
+		ok "a token file planted as a $plant: refused, named ($want), no request carried it" ||
+		fail "planted token ($plant): $sent requests carried it; $(grep -i token "$tmp/kubelet.log" | tail -2)"
+done
+cp "$tmp/kubelet-token" "$tmp/token.new" && secret_mode "$tmp/token.new" && mv "$tmp/token.new" "$tmp/token"
 
 # each fault logged once, then the recovery. On a loaded machine a 32 MiB
 # answer can take longer than the poll's timeout: the huge spell may then

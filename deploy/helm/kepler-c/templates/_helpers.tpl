@@ -133,7 +133,7 @@ chart's own values decide (they win over the same keys in config).
 
 {{/* Secrets are mounted: the pod's fsGroup lets the unprivileged containers read them (mode 0440). */}}
 {{- define "kepler-c.mountsSecrets" -}}
-{{- if or .Values.exporter.web.secret (and .Values.push.enabled (or .Values.push.remoteWrite.bearerToken.secret .Values.push.remoteWrite.basicAuth.secret .Values.push.otlp.bearerToken.secret .Values.push.otlp.basicAuth.secret .Values.push.tls.secret)) -}}
+{{- if or .Values.kubelet.token .Values.exporter.web.secret (and .Values.push.enabled (or .Values.push.remoteWrite.bearerToken.secret .Values.push.remoteWrite.basicAuth.secret .Values.push.otlp.bearerToken.secret .Values.push.otlp.basicAuth.secret .Values.push.tls.secret)) -}}
 true
 {{- end -}}
 {{- end -}}
