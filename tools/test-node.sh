@@ -98,7 +98,9 @@ mkdir -p "$tmp/token"
 	openssl x509 -req -in kubelet.csr -CA token/ca.crt -CAkey ca.key -CAcreateserial -out kubelet.crt -days 2 \
 		-extfile san.ext) >/dev/null 2>&1 || { fail "openssl could not make the kubelet's certificate"; exit 1; }
 echo "rehearsal-token-$RANDOM$RANDOM" >"$tmp/token/token"
-chmod 0644 "$tmp/token/token" "$tmp/token/ca.crt"
+chmod 0644 "$tmp/token/ca.crt"
+# as the chart's projected volume mounts it: defaultMode 0440, the pod's fsGroup (2001) as its group
+chgrp 2001 "$tmp/token/token" && chmod 0440 "$tmp/token/token"
 echo ok >"$tmp/mode"
 echo '{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}' >"$tmp/pods.json"
 python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", 10250))" 2>/dev/null ||
