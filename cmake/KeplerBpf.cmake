@@ -1,5 +1,5 @@
 # kepler_bpf_object(NAME SOURCE [HEADERS ...])
-# kepler_bpf_object(NAME SOURCES SOURCE... [HEADERS HEADER...])
+# kepler_bpf_object(NAME SOURCES SOURCE... [HEADERS HEADER...] [INCLUDES DIR...])
 #
 # Compiles the source(s) with clang for the BPF target (CO-RE, BTF), links
 # several into one object with `bpftool gen object` (one object: libbpf
@@ -19,7 +19,7 @@ else()
 endif()
 
 function(kepler_bpf_object name)
-  cmake_parse_arguments(BPF "" "" "SOURCES;HEADERS" ${ARGN})
+  cmake_parse_arguments(BPF "" "" "SOURCES;HEADERS;INCLUDES" ${ARGN})
   if(NOT BPF_SOURCES)
     list(POP_FRONT BPF_UNPARSED_ARGUMENTS BPF_SOURCES)
     set(BPF_HEADERS ${BPF_UNPARSED_ARGUMENTS})
@@ -29,6 +29,10 @@ function(kepler_bpf_object name)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-multiarch
                   OUTPUT_VARIABLE multiarch OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(parts)
+  set(includes)
+  foreach(dir ${BPF_INCLUDES})
+    list(APPEND includes -I${dir})
+  endforeach()
   foreach(source ${BPF_SOURCES})
     get_filename_component(stem ${source} NAME_WE)
     set(part ${CMAKE_CURRENT_BINARY_DIR}/${name}-${stem}.part.o)
@@ -37,7 +41,7 @@ function(kepler_bpf_object name)
       # -mcpu=v3: atomic fetch-and-add (Linux 5.12), to hand out process slots
       COMMAND ${KEPLER_CLANG} -g -O2 -target bpf -mcpu=v3 -Wall -Werror
               -D__TARGET_ARCH_${KEPLER_BPF_ARCH}
-              -I${CMAKE_CURRENT_SOURCE_DIR} -I/usr/include/${multiarch}
+              -I${CMAKE_CURRENT_SOURCE_DIR} ${includes} -I/usr/include/${multiarch}
               -c ${CMAKE_CURRENT_SOURCE_DIR}/${source} -o ${part}
       DEPENDS ${source} ${BPF_HEADERS}
       COMMENT "BPF ${source}"

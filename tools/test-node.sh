@@ -196,7 +196,7 @@ if [ -n "$cg" ]; then
 	acct=$(for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/cpu,cpuacct; do [ -f "$d$cg/cpuacct.usage" ] && cat "$d$cg/cpuacct.usage" && break; done)
 else
 	cg=$(awk -F: '$1 == 0 {print $3}' /proc/$batch_pid/cgroup)
-	acct=$(awk '$1 == "usage_usec" {print $2 * 1000}' "/sys/fs/cgroup$cg/cpu.stat")
+	acct=$(awk '$1 == "usage_usec" {print $2 "000"} # (mawk: no float for large values)' "/sys/fs/cgroup$cg/cpu.stat")
 fi
 python3 - "$tmp/all.json" "$c_batch" "$u_batch" "${acct:-0}" "$c_sleeper" "$u_sleeper" <<'PY' || fails=$((fails + 1))
 import json, sys

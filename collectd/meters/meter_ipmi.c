@@ -120,15 +120,7 @@ static int poll_power(void *src, uint64_t *ret_mw, struct kepler_error *err)
 
 static int ipmi_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
-	struct ipmi *im = m->priv;
-	uint64_t delta = 0, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
-	int r = kepler_polled_take(im->polled, t, &delta, err);
-
-	if (r < 0)
-		m->zones[0].read_errors++;
-	m->zones[0].delta_uj = 0;
-	kepler_meter_account(m, 0, 0, delta);
-	return r;
+	return kepler_polled_read_zone(((struct ipmi *)m->priv)->polled, m, s, err);
 }
 
 static void ipmi_close(struct kepler_meter *m)

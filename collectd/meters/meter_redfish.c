@@ -250,15 +250,7 @@ static int poll_power(void *src, uint64_t *ret_mw, struct kepler_error *err)
 
 static int redfish_read(struct kepler_meter *m, const struct kepler_meter_sample *s, struct kepler_error *err)
 {
-	struct redfish *rf = m->priv;
-	uint64_t delta = 0, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
-	int r = kepler_polled_take(rf->polled, t, &delta, err);
-
-	if (r < 0)
-		m->zones[0].read_errors++;
-	m->zones[0].delta_uj = 0;
-	kepler_meter_account(m, 0, 0, delta);
-	return r;
+	return kepler_polled_read_zone(((struct redfish *)m->priv)->polled, m, s, err);
 }
 
 static void redfish_close(struct kepler_meter *m)

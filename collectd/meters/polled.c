@@ -15,6 +15,7 @@
 #include "kepler/clock.h"
 #include "kepler/log.h"
 
+#include "meter_internal.h"
 #include "polled.h"
 
 struct kepler_polled {
@@ -176,4 +177,17 @@ void kepler_polled_stop(struct kepler_polled *pm)
 	pthread_mutex_destroy(&pm->lock);
 	pthread_cond_destroy(&pm->wake);
 	free(pm);
+}
+
+int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m, const struct kepler_meter_sample *s,
+			    struct kepler_error *err)
+{
+	uint64_t delta = 0, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
+	int r = kepler_polled_take(p, t, &delta, err);
+
+	if (r < 0)
+		m->zones[0].read_errors++;
+	m->zones[0].delta_uj = 0;
+	kepler_meter_account(m, 0, 0, delta);
+	return r;
 }

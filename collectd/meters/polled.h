@@ -56,6 +56,17 @@ int kepler_polled_start(const struct kepler_polled_params *p, struct kepler_poll
  */
 int kepler_polled_take(struct kepler_polled *p, uint64_t t, uint64_t *ret_uj, struct kepler_error *err);
 
+struct kepler_meter;
+struct kepler_meter_sample;
+
+/*
+ * A polled meter's read (its ops' .read): the energy taken at the sample's
+ * time (now without one) accounted to its one zone, a failed take counted
+ * as a read error of that zone. The IPMI and Redfish meters share it.
+ */
+int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m, const struct kepler_meter_sample *s,
+			    struct kepler_error *err);
+
 /* Stop the thread (waiting for a poll in progress) and free @p. NULL: nothing. */
 void kepler_polled_stop(struct kepler_polled *p);
 

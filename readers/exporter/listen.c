@@ -17,6 +17,18 @@
 #include "listen.h"
 #include "server.h"
 
+/* "9100" as a port, or -EINVAL: digits only, at most 65535 (no overflow: "4294976396" is refused). */
+static int port_number(const char *s)
+{
+	unsigned long v = 0;
+
+	if (!*s || strlen(s) > 5 || strspn(s, "0123456789") != strlen(s))
+		return -EINVAL;
+	for (; *s; s++)
+		v = v * 10 + (unsigned long)(*s - '0');
+	return v > 65535 ? -EINVAL : (int)v;
+}
+
 /* "HOST:PORT", ":PORT", "[V6]:PORT" -> host (NULL: any) and port. */
 static int split_address(const char *addr, char *host, size_t hsize, char *port, size_t psize)
 {
@@ -36,9 +48,7 @@ static int split_address(const char *addr, char *host, size_t hsize, char *port,
 		snprintf(host, hsize, "%.*s", (int)(colon - addr), addr);
 	}
 	snprintf(port, psize, "%s", colon + 1);
-	if (!port[0] || strspn(port, "0123456789") != strlen(port) || atoi(port) > 65535)
-		return -EINVAL;
-	return 0;
+	return port_number(port) < 0 ? -EINVAL : 0;
 }
 
 static int bind_one(const struct addrinfo *ai)
@@ -66,10 +76,10 @@ static int listen_any(const char *port)
 	struct addrinfo ai4 = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
 				   .sin6_addr = IN6ADDR_ANY_INIT,
-				   .sin6_port = htons((uint16_t)atoi(port)) };
+				   .sin6_port = htons((uint16_t)port_number(port)) };
 	struct sockaddr_in a4 = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_ANY),
-				  .sin_port = htons((uint16_t)atoi(port)) };
+				  .sin_port = htons((uint16_t)port_number(port)) };
 	int fd;
 
 	ai6.ai_addr = (struct sockaddr *)&a6;

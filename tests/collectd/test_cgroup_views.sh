@@ -95,7 +95,8 @@ usage_ns() { # usage_ns LAYOUT PATH: the kernel's CPU time of the cgroup
 	if [ "$1" = v1 ]; then
 		cat "$acct_v1$2/cpuacct.usage"
 	else
-		awk '$1 == "usage_usec" { print $2 * 1000 }' "$cg2$2/cpu.stat"
+		# µs to ns as text: mawk prints $2 * 1000 above 2^31 as 2.35134e+09
+		awk '$1 == "usage_usec" { print $2 "000" }' "$cg2$2/cpu.stat"
 	fi
 }
 

@@ -151,7 +151,7 @@ rc=$?
 	ok "address in use: exit 1: $(grep -o 'cannot listen.*' "$tmp/inuse.log")" || fail "address in use ($rc): $(cat "$tmp/inuse.log")"
 kill $epid; wait $epid 2>/dev/null
 # a malformed listen address is a usage error: exit 2, before anything starts
-for bad in 127.0.0.1 :99999 '[::1]28282' 'host:port'; do
+for bad in 127.0.0.1 :99999 :4294976396 '[::1]28282' 'host:port'; do # (4294976396 wrapped to 9100 with atoi)
 	"$exporter" --store.path "$tmp/hostile" --web.listen-address "$bad" >"$tmp/badaddr.log" 2>&1
 	rc=$?
 	[ $rc -eq 2 ] && grep -qF "invalid listen address '$bad'" "$tmp/badaddr.log" && ok "listen address '$bad': exit 2" ||
