@@ -11,11 +11,18 @@ listen=${KEPLER_LISTEN:-127.0.0.1:28282}
 store=${KEPLER_STORE:-./var/store}
 
 bash tools/setup.sh
-echo "run.sh: building in build/ (about a minute the first time)..." >&2
+echo "run.sh: building in build/ (about 4 minutes the first time on 2 cores; progress every 15 s)..." >&2
 log=build/run-build.log
 mkdir -p build
-if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEPLER_SANITIZE=OFF &&
-	cmake --build build -j"$(nproc 2>/dev/null || echo 2)"; } >"$log" 2>&1; then
+{ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEPLER_SANITIZE=OFF &&
+	cmake --build build -j"$(nproc 2>/dev/null || echo 2)"; } >"$log" 2>&1 &
+build_pid=$!
+while kill -0 "$build_pid" 2>/dev/null; do
+	for _ in $(seq 15); do kill -0 "$build_pid" 2>/dev/null && sleep 1; done
+	kill -0 "$build_pid" 2>/dev/null &&
+		echo "run.sh: building: $(grep -o '^\[ *[0-9]*%\]' "$log" | tail -1 | tr -d '[] ') done" >&2
+done
+if ! wait "$build_pid"; then
 	echo "run.sh: the build failed; the errors (all of it in $log):" >&2
 	grep -E -A3 'error|Error|CMake Error' "$log" | head -40 >&2
 	exit 1

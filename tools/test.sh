@@ -9,23 +9,35 @@
 # the parsers of untrusted input for KEPLER_FUZZ_SECONDS (default 60;
 # 0 skips). Every step runs even when an earlier one failed (only a failed
 # set-up or build stops it: there is nothing to test), and the summary at the
-# end names each step that failed. Exit status 0 when all passed, else 1.
+# end names each step that failed and how long each took. The configure's
+# and the build's output go to build-asan/test-configure.log and
+# test-build.log (their tail shown when they fail). Exit status 0 when all passed, else 1.
 # Extra arguments go to ctest (e.g. -R config, -V).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-failed=()
-# step NAME COMMAND...: run it, remember a failure, go on
+failed=() times=()
+start_all=$SECONDS
+echo "test.sh: about 15 minutes on a 2-core machine (14 min at 7b19488); tools/setup.sh first installs"
+echo "test.sh: Debian packages (compilers, libraries, podman, runc, debootstrap, prometheus, ...) and pinned npm tools"
+# step NAME COMMAND...: run it, its elapsed time said, remember a failure, go on
 step() {
-	local name=$1 rc
+	local name=$1 rc t0=$SECONDS
 	shift
-	echo "test.sh: == $name"
+	echo "test.sh: == $name (at $((SECONDS - start_all)) s)"
 	"$@"
 	rc=$?
-	[ $rc -eq 0 ] || { failed+=("$name (status $rc)"); echo "test.sh: $name failed (status $rc)" >&2; }
+	times+=("$name $((SECONDS - t0)) s")
+	if [ $rc -eq 0 ]; then
+		echo "test.sh: $name passed in $((SECONDS - t0)) s"
+	else
+		failed+=("$name (status $rc)")
+		echo "test.sh: $name failed (status $rc) after $((SECONDS - t0)) s" >&2
+	fi
 	return $rc
 }
 summary() {
+	echo "test.sh: $((SECONDS - start_all)) s in all: ${times[*]/%/;}"
 	if [ ${#failed[@]} -eq 0 ]; then
 		echo "test.sh: every step passed"
 		exit 0
@@ -34,12 +46,24 @@ summary() {
 	printf '  - %s\n' "${failed[@]}" >&2
 	exit 1
 }
+# quiet COMMAND...: its output into build-asan/test-LOG.log (NAME: the command's first word),
+# the last 40 lines shown when it fails
+quiet() {
+	local log=build-asan/test-$1.log
+	shift
+	mkdir -p build-asan
+	"$@" >"$log" 2>&1 && return 0
+	local rc=$?
+	echo "test.sh: the last lines of $log:" >&2
+	tail -40 "$log" >&2
+	return $rc
+}
 
 jobs=$(nproc 2>/dev/null || echo 2)
 configure() { cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKEPLER_SANITIZE=ON >/dev/null; }
 step setup bash tools/setup.sh || summary
-step configure configure || summary
-step build cmake --build build-asan -j"$jobs" || summary
+step configure quiet configure configure || summary
+step build quiet build cmake --build build-asan -j"$jobs" || summary
 
 # LSan is part of ASan: leaks fail the tests; UBSan aborts on the first report.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
