@@ -17,6 +17,39 @@ DESTDIR=$root cmake --install "$build" >"$tmp/install.log" 2>&1 || fail "cmake -
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 p=$root$prefix
 etc=$root$([ "$prefix" = /usr ] && echo /etc || echo "$prefix/etc")
+# docs/install.md's table of what the package installs names every binary and unit installed, and
+# nothing that is not (a row's later names are in its first path's folder)
+python3 - "$(dirname "$0")/../../docs/install.md" "$root" "$prefix" <<'PY' || fail "docs/install.md's table differs from what is installed"
+import os, re, sys
+doc, root, prefix = sys.argv[1:4]
+named = set()
+for line in open(doc):
+    if not line.startswith("| `/"):
+        continue
+    first = line.split("|")[1]
+    items = re.findall(r"`([^`]+)`", first)
+    base = os.path.dirname(items[0])
+    for it in items:
+        named.add(it if it.startswith("/") else os.path.join(base, it))
+# the package's prefix is /usr; units under /lib/systemd there (cmake: PREFIX/lib/systemd)
+def doc_path(p):
+    p = p[len(root):]
+    p = "/usr" + p[len(prefix):] if p.startswith(prefix + "/") else p
+    return p.replace("/usr/lib/systemd/system/", "/lib/systemd/system/")
+installed = set()
+for d in ("sbin", "bin", "lib/systemd/system"):
+    full = os.path.join(root + prefix, d)
+    for f in sorted(os.listdir(full)) if os.path.isdir(full) else []:
+        installed.add(doc_path(os.path.join(full, f)))
+missing = sorted(installed - named)
+extra = sorted(n for n in named - installed if re.match(r"/(usr/s?bin|lib/systemd/system)/", n))
+for m in missing:
+    print("docs/install.md does not name", m)
+for e in extra:
+    print("docs/install.md names", e, "which is not installed")
+print("docs/install.md's table names the %d binaries and units installed" % len(installed))
+sys.exit(1 if missing or extra else 0)
+PY
 want=(
 	"$p/sbin/kepler-collectd" "$p/bin/kepler-exporter" "$p/bin/kepler-stdout" "$p/bin/kepler-top"
 	"$p/bin/kepler-dataset" "$p/bin/kepler-train" "$p/bin/kepler-passthrough" "$p/bin/kepler-report" "$p/bin/kepler-push"
