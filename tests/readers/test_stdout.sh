@@ -90,4 +90,24 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=4321 --clear-groups "$out" --store.path "$tmp/g" >/dev/null 2>"$tmp/e"
 	[ $? -eq 2 ] && grep -q "permission denied" "$tmp/e" && ok "outside the group: exit 2, told why" || fail "outsider: $(cat "$tmp/e")"
 fi
+# docs/stdout.md's field table names every field the JSON has (the snapshot, the node, its zones,
+# processes, folds and each kind of workload)
+"$out" --store.path "$tmp/s" --format json --all | python3 -c '
+import json, re, sys
+doc = open(sys.argv[1]).read()
+named = {w for quoted in re.findall(r"`([^`\n]+)`", doc) for w in re.findall(r"[a-z_0-9]+", quoted)}
+keys = set()
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            keys.add(k)
+            walk(v)
+    elif isinstance(o, list):
+        for x in o:
+            walk(x)
+for line in sys.stdin:
+    walk(json.loads(line))
+missing = sorted(keys - named)
+print("docs/stdout.md names %d of the %d JSON fields%s" % (len(keys) - len(missing), len(keys), (": missing " + ", ".join(missing)) if missing else ""))
+sys.exit(1 if missing else 0)' "$(dirname "$0")/../../docs/stdout.md" && ok "docs/stdout.md names every JSON field" || fail "docs/stdout.md misses JSON fields"
 finish kepler-stdout
