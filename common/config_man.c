@@ -163,16 +163,7 @@ void kepler_config_write_man(FILE *out, const struct kepler_program *prog, const
 	fputs(".SH NAME\n", out);
 	roff_text(out, prog->name, true);
 	fputs(" \\- ", out);
-	/* the summary's first sentence */
-	{
-		const char *dot = strstr(prog->summary, ". ");
-		char first[512];
-
-		snprintf(first, sizeof(first), "%.*s",
-			 dot ? (int)(dot - prog->summary) : (int)strlen(prog->summary), prog->summary);
-		first[0] = (char)tolower((unsigned char)first[0]);
-		roff_text(out, first, false);
-	}
+	roff_text(out, prog->tagline, false);
 	fputs("\n.SH SYNOPSIS\n\\fB", out);
 	roff_text(out, prog->name, true);
 	fputs("\\fR [\\fIOPTION\\fR]...", out);

@@ -22,6 +22,7 @@ static const struct kepler_example collectd_examples[] = {
 
 const struct kepler_program kepler_program_collectd = {
 	.name = "kepler-collectd",
+	.tagline = "measure the node's energy and attribute it to its processes, containers, VMs and pods",
 	.prog = KEPLER_PROG_COLLECTD,
 	.args = "",
 	.summary =
@@ -45,6 +46,7 @@ static const struct kepler_example exporter_examples[] = {
 
 const struct kepler_program kepler_program_exporter = {
 	.name = "kepler-exporter",
+	.tagline = "serve the store's newest snapshot as Prometheus metrics",
 	.prog = KEPLER_PROG_EXPORTER,
 	.args = "",
 	.summary =
@@ -67,6 +69,7 @@ static const struct kepler_example stdout_examples[] = {
 
 const struct kepler_program kepler_program_stdout = {
 	.name = "kepler-stdout",
+	.tagline = "print the store's snapshots as tables or JSON",
 	.prog = KEPLER_PROG_STDOUT,
 	.args = "",
 	.summary =
@@ -86,6 +89,7 @@ static const struct kepler_example top_examples[] = {
 
 const struct kepler_program kepler_program_top = {
 	.name = "kepler-top",
+	.tagline = "live view of node power and the workloads using it",
 	.prog = KEPLER_PROG_TOP,
 	.args = "",
 	.summary =
@@ -103,6 +107,7 @@ static const struct kepler_example dataset_examples[] = {
 
 const struct kepler_program kepler_program_dataset = {
 	.name = "kepler-dataset",
+	.tagline = "extract power-model training data from the store",
 	.prog = KEPLER_PROG_DATASET,
 	.args = "",
 	.summary =
@@ -124,6 +129,7 @@ static const struct kepler_example train_examples[] = {
 
 const struct kepler_program kepler_program_train = {
 	.name = "kepler-train",
+	.tagline = "fit a linear power model from a kepler-dataset CSV",
 	.prog = KEPLER_PROG_TRAIN,
 	.args = "DATASET",
 	.summary =
@@ -144,6 +150,7 @@ static const struct kepler_example passthrough_examples[] = {
 
 const struct kepler_program kepler_program_passthrough = {
 	.name = "kepler-passthrough",
+	.tagline = "give each VM its energy as a powercap tree",
 	.prog = KEPLER_PROG_PASSTHROUGH,
 	.args = "",
 	.summary =
@@ -164,6 +171,7 @@ static const struct kepler_example report_examples[] = {
 
 const struct kepler_program kepler_program_report = {
 	.name = "kepler-report",
+	.tagline = "energy and CO2e over any window, per workload, from the store's history",
 	.prog = KEPLER_PROG_REPORT,
 	.args = "",
 	.summary =
@@ -184,6 +192,7 @@ static const struct kepler_example push_examples[] = {
 
 const struct kepler_program kepler_program_push = {
 	.name = "kepler-push",
+	.tagline = "push the store's snapshots to remote-write and OTLP receivers",
 	.prog = KEPLER_PROG_PUSH,
 	.args = "",
 	.summary =

@@ -344,6 +344,7 @@ struct kepler_program {
 	const char *name;          /* "kepler-collectd" */
 	unsigned prog;             /* its enum kepler_prog bit */
 	const char *args;          /* usage after the options, e.g. "DATASET" or "" */
+	const char *tagline;       /* the man page's NAME line (what `man -k` lists): a few words */
 	const char *summary;       /* one paragraph shown by --help */
 	size_t min_args, max_args; /* positional argument count allowed */
 	const char *exit_status;   /* the --help line after "Exit status: "; NULL: the usual */

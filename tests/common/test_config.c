@@ -20,13 +20,13 @@
 #define NS_PER_S 1000000000ULL
 
 static const struct kepler_program collectd = {
-	"kepler-collectd", KEPLER_PROG_COLLECTD, "", "Test collector.", 0, 0, NULL, 1, NULL, NULL,
+	"kepler-collectd", KEPLER_PROG_COLLECTD, "", "test collector", "Test collector.", 0, 0, NULL, 1, NULL, NULL,
 };
 static const struct kepler_program exporter = {
-	"kepler-exporter", KEPLER_PROG_EXPORTER, "", "Test exporter.", 0, 0, NULL, 1, NULL, NULL,
+	"kepler-exporter", KEPLER_PROG_EXPORTER, "", "test exporter", "Test exporter.", 0, 0, NULL, 1, NULL, NULL,
 };
 static const struct kepler_program train = {
-	"kepler-train", KEPLER_PROG_TRAIN, "DATASET", "Test trainer.", 1, 1, NULL, 1, NULL, NULL,
+	"kepler-train", KEPLER_PROG_TRAIN, "DATASET", "test trainer", "Test trainer.", 1, 1, NULL, 1, NULL, NULL,
 };
 
 /* A YAML file in a temporary directory; returns its path (static buffer). */
@@ -398,7 +398,7 @@ static void test_flags(void **state)
 	struct kepler_config cfg;
 	struct kepler_error err;
 	static const struct kepler_program stdout_prog = {
-		"kepler-stdout", KEPLER_PROG_STDOUT, "", "x", 0, 0, NULL, 1, NULL, NULL,
+		"kepler-stdout", KEPLER_PROG_STDOUT, "", "x", "x", 0, 0, NULL, 1, NULL, NULL,
 	};
 
 	(void)state;

@@ -74,6 +74,9 @@ for page in "$p"/share/man/man*/kepler-*.gz; do
 	bin=$(ls "$p"/bin/"$name" "$p"/sbin/"$name" 2>/dev/null | head -1)
 	warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >"$tmp/page.txt")
 	[ -z "$warnings" ] || fail "$name: man -l warns: $warnings"
+	# its NAME line is what `man -k kepler` lists: a few words, not a paragraph
+	whatis=$(zcat "$page" | sed -n '/^\.SH NAME/{n;p;q}')
+	[ "${#whatis}" -le 120 ] || fail "$name: the NAME line is ${#whatis} characters (at most 120): $whatis"
 	help=$("$bin" --help) # whole, then searched: grep -q on a pipe would cut it (SIGPIPE under pipefail)
 	missing=()
 	for opt in $(grep -o -- '--[a-z][a-z0-9.-]*' <<<"$help" | sort -u); do
