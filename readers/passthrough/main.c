@@ -2,7 +2,8 @@
 /*
  * kepler-passthrough: follows the store and keeps, for each VM the collector
  * tracks, a directory laid out like the Linux powercap sysfs whose
- * energy_uj counters are that VM's cumulative energy (its active share; see
+ * energy_uj counters are that VM's cumulative energy (its active share, and
+ * its idle share under attribution.idle cpu or size; see
  * docs/vm-passthrough.md). Shared read-only into the guest, any RAPL reader
  * there (kepler-collectd --meter.source passthrough, Kepler, Scaphandre,
  * node_exporter) reads its VM's share of the host's measured energy.
@@ -124,7 +125,10 @@ static int write_vm(const char *top, const char *dirname, const struct kepler_sn
 			r = put_file(dir, "name", text);
 		if (!r)
 			r = put_file(dir, "max_energy_range_uj", RANGE_UJ "\n");
-		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)vm->usage->zones[z].total_uj);
+		/* its active share, and under attribution.idle cpu or size the idle energy given to it */
+		uint64_t uj = vm->usage->zones[z].total_uj + (vm->usage->idle ? vm->usage->idle[z].total_uj : 0);
+
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)uj);
 		if (!r)
 			r = put_file(dir, "energy_uj", text);
 	}

@@ -173,4 +173,29 @@ n=$(grep -c '^kepler_node_zone_source_info{.*source="passthrough"' "$tmp/ge.txt"
 [ "$n" -eq 2 ] && ok "the guest's exporter: kepler_node_zone_source_info source=\"passthrough\" for both zones" ||
 	fail "the guest's exporter: $(grep zone_source_info "$tmp/ge.txt")"
 kill -0 "$guest" 2>/dev/null || fail "the guest collector died: $(tail -3 "$tmp/guest.log")"
+
+# under attribution.idle cpu the tree carries the VM's active share and the idle energy given to it
+kill "$host"
+wait "$host" 2>/dev/null
+"$collectd" --host.sysfs "$tmp/sys" --informer procfs --store.path "$tmp/host" --store.group "" \
+	--monitor.interval 500ms --attribution.idle cpu >>"$tmp/host.log" 2>&1 &
+host=$!
+pids+=($host)
+h0=$(seq_of "$tmp/host")
+wait_seq "$tmp/host" $((h0 + 4)) || fail "the host collector under attribution.idle cpu stored nothing"
+kill -STOP "$host"
+L=$(seq_of "$tmp/host")
+for _ in $(seq 100); do grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" 2>/dev/null && break; sleep 0.1; done
+tree=$(cat "$tmp/pt/busy/class/powercap/intel-rapl:0/energy_uj")
+json --store.path "$tmp/host" --seq "$L" >"$tmp/h.json"
+kill -CONT "$host"
+read -r active idle < <("$py" -c '
+import json, sys
+h = json.load(open(sys.argv[1]))
+vm = [v for v in h["vms"] if v["vm_name"] == "busy"][0]
+z = [i for i, z in enumerate(h["node"]["zones"]) if z["name"] == "package"][0]
+print(vm["zones"][z]["energy_uj"], vm["zones"][z].get("idle_uj", 0))' "$tmp/h.json")
+grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" && [ "${idle:-0}" -gt 0 ] && [ "$tree" = $((active + idle)) ] &&
+	ok "attribution.idle cpu: the VM's package energy_uj $tree = its active $active + idle $idle uJ (snapshot $L)" ||
+	fail "attribution.idle cpu: the tree holds $tree, the snapshot $L active $active + idle $idle"
 finish passthrough
