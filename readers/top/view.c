@@ -218,6 +218,41 @@ static bool today(const struct top_view *v, const struct kepler_workload *w, con
 	return true;
 }
 
+struct by_today {
+	double wh;
+	size_t at; /* the order before: ties keep it */
+	struct kepler_workload w;
+};
+
+static int cmp_today(const void *pa, const void *pb)
+{
+	const struct by_today *a = pa, *b = pb;
+
+	if (a->wh != b->wh)
+		return a->wh > b->wh ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* @items (@n) by today's energy in @zone, largest first; those the history lacks last, in their order. */
+static void sort_by_today(const struct top_view *v, struct kepler_workload *items, size_t n, const char *zone)
+{
+	struct by_today *k = calloc(n ? n : 1, sizeof(*k));
+	double g;
+
+	if (!k)
+		return; /* left as sorted by the cumulative energy */
+	for (size_t i = 0; i < n; i++) {
+		k[i].at = i;
+		k[i].w = items[i];
+		if (!today(v, &items[i], zone, &k[i].wh, &g))
+			k[i].wh = -1;
+	}
+	qsort(k, n, sizeof(*k), cmp_today);
+	for (size_t i = 0; i < n; i++)
+		items[i] = k[i].w;
+	free(k);
+}
+
 static double watts(uint64_t delta_uj, uint64_t interval_ns)
 {
 	return interval_ns ? (double)delta_uj * 1000.0 / (double)interval_ns : 0.0;
@@ -427,6 +462,8 @@ static void table(struct top_view *v, int rows_left, int cols)
 		m += matches(s, &items[m], v->filter);
 	}
 	kepler_workload_sort(s, items, m, v->sort);
+	if (v->sort == KEPLER_SORT_ENERGY && v->live && s->nzones)
+		sort_by_today(v, items, m, s->zones[pz].name); /* the column shown: TODAY, not the cumulative */
 	v->nrows = m;
 	o = (size_t)snprintf(head, sizeof(head),
 			     v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s"

@@ -89,6 +89,15 @@ tmux send-keys -t "$sess" n
 wait_for "sort: name" && screen | row_names >"$tmp/names" && [ -s "$tmp/names" ] && LC_ALL=C sort -c "$tmp/names" &&
 	ok "n: sorted by name ($(wc -l <"$tmp/names") rows in order), first row now $(first_row | awk '{print $2}')" ||
 	fail "sort by name: $(screen | row_names | head -5 | tr '\n' ' ')"
+# e: by energy, which with a history is the TODAY column the table shows (before: the hidden
+# cumulative energy); paused, so the numbers stay
+tmux send-keys -t "$sess" e p
+wait_for "sort: energy" && wait_for "[PAUSED]"
+screen | grep -E '^ +[0-9]+ ' | awk '$(NF-1) ~ /^[0-9.]+$/ {print $(NF-1)}' >"$tmp/today" # (an exe with a space moves the column: left out)
+[ -s "$tmp/today" ] && sort -g -r -c "$tmp/today" 2>/dev/null &&
+	ok "e: sorted by the TODAY column shown ($(head -3 "$tmp/today" | paste -sd' ') ... Wh)" ||
+	fail "sort by energy is not the TODAY column: $(paste -sd' ' "$tmp/today")"
+tmux send-keys -t "$sess" p
 tmux send-keys -t "$sess" w
 wait_for "sort: watts" && ok "w: back to watts" || fail "sort watts"
 tmux send-keys -t "$sess" / k e p l e r - b u Enter
