@@ -378,12 +378,23 @@ const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml)
 	return best;
 }
 
-/* Enum fields are written as int (set_enum()): every option enum is int-sized. */
-_Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
+/*
+ * Enum fields are written as int (set_enum()): every option enum is
+ * int-sized. Every one the option table writes, in kepler_options' order
+ * (a new KEPLER_OPT_ENUM option adds its enum here).
+ */
+_Static_assert(sizeof(enum kepler_log_level) == sizeof(int) && sizeof(enum kepler_log_format) == sizeof(int) &&
 		       sizeof(enum kepler_meter_source) == sizeof(int) &&
 		       sizeof(enum kepler_informer_kind) == sizeof(int) &&
-		       sizeof(enum kepler_dataset_format) == sizeof(int) &&
-		       sizeof(enum kepler_store_sync) == sizeof(int) &&
+		       sizeof(enum kepler_kube_pod_source) == sizeof(int) &&
+		       sizeof(enum kepler_active_split) == sizeof(int) &&
 		       sizeof(enum kepler_idle_policy) == sizeof(int) &&
+		       sizeof(enum kepler_gpu_enabled) == sizeof(int) &&
+		       sizeof(enum kepler_store_sync) == sizeof(int) &&
+		       sizeof(enum kepler_dataset_format) == sizeof(int) &&
+		       sizeof(enum kepler_stdout_format) == sizeof(int) &&
+		       sizeof(enum kepler_otlp_compression) == sizeof(int) &&
+		       sizeof(enum kepler_report_by) == sizeof(int) &&
+		       sizeof(enum kepler_report_format) == sizeof(int) &&
 		       sizeof(enum kepler_top_view) == sizeof(int),
 	       "option enums are int-sized");

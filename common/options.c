@@ -39,7 +39,7 @@ static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
 static const char *const top_views[] = { "processes", "containers", "pods", "vms", NULL };
 static const char *const gpu_enabled[] = { "auto", "true", "false", NULL };
-static const char *const report_bys[] = { "node", "namespace", "pod", "container", "vm", "process", NULL };
+static const char *const report_bys[] = { "node", "namespace", "pod", "container", "vm", "process", "auto", NULL };
 static const char *const report_formats[] = { "table", "csv", "json", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 static const char *const otlp_compressions[] = { "gzip", "none", NULL };
@@ -325,8 +325,8 @@ const struct kepler_option
 		{ "until", KEPLER_OPT_STRING, OFF(report.report_until), "now", "TIME",
 		  "End of the window (RFC 3339, -DURATION ago, or now).", RP,
 		  KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
-		{ "by", KEPLER_OPT_ENUM, OFF(report.report_by), "namespace", "KIND",
-		  "One row per node, namespace, pod, container, vm or process (group: comm, exe, container, VM).",
+		{ "by", KEPLER_OPT_ENUM, OFF(report.report_by), "auto", "KIND",
+		  "One row per node, namespace, pod, container, vm or process (group: comm, exe, container, VM); auto: per namespace where the window has one, else per process (a host without pods), said on stderr.",
 		  RP, KEPLER_OPT_FLAG_ONLY, 0, 0, report_bys },
 		{ "format", KEPLER_OPT_ENUM, OFF(report.report_format), "table", "FORMAT",
 		  "table (kWh and kg CO2e, for people), csv or json (µJ and mg, exact).", RP,

@@ -215,13 +215,14 @@ enum kepler_report_by {
 	KEPLER_REPORT_BY_POD,
 	KEPLER_REPORT_BY_CONTAINER,
 	KEPLER_REPORT_BY_VM,
-	KEPLER_REPORT_BY_PROCESS
+	KEPLER_REPORT_BY_PROCESS,
+	KEPLER_REPORT_BY_AUTO /* namespace where the window has one, else process */
 };
 enum kepler_report_format { KEPLER_REPORT_TABLE, KEPLER_REPORT_CSV, KEPLER_REPORT_JSON };
 struct kepler_report_config {
 	char *report_since;
 	char *report_until;
-	enum kepler_report_by report_by; /* in the order of enum kepler_history_kind */
+	enum kepler_report_by report_by; /* in the order of enum kepler_history_kind, then auto */
 	enum kepler_report_format report_format;
 	int64_t report_top;
 };

@@ -436,7 +436,8 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-	j->kind = (enum kepler_history_kind)cfg->report.report_by;
+	j->kind = cfg->report.report_by == KEPLER_REPORT_BY_AUTO ? KEPLER_HISTORY_NAMESPACE
+								  : (enum kepler_history_kind)cfg->report.report_by;
 	if (kepler_parse_time_flag("since", cfg->report.report_since, now, &j->since) < 0 ||
 	    kepler_parse_time_flag("until", cfg->report.report_until, now, &j->until) < 0)
 		return -EINVAL;
@@ -495,6 +496,17 @@ int main(int argc, char **argv)
 	if (collect_rows(&j) < 0) {
 		kepler_err("out of memory");
 		goto out;
+	}
+	if (!j.nrows && cfg.report.report_by == KEPLER_REPORT_BY_AUTO) {
+		/* no pods in the window (a host without Kubernetes): the processes, rather than no rows */
+		kepler_info("no namespace in the window (no pods): one row per process group (--by sets the kind)");
+		free(j.rows);
+		j.rows = NULL;
+		j.kind = KEPLER_HISTORY_PROCESS;
+		if (collect_rows(&j) < 0) {
+			kepler_err("out of memory");
+			goto out;
+		}
 	}
 	if (cfg.report.report_format == KEPLER_REPORT_JSON)
 		out_json(&j, &out);

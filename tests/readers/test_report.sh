@@ -278,6 +278,10 @@ wait_seq "$tmp/y" 3
 "$report" --store.path "$tmp/y" --since -1h --by node >/dev/null 2>"$tmp/e"
 rc=$?
 [ $rc -eq 0 ] && ok "no tiers: the raw snapshots from the store's first still answer" || fail "no tiers: rc $rc $(cat "$tmp/e")"
+# no --by on a host without pods: one row per process group, said (before: per namespace, 0 rows)
+by=$("$report" --store.path "$tmp/y" --since -1h --format json 2>"$tmp/e" | jq -r '"\(.by) \(.rows | length)"')
+[ "${by%% *}" = process ] && [ "${by##* }" -gt 0 ] && grep -q "no namespace in the window (no pods): one row per process group" "$tmp/e" &&
+	ok "the default --by auto on a host without pods: $by rows, said" || fail "default --by without pods: '$by' $(cat "$tmp/e")"
 # a window the store never saw: exit 1 (a billing job tells "no data" from "no usage"), as
 # --help, the man page and docs/history.md say
 "$report" --store.path "$tmp/y" --since -30d --until -29d --by node >"$tmp/o" 2>"$tmp/e"
