@@ -31,6 +31,7 @@ struct kepler_history_writer {
 	uint32_t constant; /* mg per kWh */
 	const char *file;
 	struct kepler_carbon sched;
+	bool said_intensity; /* the file's intensity in force was said once it was read */
 	struct timespec file_mtime;
 	off_t file_size;
 	bool file_said;
@@ -164,8 +165,13 @@ static void reload_carbon(struct kepler_history_writer *w)
 	}
 	kepler_carbon_free(&w->sched);
 	w->sched = c;
-	if (w->file_said || !w->sched.n)
-		kepler_info("carbon.intensity-file %s: %zu intensities read", w->file, c.n);
+	if (w->file_said || !w->said_intensity) {
+		uint32_t now = kepler_history_writer_intensity(w);
+
+		kepler_info("carbon.intensity-file %s: %zu intensities read; in force now: %u.%03u g CO2e/kWh%s",
+			    w->file, c.n, now / 1000, now % 1000, now ? "" : " (none yet: CO2e not counted)");
+		w->said_intensity = true;
+	}
 	w->file_said = false;
 }
 
@@ -262,6 +268,11 @@ int kepler_history_writer_open(const struct kepler_config *cfg, struct kepler_st
 	if (!r && *cfg->collectd.carbon_intensity_file) {
 		w->file = cfg->collectd.carbon_intensity_file;
 		reload_carbon(w);
+	} else if (!r && w->constant) {
+		kepler_info("carbon intensity: %u.%03u g CO2e/kWh (carbon.intensity)", w->constant / 1000,
+			    w->constant % 1000);
+	} else if (!r) {
+		kepler_info("no carbon intensity (carbon.intensity, carbon.intensity-file): CO2e not counted");
 	}
 	for (size_t i = 0; i < w->ntiers; i++)
 		keep[i] = (struct kepler_store_tier_keep){ w->tiers[i].period_s, w->tiers[i].keep_ns };

@@ -73,6 +73,9 @@ restart 1000
 eventually 60 grep -q "history: 2 tier(s), the ledger at snapshot [1-9]" "$tmp/c.log" &&
 	ok "restarted: $(grep -o 'history: .*' "$tmp/c.log" | tail -1)" ||
 	fail "the restarted collector did not restore its ledger: $(grep history "$tmp/c.log")"
+grep -q "carbon.intensity-file $tmp/carbon.csv: [0-9]* intensities read; in force now: 300.000 g CO2e/kWh" "$tmp/c.log" &&
+	ok "the collector says the intensity in force: $(grep -o 'in force now: [^ ]* g CO2e/kWh' "$tmp/c.log" | head -1)" ||
+	fail "the collector does not say the intensity: $(grep -i carbon "$tmp/c.log" | head -2)"
 eventually 120 after $((b2 + 1)) || fail "the store's clock did not pass $((b2 + 1))"
 "$stdout" --store.path "$store" --format json --all --level node,process >"$tmp/all.jsonl" 2>/dev/null
 for by in node process namespace; do
