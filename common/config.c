@@ -357,19 +357,46 @@ static size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+/* The part of @key after its last '.' ("interval" of "monitor.interval"). */
+static const char *last_part(const char *key)
+{
+	const char *dot = strrchr(key, '.');
+
+	return dot ? dot + 1 : key;
+}
+
+/* Close enough to be the same word mistyped: one edit in a short word, up to three in a long one. */
+static size_t edits_allowed(const char *key)
+{
+	size_t len = strlen(key);
+
+	return len <= 4 ? 1 : len <= 8 ? 2 : 3;
+}
+
+bool kepler_option_close(const char *typed, const char *word)
+{
+	return edit_distance(typed, word) <= edits_allowed(typed);
+}
+
 const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml)
 {
 	const char *best = NULL;
-	size_t best_d = 4; /* suggest only close matches */
+	size_t len = strlen(key), best_d = SIZE_MAX, allowed = edits_allowed(key);
 
 	for (const struct kepler_option *o = kepler_options; o->key; o++) {
+		const char *part = last_part(o->key);
 		size_t d;
 
 		if (yaml ? (o->flags & KEPLER_OPT_FLAG_ONLY) : (o->flags & KEPLER_OPT_YAML_ONLY))
 			continue;
 		if (prog && !(o->progs & prog))
 			continue;
-		d = edit_distance(key, o->key);
+		/* the option without its section ("interval"), or its start ("listen" of listen-address) */
+		if (!strcmp(key, part) || (len >= 4 && !strncmp(key, part, len) && part[len] == '-'))
+			d = 0;
+		else if ((d = edit_distance(key, o->key)) > allowed &&
+			 (!strchr(key, '.') ? (d = edit_distance(key, part)) > allowed : true))
+			continue;
 		if (d < best_d) {
 			best_d = d;
 			best = o->key;

@@ -55,6 +55,18 @@ static int unknown_flag(const struct cli *c, const char *key)
 	if (hint)
 		return kepler_error_set(c->err, -EINVAL, "unknown option '--%.100s'; did you mean '--%s'?",
 					key, hint);
+	/* a value given as a flag ("--json", "--jsn"): the option it is a value of, the program's own first */
+	for (int pass = 0; pass < 2; pass++)
+		for (const struct kepler_option *o = kepler_options; o->key; o++) {
+			if (!(o->progs & c->prog->prog) || o->type != KEPLER_OPT_ENUM ||
+			    (o->flags & KEPLER_OPT_YAML_ONLY) || (pass == 0) == (o->progs == KEPLER_PROG_ALL))
+				continue;
+			for (const char *const *v = o->choices; v && *v; v++)
+				if (kepler_option_close(key, *v))
+					return kepler_error_set(c->err, -EINVAL,
+								"unknown option '--%.100s'; did you mean '--%s %s'?",
+								key, o->key, *v);
+		}
 	return kepler_error_set(c->err, -EINVAL, "unknown option '--%.100s'", key);
 }
 
@@ -134,6 +146,11 @@ static int take_flag(struct cli *c, int argc, char *const argv[], int *i)
 
 	if (eq)
 		value = eq + 1;
+	else if (o && o->type == KEPLER_OPT_BOOL && *i + 1 < argc &&
+		 (!strcmp(argv[*i + 1], "true") || !strcmp(argv[*i + 1], "false")))
+		return kepler_error_set(c->err, -EINVAL,
+					"--%s takes its value after '=': --%s=%s (alone, --%s means true)", key,
+					key, argv[*i + 1], key);
 	else if (o && o->type == KEPLER_OPT_BOOL)
 		value = "true";
 	else if (*i + 1 < argc)

@@ -13,6 +13,8 @@ const struct kepler_option *kepler_option_find(const char *key, unsigned prog, b
 
 /* The closest option name to a misspelt @key, or NULL if none is close. */
 const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml);
+/* Is @typed @word mistyped (a few edits, by its length)? */
+bool kepler_option_close(const char *typed, const char *word);
 
 /* Parse @value for @o into @cfg; @origin names the key and place for errors. */
 int kepler_config_set_value(const struct kepler_option *o, struct kepler_config *cfg, const char *value,

@@ -157,4 +157,14 @@ else
 	fails=$((fails + 1))
 fi
 
+# mistyped flags: the option meant, by its last part or a value of it; a switch given a separate value
+check "--interval" 2 "unknown option '--interval'; did you mean '--monitor.interval'?" \
+	"$build/collectd/kepler-collectd" --interval 1s
+check "--listen" 2 "unknown option '--listen'; did you mean '--web.listen-address'?" \
+	"$build/readers/exporter/kepler-exporter" --listen :9102
+check "--jsn" 2 "unknown option '--jsn'; did you mean '--format json'?" \
+	"$build/readers/stdout/kepler-stdout" --jsn
+check "--kube.enabled true" 2 "--kube.enabled takes its value after '=': --kube.enabled=true (alone, --kube.enabled means true)" \
+	"$build/collectd/kepler-collectd" --kube.enabled true
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
