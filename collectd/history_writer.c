@@ -168,8 +168,9 @@ static void reload_carbon(struct kepler_history_writer *w)
 	if (w->file_said || !w->said_intensity) {
 		uint32_t now = kepler_history_writer_intensity(w);
 
-		kepler_info("carbon.intensity-file %s: %zu intensities read; in force now: %u.%03u g CO2e/kWh%s",
-			    w->file, c.n, now / 1000, now % 1000, now ? "" : " (none yet: CO2e not counted)");
+		kepler_info(
+			"carbon.intensity-file %s: %zu intensities read; in force now: %u.%03u g CO2e/kWh%s",
+			w->file, c.n, now / 1000, now % 1000, now ? "" : " (none yet: CO2e not counted)");
 		w->said_intensity = true;
 	}
 	w->file_said = false;
@@ -272,7 +273,8 @@ int kepler_history_writer_open(const struct kepler_config *cfg, struct kepler_st
 		kepler_info("carbon intensity: %u.%03u g CO2e/kWh (carbon.intensity)", w->constant / 1000,
 			    w->constant % 1000);
 	} else if (!r) {
-		kepler_info("no carbon intensity (carbon.intensity, carbon.intensity-file): CO2e not counted");
+		kepler_info(
+			"no carbon intensity (carbon.intensity, carbon.intensity-file): CO2e not counted");
 	}
 	for (size_t i = 0; i < w->ntiers; i++)
 		keep[i] = (struct kepler_store_tier_keep){ w->tiers[i].period_s, w->tiers[i].keep_ns };

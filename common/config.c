@@ -410,7 +410,8 @@ const char *kepler_option_suggest(const char *key, unsigned prog, bool yaml)
  * int-sized. Every one the option table writes, in kepler_options' order
  * (a new KEPLER_OPT_ENUM option adds its enum here).
  */
-_Static_assert(sizeof(enum kepler_log_level) == sizeof(int) && sizeof(enum kepler_log_format) == sizeof(int) &&
+_Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
+		       sizeof(enum kepler_log_format) == sizeof(int) &&
 		       sizeof(enum kepler_meter_source) == sizeof(int) &&
 		       sizeof(enum kepler_informer_kind) == sizeof(int) &&
 		       sizeof(enum kepler_kube_pod_source) == sizeof(int) &&

@@ -63,9 +63,10 @@ static int unknown_flag(const struct cli *c, const char *key)
 				continue;
 			for (const char *const *v = o->choices; v && *v; v++)
 				if (kepler_option_close(key, *v))
-					return kepler_error_set(c->err, -EINVAL,
-								"unknown option '--%.100s'; did you mean '--%s %s'?",
-								key, o->key, *v);
+					return kepler_error_set(
+						c->err, -EINVAL,
+						"unknown option '--%.100s'; did you mean '--%s %s'?", key,
+						o->key, *v);
 		}
 	return kepler_error_set(c->err, -EINVAL, "unknown option '--%.100s'", key);
 }
@@ -149,8 +150,8 @@ static int take_flag(struct cli *c, int argc, char *const argv[], int *i)
 	else if (o && o->type == KEPLER_OPT_BOOL && *i + 1 < argc &&
 		 (!strcmp(argv[*i + 1], "true") || !strcmp(argv[*i + 1], "false")))
 		return kepler_error_set(c->err, -EINVAL,
-					"--%s takes its value after '=': --%s=%s (alone, --%s means true)", key,
-					key, argv[*i + 1], key);
+					"--%s takes its value after '=': --%s=%s (alone, --%s means true)",
+					key, key, argv[*i + 1], key);
 	else if (o && o->type == KEPLER_OPT_BOOL)
 		value = "true";
 	else if (*i + 1 < argc)

@@ -39,7 +39,8 @@ static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
 static const char *const top_views[] = { "processes", "containers", "pods", "vms", NULL };
 static const char *const gpu_enabled[] = { "auto", "true", "false", NULL };
-static const char *const report_bys[] = { "node", "namespace", "pod", "container", "vm", "process", "auto", NULL };
+static const char *const report_bys[] = { "node", "namespace", "pod",  "container",
+					  "vm",   "process",   "auto", NULL };
 static const char *const report_formats[] = { "table", "csv", "json", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 static const char *const otlp_compressions[] = { "gzip", "none", NULL };

@@ -35,7 +35,7 @@ int kepler_history_kind_from_name(const char *name, enum kepler_history_kind *re
 char **history_row_str(struct kepler_history_row *r, int i)
 {
 	char **s[HISTORY_NSTR] = { &r->id,      &r->name, &r->ns,           &r->pod_id,
-			   &r->runtime, &r->exe,  &r->container_id, &r->vm_id };
+				   &r->runtime, &r->exe,  &r->container_id, &r->vm_id };
 
 	return s[i];
 }

@@ -4,6 +4,7 @@
  * errors an operator can act on (permissions, group, missing store).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kepler/log.h"
 #include "store_internal.h"
 
 #define MAX_DBS 4
@@ -89,19 +89,21 @@ int kepler_store_damaged(struct kepler_store *s, const char *what, struct kepler
 		s->path, what, s->path);
 }
 
-/* The writer: a damaged meta page copied over from the other, said once. */
+/* The writer: a damaged meta page copied over from the other, said once (the store's warning). */
 static void repair_meta(struct kepler_store *s, int fd, const struct store_meta m[2], int good)
 {
 	int r = store_meta_repair(fd, m, good);
 
 	if (r < 0)
-		kepler_warn("the store '%s': meta page %d of data.mdb is damaged (%s) and could not be "
-			    "restored from the other: %s",
-			    s->path, !good, m[!good].why, strerror(-r));
+		kepler_store_say(s,
+				 "the store '%s': meta page %d of data.mdb is damaged (%s) and could not be "
+				 "restored from the other: %s",
+				 s->path, !good, m[!good].why, strerror(-r));
 	else
-		kepler_warn("the store '%s': meta page %d of data.mdb was damaged (%s): restored from "
-			    "meta page %d (transaction %llu); at most the last commit is lost",
-			    s->path, !good, m[!good].why, good, (unsigned long long)m[good].txnid);
+		kepler_store_say(s,
+				 "the store '%s': meta page %d of data.mdb was damaged (%s): restored from "
+				 "meta page %d (transaction %llu); at most the last commit is lost",
+				 s->path, !good, m[!good].why, good, (unsigned long long)m[good].txnid);
 }
 
 int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
@@ -303,9 +305,11 @@ bool kepler_store_mend_lock(struct kepler_store *s)
 		return false;
 	}
 	close(fd);
-	kepler_warn("the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
-		    "size restored, the store is opened again",
-		    s->path, (long long)st.st_size, (long long)s->lock_size);
+	kepler_store_say(
+		s,
+		"the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
+		"size restored, the store is opened again",
+		s->path, (long long)st.st_size, (long long)s->lock_size);
 	return true;
 }
 
@@ -368,6 +372,20 @@ void kepler_store_close(struct kepler_store *s)
 const char *kepler_store_warning(const struct kepler_store *s)
 {
 	return s->warning[0] ? s->warning : NULL;
+}
+
+void kepler_store_say(struct kepler_store *s, const char *fmt, ...)
+{
+	size_t n = strlen(s->warning);
+	va_list ap;
+
+	if (n && n < sizeof(s->warning) - 2) /* after what is not said yet */
+		n += (size_t)snprintf(s->warning + n, sizeof(s->warning) - n, "; ");
+	if (n >= sizeof(s->warning) - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->warning + n, sizeof(s->warning) - n, fmt, ap);
+	va_end(ap);
 }
 
 bool kepler_store_take_warning(struct kepler_store *s, char *buf, size_t size)

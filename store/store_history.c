@@ -409,7 +409,8 @@ int kepler_store_history_load(struct kepler_store *s, uint64_t wall_ns, struct k
  * (at most MAX_SKIPPED); *@damaged: the newest passed over, "" if none.
  */
 static int load_usable(struct kepler_store *s, uint64_t wall_ns, struct kepler_history **ret,
-		       struct kepler_history_header *hdr, char *damaged, size_t size, struct kepler_error *err)
+		       struct kepler_history_header *hdr, char *damaged, size_t size,
+		       struct kepler_error *err)
 {
 	int r = -ENOENT;
 
@@ -534,7 +535,8 @@ int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kep
 				*ret = NULL;
 			}
 			return kepler_error_set(err, -EUCLEAN,
-						"%s, and the raw snapshots do not reach that time", at->damaged);
+						"%s, and the raw snapshots do not reach that time",
+						at->damaged);
 		}
 		at->from_ring = true;
 	} else if (r == 0) {

@@ -54,12 +54,12 @@ struct kepler_store {
 	char *path;
 	struct kepler_store_options opts;
 	uint64_t map_size;
-	uint64_t last_seq; /* writer */
-	unsigned commits;  /* writer: for periodic stale-reader checks */
-	int warned_reader; /* writer: the pid last said to hold an old read transaction */
-	int inotify_fd;    /* reader: lazily created by kepler_store_wait() */
-	int writer_lock;   /* writer: writer.lock, flock()ed while the store is open */
-	off_t lock_size;   /* writer: lock.mdb's size once LMDB set it up (0: unknown) */
+	uint64_t last_seq;          /* writer */
+	unsigned commits;           /* writer: for periodic stale-reader checks */
+	int warned_reader;          /* writer: the pid last said to hold an old read transaction */
+	int inotify_fd;             /* reader: lazily created by kepler_store_wait() */
+	int writer_lock;            /* writer: writer.lock, flock()ed while the store is open */
+	off_t lock_size;            /* writer: lock.mdb's size once LMDB set it up (0: unknown) */
 	unsigned char lock_head[8]; /* writer: its first 8 bytes then (LMDB's magic and lock format) */
 	/*
 	 * writer: read transactions of its own that keep the pages of recent
@@ -71,7 +71,7 @@ struct kepler_store {
 	/* reader: where its map lies (found from /proc/self/maps; NULL until needed or after a remap) */
 	void *map_base;
 	size_t map_len;
-	char warning[4608]; /* said once by the writer's owner (kepler_store_warning()) */
+	char warning[4608];  /* said once by the writer's owner (kepler_store_warning()) */
 	char moved_to[4400]; /* where store.move-damaged kept the damaged data file */
 	/* writer: the node's meta and CPU list as last set, for a new store begun while running */
 	struct kepler_store_meta node_meta;
@@ -110,6 +110,12 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
  * The store must then be opened again (LMDB reinitializes the file).
  */
 bool kepler_store_mend_lock(struct kepler_store *s);
+/*
+ * Something the store's owner should say (library code logs nothing): kept
+ * in the store's warning, after what is not taken yet, until
+ * kepler_store_take_warning().
+ */
+void kepler_store_say(struct kepler_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The writer: lock.mdb's header is no longer what LMDB wrote at open (garbage written over it). */
 bool kepler_store_lock_overwritten(struct kepler_store *s);
 /* -EUCLEAN: "the store '…' is damaged: @what; to recover, …" */

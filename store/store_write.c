@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kepler/log.h"
 #include "store_internal.h"
 
 /*
@@ -306,7 +305,8 @@ static void say_old_reader(struct kepler_store *s)
 	if (!pid || pid == s->warned_reader)
 		return;
 	s->warned_reader = pid;
-	kepler_warn(
+	kepler_store_say(
+		s,
 		"the store '%s': process %d has held a read transaction for %llu commits: LMDB cannot "
 		"reuse the pages freed since, so data.mdb grows (up to 16 x store.map-size, %llu MiB: "
 		"then commits are refused, history kept, until it ends); end that process (kepler-c's "
@@ -374,7 +374,8 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND) { /* LMDB met a damaged page */
 		char what[160];
 
-		snprintf(what, sizeof(what), "committing a snapshot met a damaged page (%s)", mdb_strerror(rc));
+		snprintf(what, sizeof(what), "committing a snapshot met a damaged page (%s)",
+			 mdb_strerror(rc));
 		return kepler_store_damaged(s, what, err);
 	}
 	if (rc)

@@ -179,8 +179,8 @@ void kepler_polled_stop(struct kepler_polled *pm)
 	free(pm);
 }
 
-int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m, const struct kepler_meter_sample *s,
-			    struct kepler_error *err)
+int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m,
+			    const struct kepler_meter_sample *s, struct kepler_error *err)
 {
 	uint64_t delta = 0, t = s && s->mono_ns ? s->mono_ns : kepler_mono_ns();
 	int r = kepler_polled_take(p, t, &delta, err);

@@ -64,8 +64,8 @@ struct kepler_meter_sample;
  * time (now without one) accounted to its one zone, a failed take counted
  * as a read error of that zone. The IPMI and Redfish meters share it.
  */
-int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m, const struct kepler_meter_sample *s,
-			    struct kepler_error *err);
+int kepler_polled_read_zone(struct kepler_polled *p, struct kepler_meter *m,
+			    const struct kepler_meter_sample *s, struct kepler_error *err);
 
 /* Stop the thread (waiting for a poll in progress) and free @p. NULL: nothing. */
 void kepler_polled_stop(struct kepler_polled *p);

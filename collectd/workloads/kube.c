@@ -80,9 +80,10 @@ static int read_token(const struct kepler_kube *k, char *buf, size_t size, struc
 	line[len] = '\0';
 	for (size_t i = 0; i < len && r == 0; i++)
 		if (line[i] < 0x21 || line[i] > 0x7e)
-			r = kepler_error_set(err, -EBADMSG,
-					     "the token file %s holds a character a bearer token cannot (byte %zu)",
-					     k->p.token_file, i);
+			r = kepler_error_set(
+				err, -EBADMSG,
+				"the token file %s holds a character a bearer token cannot (byte %zu)",
+				k->p.token_file, i);
 	if (r == 0 && !len)
 		r = kepler_error_set(err, -ENODATA, "the token file %s is empty", k->p.token_file);
 	if (r == 0)

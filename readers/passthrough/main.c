@@ -126,7 +126,8 @@ static int write_vm(const char *top, const char *dirname, const struct kepler_sn
 		if (!r)
 			r = put_file(dir, "max_energy_range_uj", RANGE_UJ "\n");
 		/* its active share, and under attribution.idle cpu or size the idle energy given to it */
-		uint64_t uj = vm->usage->zones[z].total_uj + (vm->usage->idle ? vm->usage->idle[z].total_uj : 0);
+		uint64_t uj =
+			vm->usage->zones[z].total_uj + (vm->usage->idle ? vm->usage->idle[z].total_uj : 0);
 
 		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)uj);
 		if (!r)

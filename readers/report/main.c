@@ -29,13 +29,13 @@
 /* The ledger at one end of the window. */
 struct end {
 	struct kepler_history *h;
-	uint64_t at_ns;      /* the time its counters are of */
-	uint32_t period_s;   /* the tier record it began from (0: none) */
-	size_t snapshots;    /* raw snapshots applied after it */
-	bool missed;         /* the record was written for a boundary passed while no collector ran */
-	bool from_ring;      /* counters from the ring's oldest snapshot (kepler_store_history_at()) */
+	uint64_t at_ns;    /* the time its counters are of */
+	uint32_t period_s; /* the tier record it began from (0: none) */
+	size_t snapshots;  /* raw snapshots applied after it */
+	bool missed;       /* the record was written for a boundary passed while no collector ran */
+	bool from_ring;    /* counters from the ring's oldest snapshot (kepler_store_history_at()) */
 	char damaged[KEPLER_ERROR_MSG_MAX]; /* the damaged record the ring replaced, "" if none */
-	char resolution[32]; /* "snapshot", or the tier's period ("1h") */
+	char resolution[32];                /* "snapshot", or the tier's period ("1h") */
 };
 
 /* One row of the report: a ledger row of the window's end, less its value at the start. */
@@ -127,7 +127,8 @@ static int ledgers(struct job *j, struct kepler_error *err)
 			return r;
 		if (j->a.at_ns > j->since)
 			return kepler_error_set(err, -EUCLEAN,
-						"%s, and the raw snapshots do not reach --since", j->b.damaged);
+						"%s, and the raw snapshots do not reach --since",
+						j->b.damaged);
 	}
 	if (*j->a.damaged)
 		kepler_warn("%s: this report comes from the raw snapshots, which cover the window",
@@ -436,8 +437,9 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-	j->kind = cfg->report.report_by == KEPLER_REPORT_BY_AUTO ? KEPLER_HISTORY_NAMESPACE
-								  : (enum kepler_history_kind)cfg->report.report_by;
+	j->kind = cfg->report.report_by == KEPLER_REPORT_BY_AUTO
+			  ? KEPLER_HISTORY_NAMESPACE
+			  : (enum kepler_history_kind)cfg->report.report_by;
 	if (kepler_parse_time_flag("since", cfg->report.report_since, now, &j->since) < 0 ||
 	    kepler_parse_time_flag("until", cfg->report.report_until, now, &j->until) < 0)
 		return -EINVAL;
@@ -499,7 +501,8 @@ int main(int argc, char **argv)
 	}
 	if (!j.nrows && cfg.report.report_by == KEPLER_REPORT_BY_AUTO) {
 		/* no pods in the window (a host without Kubernetes): the processes, rather than no rows */
-		kepler_info("no namespace in the window (no pods): one row per process group (--by sets the kind)");
+		kepler_info(
+			"no namespace in the window (no pods): one row per process group (--by sets the kind)");
 		free(j.rows);
 		j.rows = NULL;
 		j.kind = KEPLER_HISTORY_PROCESS;

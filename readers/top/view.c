@@ -463,7 +463,8 @@ static void table(struct top_view *v, int rows_left, int cols)
 	}
 	kepler_workload_sort(s, items, m, v->sort);
 	if (v->sort == KEPLER_SORT_ENERGY && v->live && s->nzones)
-		sort_by_today(v, items, m, s->zones[pz].name); /* the column shown: TODAY, not the cumulative */
+		sort_by_today(v, items, m,
+			      s->zones[pz].name); /* the column shown: TODAY, not the cumulative */
 	v->nrows = m;
 	o = (size_t)snprintf(head, sizeof(head),
 			     v->tab == TOP_PROCESSES ? "%8s %-16s %-9s %-5s %6s"

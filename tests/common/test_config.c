@@ -20,13 +20,34 @@
 #define NS_PER_S 1000000000ULL
 
 static const struct kepler_program collectd = {
-	"kepler-collectd", KEPLER_PROG_COLLECTD, "", "test collector", "Test collector.", 0, 0, NULL, 1, NULL, NULL,
+	"kepler-collectd",
+	KEPLER_PROG_COLLECTD,
+	"",
+	"test collector",
+	"Test collector.",
+	0,
+	0,
+	NULL,
+	1,
+	NULL,
+	NULL,
 };
 static const struct kepler_program exporter = {
-	"kepler-exporter", KEPLER_PROG_EXPORTER, "", "test exporter", "Test exporter.", 0, 0, NULL, 1, NULL, NULL,
+	"kepler-exporter",
+	KEPLER_PROG_EXPORTER,
+	"",
+	"test exporter",
+	"Test exporter.",
+	0,
+	0,
+	NULL,
+	1,
+	NULL,
+	NULL,
 };
 static const struct kepler_program train = {
-	"kepler-train", KEPLER_PROG_TRAIN, "DATASET", "test trainer", "Test trainer.", 1, 1, NULL, 1, NULL, NULL,
+	"kepler-train", KEPLER_PROG_TRAIN, "DATASET", "test trainer", "Test trainer.", 1, 1, NULL, 1, NULL,
+	NULL,
 };
 
 /* A YAML file in a temporary directory; returns its path (static buffer). */
