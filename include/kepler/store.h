@@ -128,8 +128,10 @@ int kepler_store_open_reader(const char *path, struct kepler_store **ret, struct
 /*
  * Writer: close and open the LMDB environment again (the writer lock stays
  * held), after a commit failed: LMDB refuses every transaction after some
- * write errors (MDB_PANIC) until then. Errors as for opening; on error the
- * store stays closed inside, and the next reopen tries again.
+ * write errors (MDB_PANIC) until then. Errors as for opening (-EACCES,
+ * -ENOENT, -EPROTONOSUPPORT, -EUCLEAN for a damaged store, -ENOMEM), and
+ * -EBADF for a reader, -EUCLEAN after a write fault; on error the store
+ * stays closed inside, and the next reopen tries again.
  */
 int kepler_store_reopen(struct kepler_store *store, struct kepler_error *err);
 
@@ -160,21 +162,32 @@ int kepler_store_give(struct kepler_store *store, uid_t uid, gid_t gid, struct k
  * and in one transaction store it, its series record and meta.last_seq,
  * then prune the ring and the series by retention. On MDB_MAP_FULL, grows
  * the map up to max_map_size, else prunes the oldest snapshots, and retries.
+ * Errors: -EBADF (a reader), -EIO (closed: it could not be opened again),
+ * -EAGAIN (lock.mdb cut or overwritten, or data.mdb deleted or replaced,
+ * under it: mended or opened again, commit again), -ENOSPC (full: the disk,
+ * or an old reader holding pages), -EUCLEAN (damaged; with
+ * store.move-damaged the file is first kept aside and a new store begun,
+ * said by kepler_store_take_warning()), -EINVAL (a snapshot that cannot be
+ * encoded), -ENOMEM, another LMDB error as -errno.
  */
 int kepler_store_commit(struct kepler_store *store, struct kepler_snapshot *snap, struct kepler_error *err);
 
-/* Writer: record node and collector identity (format version is implicit). */
+/*
+ * Writer: record node and collector identity (format version is implicit);
+ * kept for a new store begun while running. -EBADF (a reader), an LMDB
+ * error as -errno (-ENOSPC when full).
+ */
 int kepler_store_set_meta(struct kepler_store *store, const struct kepler_store_meta *meta,
 			  struct kepler_error *err);
 
-/* Read meta; absent fields are zero/empty. */
+/* Read meta; absent fields are zero/empty. -EUCLEAN (damaged), an LMDB error as -errno. */
 int kepler_store_get_meta(struct kepler_store *store, struct kepler_store_meta *ret,
 			  struct kepler_error *err);
 
 /* The node's name for node_name labels: node_name, else (an older store) the host name. */
 const char *kepler_store_meta_node(const struct kepler_store_meta *meta);
 
-/* Writer: record the node's logical CPUs (meta "node.cpus"). */
+/* Writer: record the node's logical CPUs (meta "node.cpus"). -EBADF, -ENOMEM, an LMDB error as -errno. */
 int kepler_store_set_cpus(struct kepler_store *store, const struct kepler_cpuinfo *cpus,
 			  struct kepler_error *err);
 
@@ -200,7 +213,7 @@ int kepler_store_set_text(struct kepler_store *store, const char *key, const cha
 int kepler_store_get_text(struct kepler_store *store, const char *key, char **ret, size_t *ret_len,
 			  struct kepler_error *err);
 
-/* Newest and oldest retained seq; -ENOENT when the store has no snapshot. */
+/* Newest and oldest retained seq; -ENOENT when the store has no snapshot, -EUCLEAN when damaged. */
 int kepler_store_latest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
 int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq, struct kepler_error *err);
 
@@ -212,13 +225,17 @@ int kepler_store_oldest_seq(struct kepler_store *store, uint64_t *ret_seq, struc
 int kepler_store_read(struct kepler_store *store, uint64_t seq, struct kepler_snapshot **ret,
 		      struct kepler_error *err);
 
-/* The header of the newest snapshot only (fast: no workload decoding). */
+/*
+ * The header of the newest snapshot only (fast: no workload decoding).
+ * -ENOENT (no snapshot), -EPROTO / -EPROTONOSUPPORT (a bad blob), -EUCLEAN.
+ */
 int kepler_store_read_header(struct kepler_store *store, struct kepler_snapshot *ret_header,
 			     struct kepler_error *err);
 
 /*
  * The retained seqs in [from, to] (to = 0: no upper bound), oldest first,
- * in a malloc'ed array (free()). An empty range gives *ret_n = 0.
+ * in a malloc'ed array (free()). An empty range gives *ret_n = 0; an empty
+ * store -ENOENT. -EUCLEAN (damaged), -ENOMEM.
  */
 int kepler_store_list(struct kepler_store *store, uint64_t from, uint64_t to, uint64_t **ret_seqs,
 		      size_t *ret_n, struct kepler_error *err);
@@ -232,7 +249,8 @@ int kepler_store_seq_at(struct kepler_store *store, uint64_t wall_ns, uint64_t *
 
 /*
  * Series records with wall_ns in [from_ns, to_ns] (to_ns = 0: no bound),
- * oldest first, in a malloc'ed array (free()).
+ * oldest first, in a malloc'ed array (free()). -EUCLEAN (damaged),
+ * -ENOMEM, an LMDB error as -errno.
  */
 int kepler_store_series(struct kepler_store *store, uint64_t from_ns, uint64_t to_ns,
 			struct kepler_series_record **ret, size_t *ret_n, struct kepler_error *err);
@@ -247,8 +265,10 @@ int kepler_store_check_replaced(struct kepler_store *store, struct kepler_error 
 /*
  * Block until a snapshot newer than @after_seq exists or @timeout_ns passes
  * (-ETIMEDOUT). Sleeps on inotify events of the data file (with a 5 s
- * re-check), never spins. On success *ret_seq is the newest seq. -ESTALE:
- * the store was removed or replaced (reopen it); -EUCLEAN: it is damaged.
+ * re-check), never spins. On success *ret_seq is the newest seq. Errors
+ * (both functions): -ETIMEDOUT (nothing newer in time), -ESTALE (the store
+ * was removed or replaced: reopen it), -EUCLEAN (it is damaged: reopen it
+ * later, once repaired or replaced), an LMDB error as -errno.
  */
 /*
  * The same, also returning -EAGAIN as soon as @wake_fd (an eventfd or pipe
@@ -281,7 +301,11 @@ int kepler_store_stage_tier(struct kepler_store *store, uint32_t period_s, uint6
 /* Writer: the carbon intensity (mg CO2e per kWh; 0: none known) the next commit records for its snapshot. */
 void kepler_store_stage_intensity(struct kepler_store *store, uint32_t mg_kwh);
 
-/* The tiers' periods the store holds records of, finest first: up to @max in @ret; their count in *ret_n. */
+/*
+ * The tiers' periods the store holds records of, finest first: up to @max
+ * in @ret; their count in *ret_n (0 in a store without history).
+ * -EUCLEAN (damaged), an LMDB error as -errno.
+ */
 int kepler_store_tier_periods(struct kepler_store *store, uint32_t *ret, size_t max, size_t *ret_n,
 			      struct kepler_error *err);
 
@@ -322,7 +346,8 @@ int kepler_store_history_load(struct kepler_store *store, uint64_t wall_ns, stru
  * newest), each at the intensity recorded with it, as the collector added
  * them: its counters then are the collector's. Stops at the first snapshot
  * missing. *ret_n: how many; *ret_wall_ns (when not NULL): the last one's
- * time. Errors of reading or decoding.
+ * time. Errors of reading or decoding (-EPROTO, -EUCLEAN, as
+ * kepler_store_read() and kepler_store_intensity()), -ENOMEM.
  */
 int kepler_store_history_replay(struct kepler_store *store, struct kepler_history *h, uint64_t last_seq,
 				size_t *ret_n, uint64_t *ret_wall_ns, struct kepler_error *err);
