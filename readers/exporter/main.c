@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "drop.h"
+#include "metrics_options.h"
 #include "carbon.h"
 #include "exposition.h"
 #include "kepler/config.h"
@@ -323,18 +324,14 @@ int main(int argc, char **argv)
 	}
 	f.cfg = &cfg;
 	f.st = &st;
-	f.opts.levels = kepler_levels_from_list(&cfg.metrics.metrics_level);
-	f.opts.zones = &cfg.metrics.metrics_zones;
+	kepler_reader_metrics_options(&f.opts, &cfg);
 	f.opts.cpus = &f.cpus;
-	f.opts.process_top = (size_t)cfg.metrics.metrics_process_top;
-	f.opts.process_fold = cfg.metrics.metrics_process_fold;
-	f.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
 	if (kepler_exposition_new(NULL, &f.opts, &e, &err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
 	}
 	kepler_exporter_publish(&st, e);
-	if (kepler_exporter_no_new_privs(&err) < 0) {
+	if (kepler_reader_no_new_privs(&err) < 0) {
 		kepler_err("%s", err.msg);
 		goto out;
 	}
@@ -342,7 +339,7 @@ int main(int argc, char **argv)
 		kepler_err("%s", err.msg);
 		goto out;
 	}
-	r = kepler_exporter_drop_root("exporter.user", cfg.exporter.exporter_user, cfg.store_path, &err);
+	r = kepler_reader_drop_root("exporter.user", cfg.exporter.exporter_user, cfg.store_path, &err);
 	if (r < 0) {
 		kepler_err("%s", err.msg);
 		goto out;

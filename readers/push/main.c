@@ -25,6 +25,7 @@
 #include <libdeflate.h>
 
 #include "drop.h"
+#include "metrics_options.h"
 #include "kepler/buf.h"
 #include "kepler/clock.h"
 #include "kepler/config.h"
@@ -554,9 +555,9 @@ static int state_dir(const struct kepler_push_config *c)
 static int drop_root(const struct kepler_config *cfg)
 {
 	struct kepler_error err = { 0 };
-	int r = kepler_exporter_drop_root("push.user", cfg->push.push_user, cfg->store_path, &err);
+	int r = kepler_reader_drop_root("push.user", cfg->push.push_user, cfg->store_path, &err);
 
-	if (r < 0 || kepler_exporter_no_new_privs(&err) < 0) {
+	if (r < 0 || kepler_reader_no_new_privs(&err) < 0) {
 		kepler_err("%s", err.msg);
 		return -1;
 	}
@@ -591,11 +592,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (drop_root(&cfg) < 0)
 		goto out;
-	p.opts.levels = kepler_levels_from_list(&cfg.metrics.metrics_level);
-	p.opts.zones = &cfg.metrics.metrics_zones;
-	p.opts.process_top = (size_t)cfg.metrics.metrics_process_top;
-	p.opts.process_fold = cfg.metrics.metrics_process_fold;
-	p.opts.container_top = (size_t)cfg.metrics.metrics_container_top;
+	kepler_reader_metrics_options(&p.opts, &cfg);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((*cfg.push.push_remote_write_url &&
 	     dest_open(&p, PUSH_DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec) < 0) ||

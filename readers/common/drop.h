@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * readers/exporter/drop.h: an exporter started as root becomes
- * exporter.user, kepler-push push.user (see drop.c).
+ * readers/common/drop.h: a reader started as root becomes its user: the
+ * exporter exporter.user, kepler-push push.user (see drop.c).
  */
-#ifndef KEPLER_EXPORTER_DROP_H
-#define KEPLER_EXPORTER_DROP_H
+#ifndef KEPLER_READERS_DROP_H
+#define KEPLER_READERS_DROP_H
 
 #include <stdbool.h>
 
@@ -16,10 +16,10 @@
  * capability, no_new_privs. 1: switched; 0: not root, nothing to do; < 0:
  * refused (@user missing, root, or the store's owner) or failed, with the reason.
  */
-int kepler_exporter_drop_root(const char *key, const char *user, const char *store_path,
-			      struct kepler_error *err);
+int kepler_reader_drop_root(const char *key, const char *user, const char *store_path,
+			    struct kepler_error *err);
 
 /* no_new_privs for this thread and every one it starts after: call before the server's threads. */
-int kepler_exporter_no_new_privs(struct kepler_error *err);
+int kepler_reader_no_new_privs(struct kepler_error *err);
 
-#endif /* KEPLER_EXPORTER_DROP_H */
+#endif /* KEPLER_READERS_DROP_H */

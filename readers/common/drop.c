@@ -67,8 +67,8 @@ static const char *what(const char *key)
 	return strncmp(key, "push.", 5) ? "serve the network" : "talk to the network";
 }
 
-int kepler_exporter_drop_root(const char *key, const char *user, const char *store_path,
-			      struct kepler_error *err)
+int kepler_reader_drop_root(const char *key, const char *user, const char *store_path,
+			    struct kepler_error *err)
 {
 	struct passwd *pw;
 	gid_t groups[1];
@@ -104,7 +104,7 @@ int kepler_exporter_drop_root(const char *key, const char *user, const char *sto
 	return 1;
 }
 
-int kepler_exporter_no_new_privs(struct kepler_error *err)
+int kepler_reader_no_new_privs(struct kepler_error *err)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return kepler_error_set(err, -errno, "cannot set no_new_privs: %s", strerror(errno));
