@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/gpu_zones.h: the collector's side of the GPU meter (meters/gpu.h):
+ * collectd/meters/gpu_zones.h: the collector's side of the GPU meter (meters/gpu.h):
  * opens it as gpu.* says and logs what it found, logs a device's failures
  * and recoveries once each, and turns each device's per-PID weights into
  * the ledger's device zones (weights by the interval's process list; the

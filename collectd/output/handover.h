@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/handover.h: the collector's side of the store. It owns the
+ * collectd/output/handover.h: the collector's side of the store. It owns the
  * writer (kepler/store.h), writes the node's meta and CPUs at open, resumes
  * the ledger's totals from the newest snapshot of the same boot, and hands
  * each interval's snapshot over: committed, or held in the backlog

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/pid_index.h: the collector's one index of processes by (pid,
+ * collectd/util/pid_index.h: the collector's one index of processes by (pid,
  * start time), used by the informer's process table and the ledger's
  * generations of process records. Open addressing on the pid, probed
  * linearly, with at least twice as many slots as items; a slot holds the

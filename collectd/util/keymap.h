@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/attribution/keymap.h: a small hash map from byte-string keys (at most
+ * collectd/util/keymap.h: a small hash map from byte-string keys (at most
  * KEPLER_KEY_MAX bytes, copied in) to indexes into the caller's arrays.
  * Open addressing with linear probing over 16-byte slots (hash and where
  * the key lies), the keys apart in one block: four slots to a cache line,

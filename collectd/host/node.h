@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/node.h: who this node is, as the collector names it to the store
+ * collectd/host/node.h: who this node is, as the collector names it to the store
  * (the store's meta) and to a BMC (Redfish's system of this node).
  */
 #ifndef KEPLER_COLLECTD_NODE_H

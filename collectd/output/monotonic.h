@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/attribution/monotonic.h: the invariant that no cumulative counter
+ * collectd/output/monotonic.h: the invariant that no cumulative counter
  * of a same identity ever goes down, checked on the snapshots the ledger
  * builds (the collector does it in debug builds, and aborts when it breaks).
  *

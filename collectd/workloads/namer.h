@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/namer.h: the collector's glue to Kubernetes names (kube.*). It
+ * collectd/workloads/namer.h: the collector's glue to Kubernetes names (kube.*). It
  * opens the kube module (workloads/kube.h: the kubelet or its log links,
  * polled on a thread of its own) and gives the ledger its namer over it.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/attribution/backlog.h: the intervals the store could not take
+ * collectd/output/backlog.h: the intervals the store could not take
  * (a full disk, an I/O error), held until it can.
  *
  * The collector goes on measuring while the store refuses commits. Each

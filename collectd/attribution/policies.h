@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/policies.h: the collector's glue to the attribution policies
+ * collectd/attribution/policies.h: the collector's glue to the attribution policies
  * (docs/attribution.md). attribution.active-split baseline: each meter
  * zone's idle baseline per interval, configured (attribution.idle-watts)
  * or learnt (baseline.h) from the store's series and each interval since.

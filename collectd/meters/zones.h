@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/zones.h: the one place a snapshot's energy zones are put
+ * collectd/meters/zones.h: the one place a snapshot's energy zones are put
  * together. It owns the CPU meter (meters/meter.h: RAPL, hwmon, a model,
  * fake, Redfish), the GPUs (gpu_zones.h) and the rule of `platform-other`,
  * and hands the ledger its zones in a snapshot's order: the meter's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/history_writer.h: the collector's history (docs/history.md).
+ * collectd/output/history_writer.h: the collector's history (docs/history.md).
  * One ledger (kepler/history.h) of every identity's cumulative energy, CPU
  * time and CO2e, restored at start from the store's newest tier record and
  * the snapshots after it; at each store.tiers boundary its state as of the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * collectd/json_budget.h: what json-c's tree of an untrusted document would
+ * collectd/util/json_budget.h: what json-c's tree of an untrusted document would
  * take, estimated before it is built, so that a peer (a kubelet, a BMC)
  * cannot make the collector allocate without bound whatever its answer's
  * shape. json-c spends about 800 bytes on an object (its hash table starts
