@@ -160,3 +160,14 @@ with_fake_stat() {
 	shift
 	exec unshare -m --propagation private sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$f" "$@"
 }
+
+# never_waited LOG LIMIT_MS: from a collector's debug log (--log.level debug), its own time to build
+# each snapshot ("snapshot N: ..., X ms;"), which a loop waiting on a slow meter or peer would
+# stretch to that peer's timeout, and a loaded machine only by its scheduling: prints
+# "N snapshots, the longest X ms", fails when none were logged or one took LIMIT_MS or more.
+# (Not the interval between snapshots: on a busy machine that is the scheduler's, not ours.)
+never_waited() {
+	sed -n 's/.*debug: snapshot [0-9]*: .*, \([0-9.]*\) ms;.*/\1/p' "$1" |
+		awk -v lim="$2" '{ n++; if ($1 > w) w = $1 } END { printf "%d snapshots, the longest built in %.1f ms", n, w; exit !(n > 0 && w < lim) }'
+}
+

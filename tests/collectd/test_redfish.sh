@@ -116,7 +116,7 @@ PY
 grep -o 'redfish read at [0-9]* ns: [0-9]* uJ in all (the last reading [0-9]* mW at [0-9]* ns)' "$tmp/collectd.log" |
 	awk '{print $4, $6, $13, $16}' >"$tmp/reads"
 "$stdout" --store.path "$store" --format json --all >"$tmp/all.jsonl"
-python3 "$fakes/polled_replay.py" "$tmp/readings" "$tmp/reads" "$tmp/all.jsonl" 3000000000 750000000 >"$tmp/energy.out" 2>&1
+python3 "$fakes/polled_replay.py" "$tmp/readings" "$tmp/reads" "$tmp/all.jsonl" 3000000000 0 >"$tmp/energy.out" 2>&1
 [ $? = 0 ] && ok "$(cat "$tmp/energy.out")" || fail "$(head -6 "$tmp/energy.out")"
 
 logins=$(grep -c '^login' "$tmp/bmc.log")
@@ -126,8 +126,10 @@ for what in "HTTP 401 (the session expired: logging in again)" "HTTP 500" "not a
 	"that span counts no energy"; do
 	grep -q "energy read: redfish bmc-1: .*$what" "$tmp/collectd.log" || fail "not logged: $what"
 done
-grep -q "slow iteration" "$tmp/collectd.log" && fail "an interval slipped: $(grep 'slow iteration' "$tmp/collectd.log" | head -1)"
-ok "each fault logged (401, 500, garbage, a hang, the gap); no slow iteration"
+# the loop never waited on the BMC: no snapshot took the BMC's 3 s timeout to build (its own
+# timing; the intervals between snapshots are the scheduler's on a busy machine)
+built=$(never_waited "$tmp/collectd.log" 3000) || fail "the loop waited on the BMC: $built"
+ok "each fault logged (401, 500, garbage, a hang, the gap); the loop never waited on it ($built)"
 
 # the exporter: Kepler's kepler_platform_watts, source redfish
 ep=$(free_port)
