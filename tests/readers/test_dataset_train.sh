@@ -116,19 +116,26 @@ while True:
 PY
 pids+=($!)
 fi
-workload() { # idle, one busy worker, two, idle again (so that the held-out tail varies)
+# phase STORE: 6 more snapshots (3 s at 500 ms), counted, not timed: a loaded machine takes longer
+phase() {
+	local s
+	s=$(store_seq "$1")
+	wait_seq "$1" $((${s:-0} + 6)) || fail "no 6 more snapshots in $1"
+}
+workload() { # STORE: idle, one busy worker, two, idle again (so that the held-out tail varies)
 	use 0.1
-	sleep 3
+	wait_seq "$1" 1 || fail "no first snapshot in $1"
+	phase "$1"
 	bash -c 'while :; do :; done' & local a=$!
 	use 0.5
-	sleep 3
+	phase "$1"
 	bash -c 'while :; do :; done' & local b=$!
 	use 0.95
-	sleep 3
+	phase "$1"
 	kill $a $b
 	wait $a $b 2>/dev/null
 	use 0.1
-	sleep 3
+	phase "$1"
 }
 run_collector() { # STORE ARGS...
 	local store=$1
@@ -136,11 +143,10 @@ run_collector() { # STORE ARGS...
 	"${run[@]}" "$collectd" --store.path "$store" --monitor.interval 500ms --store.group "" --log.level warn \
 		--host.sysfs "$tmp/sysfs" "$@" >>"$tmp/collectd.log" 2>&1 &
 	local c=$!
-	workload
+	workload "$store"
 	kill -TERM $c
 	wait $c
 }
-sleep 0.5
 run_collector "$tmp/rapl" --meter.source rapl
 "$dataset" --store.path "$tmp/rapl" --output "$tmp/rapl.csv" 2>"$tmp/e" || fail "dataset: $(cat "$tmp/e")"
 rows=$(($(wc -l <"$tmp/rapl.csv") - 1))
