@@ -286,67 +286,22 @@ static struct kepler_store *store_new(const char *path)
 	return s;
 }
 
-bool kepler_store_mend_lock(struct kepler_store *s)
+/*
+ * The environments given up after a write fault (kepler_store_begin_anew(),
+ * kepler_store_close()): closing one may fault again, and its transaction,
+ * left as the fault cut it, may hold LMDB's write lock and memory. Kept
+ * here, never used again (a handful at most), so that the memory stays
+ * reachable rather than lost.
+ */
+static MDB_env *abandoned[8];
+
+static void give_up(MDB_env *env)
 {
-	char path[4200];
-	struct stat st;
-	int fd;
+	size_t i = 0;
 
-	if (!s->writer || !s->env || !s->lock_size)
-		return false;
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	if (stat(path, &st) < 0 || st.st_size >= s->lock_size)
-		return false;
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return false;
-	if (ftruncate(fd, s->lock_size) < 0) {
-		close(fd);
-		return false;
-	}
-	close(fd);
-	kepler_store_say(
-		s,
-		"the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
-		"size restored, the store is opened again",
-		s->path, (long long)st.st_size, (long long)s->lock_size);
-	return true;
-}
-
-/* lock.mdb's first 8 bytes into @head (LMDB's magic and lock format); false if unread. */
-static bool lock_head(const struct kepler_store *s, unsigned char head[8])
-{
-	char path[4200];
-	int fd;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return false;
-	ok = pread(fd, head, 8, 0) == 8;
-	close(fd);
-	return ok;
-}
-
-bool kepler_store_lock_overwritten(struct kepler_store *s)
-{
-	unsigned char now[8];
-
-	return s->writer && s->env && s->lock_size && lock_head(s, now) &&
-	       memcmp(now, s->lock_head, sizeof(now));
-}
-
-/* lock.mdb's size and header once LMDB set it up (kepler_store_mend_lock, _lock_overwritten). */
-static void note_lock_size(struct kepler_store *s)
-{
-	char path[4200];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	s->lock_size = stat(path, &st) == 0 ? st.st_size : 0;
-	if (s->lock_size && !lock_head(s, s->lock_head))
-		s->lock_size = 0;
+	while (i < sizeof(abandoned) / sizeof(abandoned[0]) - 1 && abandoned[i])
+		i++;
+	abandoned[i] = env;
 }
 
 void kepler_store_close(struct kepler_store *s)
@@ -357,7 +312,9 @@ void kepler_store_close(struct kepler_store *s)
 	for (int i = 0; i < 2; i++)
 		if (s->pin[i])
 			mdb_txn_abort(s->pin[i]);
-	if (s->env)
+	if (s->env && s->write_faulted)
+		give_up(s->env); /* its transaction is left as the fault cut it */
+	else if (s->env)
 		mdb_env_close(s->env);
 	if (s->inotify_fd >= 0)
 		close(s->inotify_fd);
@@ -483,7 +440,7 @@ static int writer_env_open(struct kepler_store *s, struct kepler_error *err)
 	rc = mdb_env_open(s->env, s->path, MDB_NOTLS | sync_flags(s->opts.sync), 0640);
 	if (rc)
 		return open_error(s, rc, err);
-	note_lock_size(s);
+	kepler_store_note_lock(s);
 	return kepler_store_check_size(s, err);
 }
 
@@ -568,13 +525,6 @@ fail:
 	return r;
 }
 
-/*
- * The environments given up by kepler_store_begin_anew() after a write
- * fault: closing one may fault again, and its transaction may hold LMDB's
- * write lock. Kept here, never used again (a handful at most).
- */
-static MDB_env *abandoned[8];
-
 int kepler_store_begin_anew(struct kepler_store *s, const char *why, struct kepler_error *err)
 {
 	char msg[sizeof(err->msg)];
@@ -590,11 +540,7 @@ int kepler_store_begin_anew(struct kepler_store *s, const char *why, struct kepl
 	}
 	s->pin_age = 0;
 	if (s->env && s->write_faulted) {
-		size_t i = 0;
-
-		while (i < sizeof(abandoned) / sizeof(abandoned[0]) - 1 && abandoned[i])
-			i++;
-		abandoned[i] = s->env;
+		give_up(s->env);
 	} else if (s->env) {
 		kepler_store_mend_lock(s);
 		mdb_env_close(s->env);
@@ -634,6 +580,8 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 
 	if (!s->writer)
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
+	if (s->write_faulted && s->opts.move_damaged)
+		return kepler_store_begin_anew(s, "a write met a damaged page", err);
 	if (s->write_faulted) /* its write lock is held by the transaction the fault cut short */
 		return kepler_error_set(err, -EUCLEAN, "the store '%s' is damaged: it cannot be opened again",
 					s->path);
@@ -655,6 +603,8 @@ int kepler_store_reopen(struct kepler_store *s, struct kepler_error *err)
 		mdb_env_close(s->env);
 		s->env = NULL;
 	}
+	if (r == -EUCLEAN && s->opts.move_damaged) /* damage met opening it again: a new store */
+		r = kepler_store_begin_anew(s, err ? err->msg : "damaged", err);
 	return r;
 }
 

@@ -2,7 +2,9 @@
 /*
  * The writer's files in the store directory and who owns them: modes and
  * group, the one-writer lock (writer.lock), LMDB's lock file made anew, a
- * damaged data file moved aside, and the files given to collector.user.
+ * damaged data file moved aside, the files given to collector.user, and
+ * LMDB's lock file under the writer: mended when cut, noticed when
+ * overwritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -256,4 +258,69 @@ int kepler_store_give(struct kepler_store *s, uid_t uid, gid_t gid, struct keple
 		return kepler_error_set(err, -errno, "cannot give the store directory '%s' to gid %u: %s",
 					s->path, (unsigned)gid, strerror(errno));
 	return kepler_store_chown_files(s, uid, gid, false, err);
+}
+
+/* ---- the lock file under the writer: mended when cut, noticed when overwritten ---- */
+
+bool kepler_store_mend_lock(struct kepler_store *s)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	if (!s->writer || !s->env || !s->lock_size)
+		return false;
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	if (stat(path, &st) < 0 || st.st_size >= s->lock_size)
+		return false;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (ftruncate(fd, s->lock_size) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	kepler_store_say(
+		s,
+		"the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
+		"size restored, the store is opened again",
+		s->path, (long long)st.st_size, (long long)s->lock_size);
+	return true;
+}
+
+/* lock.mdb's first 8 bytes into @head (LMDB's magic and lock format); false if unread. */
+static bool lock_head(const struct kepler_store *s, unsigned char head[8])
+{
+	char path[4200];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	ok = pread(fd, head, 8, 0) == 8;
+	close(fd);
+	return ok;
+}
+
+bool kepler_store_lock_overwritten(struct kepler_store *s)
+{
+	unsigned char now[8];
+
+	return s->writer && s->env && s->lock_size && lock_head(s, now) &&
+	       memcmp(now, s->lock_head, sizeof(now));
+}
+
+/* lock.mdb's size and header once LMDB set it up (kepler_store_mend_lock, _lock_overwritten). */
+void kepler_store_note_lock(struct kepler_store *s)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
+	s->lock_size = stat(path, &st) == 0 ? st.st_size : 0;
+	if (s->lock_size && !lock_head(s, s->lock_head))
+		s->lock_size = 0;
 }

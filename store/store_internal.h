@@ -110,6 +110,8 @@ int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
  * The store must then be opened again (LMDB reinitializes the file).
  */
 bool kepler_store_mend_lock(struct kepler_store *s);
+/* The writer, once LMDB set lock.mdb up: its size and header, for the two checks around. */
+void kepler_store_note_lock(struct kepler_store *s);
 /*
  * Something the store's owner should say (library code logs nothing): kept
  * in the store's warning, after what is not taken yet, until
@@ -256,6 +258,8 @@ void kepler_store_history_free(struct kepler_store *s);
  * 0, or -EUCLEAN naming the damaged tree.
  */
 int kepler_store_verify(struct kepler_store *s, struct kepler_error *err);
+/* The free-page list alone, as kepler_store_verify() checks it: before every commit. */
+int kepler_store_verify_free(struct kepler_store *s, struct kepler_error *err);
 
 /* Big-endian u64 keys sort numerically in LMDB's default byte order. */
 void kepler_store_put_key(uint64_t seq, unsigned char key[8]);

@@ -422,7 +422,7 @@ int kepler_store_commit(struct kepler_store *s, struct kepler_snapshot *snap, st
 	int r = commit_once(s, snap, err);
 
 	if (r == -EUCLEAN && s->writer && s->opts.move_damaged &&
-	    (r = kepler_store_begin_anew(s, err->msg, err)) == 0)
+	    (r = kepler_store_begin_anew(s, err ? err->msg : "damaged", err)) == 0)
 		r = commit_once(s, snap, err);
 	return r;
 }
@@ -458,6 +458,8 @@ static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, str
 	r = still_in_place(s, err);
 	if (r == 0)
 		r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
+	if (r == 0) /* damage written over the live file would reach the heap through the commit */
+		r = kepler_store_verify_free(s, err);
 	if (r < 0)
 		return r;
 	snap->seq = s->last_seq + 1;

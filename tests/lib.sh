@@ -171,3 +171,9 @@ never_waited() {
 		awk -v lim="$2" '{ n++; if ($1 > w) w = $1 } END { printf "%d snapshots, the longest built in %.1f ms", n, w; exit !(n > 0 && w < lim) }'
 }
 
+# own_pids CMD... &: CMD in its own PID namespace with its own /proc (unshare --mount-proc), so that
+# a collector there sees only its own processes, never the host's (another job's 10,000): the
+# fixture of tests that push or export a store. Run it in the background only: $! is unshare's,
+# and stopping it stops CMD (--kill-child=TERM).
+own_pids() { exec unshare --pid --fork --mount-proc --kill-child=TERM "$@"; }
+

@@ -15,8 +15,9 @@ push=$build/readers/push/kepler-push
 stdout=$build/readers/stdout/kepler-stdout
 store=$tmp/store
 
-# started as root, kepler-push becomes push.user (nobody) with the store's group: a store of group nogroup
-"$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group nogroup \
+# started as root, kepler-push becomes push.user (nobody) with the store's group: a store of group
+# nogroup. The collector sees only its own PID namespace: what is pushed is the test's, not the host's
+own_pids "$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group nogroup \
 	--store.retention.snapshots 40 --log.level warn >"$tmp/c.log" 2>&1 &
 pids+=($!)
 wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
