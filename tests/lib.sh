@@ -13,7 +13,8 @@ pids=()
 at_exit=()
 kepler_test_cleanup() {
 	local p h
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	# a process's own children first (own_pids' unshare waits for its child and ignores SIGTERM)
+	for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for h in "${at_exit[@]}"; do eval "$h"; done
 	if [ -n "${KEPLER_TEST_KEEP:-}" ] && [ "$fails" -gt 0 ]; then
@@ -174,6 +175,6 @@ never_waited() {
 # own_pids CMD... &: CMD in its own PID namespace with its own /proc (unshare --mount-proc), so that
 # a collector there sees only its own processes, never the host's (another job's 10,000): the
 # fixture of tests that push or export a store. Run it in the background only: $! is unshare's,
-# and stopping it stops CMD (--kill-child=TERM).
+# which ignores SIGTERM while CMD runs; stop CMD, its child (pkill -P $!), as the cleanup does.
 own_pids() { exec unshare --pid --fork --mount-proc --kill-child=TERM "$@"; }
 
