@@ -269,7 +269,8 @@ static int walk(const struct kepler_store *s, MDB_txn *txn, MDB_dbi dbi, const c
 	return rc == MDB_NOTFOUND ? 0 : damaged(s, what, mdb_strerror(rc), err);
 }
 
-STORE_OP static int verify_in(struct kepler_store *s, struct kepler_error *err)
+/* Through LMDB, under the guard: the free-page list, then (unless @free_only) every other database. */
+STORE_OP static int verify_in(struct kepler_store *s, bool free_only, struct kepler_error *err)
 {
 	static const char *const names[] = { "snapshots", "series", "meta", "history" };
 	MDB_envinfo info;
@@ -283,9 +284,9 @@ STORE_OP static int verify_in(struct kepler_store *s, struct kepler_error *err)
 	store_guard_track(txn);
 	mdb_env_info(s->env, &info);
 	r = walk(s, txn, FREE_DBI, "the free-page list", info.me_last_pgno, err);
-	if (r == 0)
+	if (r == 0 && !free_only)
 		r = walk(s, txn, MAIN_DBI, "the main database", info.me_last_pgno, err);
-	for (size_t i = 0; r == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; r == 0 && !free_only && i < sizeof(names) / sizeof(names[0]); i++) {
 		rc = mdb_dbi_open(txn, names[i], 0, &dbi);
 		if (rc == MDB_NOTFOUND)
 			continue; /* a new store, or one from before history */
@@ -301,29 +302,12 @@ int kepler_store_verify(struct kepler_store *s, struct kepler_error *err)
 {
 	int r = check_pages(s, false, err);
 
-	return r < 0 ? r : STORE_GUARDED(s, err, verify_in(s, err));
-}
-
-STORE_OP static int verify_free_in(struct kepler_store *s, struct kepler_error *err)
-{
-	MDB_envinfo info;
-	MDB_txn *txn;
-	int rc, r;
-
-	rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
-	if (rc)
-		return damaged(s, "beginning a read", mdb_strerror(rc), err);
-	store_guard_track(txn);
-	mdb_env_info(s->env, &info);
-	r = walk(s, txn, FREE_DBI, "the free-page list", info.me_last_pgno, err);
-	store_guard_track(NULL);
-	mdb_txn_abort(txn);
-	return r;
+	return r < 0 ? r : STORE_GUARDED(s, err, verify_in(s, false, err));
 }
 
 int kepler_store_verify_free(struct kepler_store *s, struct kepler_error *err)
 {
 	int r = check_pages(s, true, err);
 
-	return r < 0 ? r : STORE_GUARDED(s, err, verify_free_in(s, err));
+	return r < 0 ? r : STORE_GUARDED(s, err, verify_in(s, true, err));
 }
