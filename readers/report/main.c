@@ -44,6 +44,7 @@ struct row {
 	uint64_t cpu_time_ns;
 	uint64_t energy_uj[KEPLER_MAX_ZONES];
 	uint64_t co2e_mg[KEPLER_MAX_ZONES];
+	uint64_t co2e_rem[KEPLER_MAX_ZONES]; /* µJ × mg/kWh short of another whole mg (apportion()) */
 };
 
 struct job {
@@ -176,6 +177,7 @@ static bool row_of(struct job *j, const struct kepler_history_row *r, struct row
 			e0 = 0, start = 0;
 		out->energy_uj[z] = r->energy_uj[z] - e0;
 		out->co2e_mg[z] = (uint64_t)((end - start) / k);
+		out->co2e_rem[z] = (uint64_t)((end - start) % k);
 		if (end != start)
 			j->co2e_known = true;
 	}
@@ -201,6 +203,49 @@ static int by_energy(const void *pa, const void *pb)
 	return strcmp(a->r->name, b->r->name) ? strcmp(a->r->name, b->r->name) : strcmp(a->r->id, b->r->id);
 }
 
+static const struct row *rem_rows;
+static size_t rem_zone;
+
+static int by_remainder(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	uint64_t ra = rem_rows[a].co2e_rem[rem_zone], rb = rem_rows[b].co2e_rem[rem_zone];
+
+	if (ra != rb)
+		return ra > rb ? -1 : 1;
+	return a < b ? -1 : a > b; /* ties: the order shown */
+}
+
+/*
+ * The rows' whole mg of CO2e add up to the whole mg of their exact sum:
+ * each row's CO2e is floored, and the mg those floors leave out (fewer than
+ * the rows) go one each to the rows with the largest remainders (largest
+ * remainder apportionment; docs/history.md). Energy is exact already.
+ */
+static int apportion(struct job *j)
+{
+	size_t *idx = calloc(j->nrows ? j->nrows : 1, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t z = 0; z < j->nzones; z++) {
+		unsigned __int128 sum = 0;
+		size_t extra;
+
+		for (size_t i = 0; i < j->nrows; i++) {
+			sum += j->rows[i].co2e_rem[z];
+			idx[i] = i;
+		}
+		extra = (size_t)(sum / KEPLER_UJ_PER_KWH);
+		rem_rows = j->rows, rem_zone = z;
+		qsort(idx, j->nrows, sizeof(*idx), by_remainder);
+		for (size_t i = 0; i < extra && i < j->nrows; i++)
+			j->rows[idx[i]].co2e_mg[z]++;
+	}
+	free(idx);
+	return 0;
+}
+
 static int collect_rows(struct job *j)
 {
 	size_t n = kepler_history_count(j->b.h);
@@ -217,7 +262,7 @@ static int collect_rows(struct job *j)
 	}
 	sort_job = j;
 	qsort(j->rows, j->nrows, sizeof(*j->rows), by_energy);
-	return 0;
+	return apportion(j);
 }
 
 /* ---- output ---- */

@@ -98,7 +98,7 @@ def mg_kwh(wall):
     return max([v for t, v in pts if t <= wall] or [0])
 win = [s for s in snaps if b1 < s['wall_ns'] <= b2]
 assert snaps[0]['wall_ns'] <= b1, 'the ring no longer reaches back to the window'
-want_uj, want_x, want_proc = {}, {}, {}
+want_uj, want_x, want_proc, want_proc_x = {}, {}, {}, {}
 for s in win:
     for z in s['node']['zones']:
         want_uj[z['name']] = want_uj.get(z['name'], 0) + z['delta_uj']
@@ -106,16 +106,20 @@ for s in win:
     for p in s['processes']:
         for z in p['zones']:
             want_proc[z['name']] = want_proc.get(z['name'], 0) + z['delta_uj']
+            want_proc_x[z['name']] = want_proc_x.get(z['name'], 0) + z['delta_uj'] * mg_kwh(s['wall_ns'])
 got = {z['name']: z for z in node['rows'][0]['zones']}
-got_proc = {}
+got_proc, got_proc_mg = {}, {}
 for r in proc['rows']:
     for z in r['zones']:
         got_proc[z['name']] = got_proc.get(z['name'], 0) + z['energy_uj']
+        got_proc_mg[z['name']] = got_proc_mg.get(z['name'], 0) + z.get('co2e_mg', 0)
 ok = True
 for name, uj in want_uj.items():
     co2 = want_x[name] // 3600000000000
-    print(f"{name}: report {got[name]['energy_uj']} uJ, {got[name]['co2e_mg']} mg; snapshots {uj} uJ, {co2} mg; processes {got_proc.get(name)} vs {want_proc.get(name)} uJ")
+    pmg = want_proc_x.get(name, 0) // 3600000000000
+    print(f"{name}: report {got[name]['energy_uj']} uJ, {got[name]['co2e_mg']} mg; snapshots {uj} uJ, {co2} mg; processes {got_proc.get(name)} vs {want_proc.get(name)} uJ, their rows' CO2e {got_proc_mg.get(name)} mg vs their exact sum's {pmg} mg")
     ok &= got[name]['energy_uj'] == uj and got[name]['co2e_mg'] == co2 and got_proc.get(name) == want_proc.get(name)
+    ok &= got_proc_mg.get(name) == pmg  # the rows add up: largest remainder
 changes = sorted({mg_kwh(s['wall_ns']) for s in win})
 print(f"{len(win)} snapshots in the window, intensities {changes} mg/kWh, resolution {node['resolution']}")
 ok &= len(changes) == 2 and node['resolution'] == '2s'

@@ -314,7 +314,7 @@ under_running() { # $1: which cut (0 4096 8192 half short1page short1byte)
 			--store.group "" --store.move-damaged >"$tmp/u-c2.log" 2>&1 &
 		uc=$!
 		pids+=($uc)
-		for _ in $(seq 600); do grep -q "the store reads again" "$tmp/u-s.log" && break; kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 1800); do grep -q "the store reads again" "$tmp/u-s.log" && break; kill -0 "$us" 2>/dev/null || break; sleep 0.1; done
 		grep -q "the store reads again: following it from snapshot 1$" "$tmp/u-s.log" &&
 			ok "kepler-stdout --follow waited on the damaged store, then followed the new one the next collector began" ||
 			fail "following the replaced store: $(tail -c 300 "$tmp/u-s.log")"
