@@ -76,6 +76,12 @@ eventually 60 grep -q "history: 2 tier(s), the ledger at snapshot [1-9]" "$tmp/c
 grep -q "carbon.intensity-file $tmp/carbon.csv: [0-9]* intensities read; in force now: 300.000 g CO2e/kWh" "$tmp/c.log" &&
 	ok "the collector says the intensity in force: $(grep -o 'in force now: [^ ]* g CO2e/kWh' "$tmp/c.log" | head -1)" ||
 	fail "the collector does not say the intensity: $(grep -i carbon "$tmp/c.log" | head -2)"
+# b2 after the restarted collector's first snapshot: a boundary passed while it was down (a loaded
+# machine restarts it slowly) would be recorded from the first snapshot after it, marked missed, and
+# differ from the raw snapshots by design
+wait_seq "$store" $(($(store_seq "$store") + 1)) || fail "the restarted collector stores nothing"
+up=$((($(newest_s) + 3) / 2 * 2))
+[ "$up" -gt "$b2" ] && b2=$up
 eventually 120 after $((b2 + 1)) || fail "the store's clock did not pass $((b2 + 1))"
 "$stdout" --store.path "$store" --format json --all --level node,process >"$tmp/all.jsonl" 2>/dev/null
 for by in node process namespace; do
