@@ -175,10 +175,13 @@ n=$(grep -c '^kepler_node_zone_source_info{.*source="passthrough"' "$tmp/ge.txt"
 kill -0 "$guest" 2>/dev/null || fail "the guest collector died: $(tail -3 "$tmp/guest.log")"
 
 # under attribution.idle cpu the tree carries the VM's active share and the idle energy given to it
+# (the baseline split with a set idle power: idle energy whatever the machine's load; with the
+# usage-ratio split a saturated machine has next to none)
 kill "$host"
 wait "$host" 2>/dev/null
 "$collectd" --host.sysfs "$tmp/sys" --informer procfs --store.path "$tmp/host" --store.group "" \
-	--monitor.interval 500ms --attribution.idle cpu >>"$tmp/host.log" 2>&1 &
+	--monitor.interval 500ms --attribution.idle cpu --attribution.active-split baseline \
+	--attribution.idle-watts package=5,dram=1 >>"$tmp/host.log" 2>&1 &
 host=$!
 pids+=($host)
 h0=$(seq_of "$tmp/host")
