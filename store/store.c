@@ -394,7 +394,7 @@ STORE_OP static int writer_init(struct kepler_store *s, struct kepler_error *err
 		goto abort;
 	}
 	store_guard_track(NULL);
-	rc = mdb_txn_commit(txn);
+	rc = kepler_store_write_commit(s, txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "committing meta", err);
 	mdb_reader_check(s->env, &dead);

@@ -14,6 +14,8 @@
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "kepler/store.h"
 
@@ -77,7 +79,25 @@ struct kepler_store {
 	struct kepler_store_meta node_meta;
 	bool have_node_meta;
 	char *node_cpus;
+	/*
+	 * writer: data.mdb's change and modify times and size after its own
+	 * last commit; others differing before a commit mean something else
+	 * wrote the file (kepler_store_verify_for_write)
+	 */
+	struct timespec written_mtime, written_ctime;
+	off_t written_size;
+	bool written_known;
 };
+
+/* Commit a write transaction of the writer's and note the data file as it left it. */
+int kepler_store_write_commit(struct kepler_store *s, MDB_txn *txn);
+
+/*
+ * Before a write: the whole store walked if anything but this writer
+ * changed data.mdb since its last commit (its modify or change time or
+ * size differ), else the free-page list only. -EUCLEAN with the damage.
+ */
+int kepler_store_verify_for_write(struct kepler_store *s, struct kepler_error *err);
 
 /* Translate an LMDB return code into -errno with a message naming @what. */
 int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err);

@@ -253,7 +253,7 @@ static int prune_half(struct kepler_store *s)
 	snprintf(s->warning, sizeof(s->warning),
 		 "store map full at %llu MiB (store.map-size): pruned to the newest %llu snapshots",
 		 (unsigned long long)(s->map_size >> 20), (unsigned long long)(st.ms_entries / 2));
-	return mdb_txn_commit(txn);
+	return kepler_store_write_commit(s, txn);
 }
 
 /* The oldest read transaction another process holds (mdb_reader_list's lines: pid, thread, txnid). */
@@ -357,7 +357,7 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
 		if (rc)
 			mdb_txn_abort(txn);
 		else
-			rc = mdb_txn_commit(txn);
+			rc = kepler_store_write_commit(s, txn);
 		if (rc != MDB_MAP_FULL)
 			break;
 		rc = make_room(s);
@@ -459,7 +459,7 @@ static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, str
 	if (r == 0)
 		r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
 	if (r == 0) /* damage written over the live file would reach the heap through the commit */
-		r = kepler_store_verify_free(s, err);
+		r = kepler_store_verify_for_write(s, err);
 	if (r < 0)
 		return r;
 	snap->seq = s->last_seq + 1;
@@ -490,6 +490,9 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 	if (m != &s->node_meta) /* kept for a new store begun while running (kepler_store_begin_anew) */
 		s->node_meta = *m;
 	s->have_node_meta = true;
+	rc = kepler_store_verify_for_write(s, err); /* damage met by a write reaches the heap */
+	if (rc < 0)
+		return rc;
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "writing meta", err);
@@ -512,7 +515,7 @@ int kepler_store_set_meta(struct kepler_store *s, const struct kepler_store_meta
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing meta", err);
 	}
-	rc = mdb_txn_commit(txn);
+	rc = kepler_store_write_commit(s, txn);
 	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
 }
 
@@ -525,6 +528,9 @@ int kepler_store_set_text(struct kepler_store *s, const char *key, const char *t
 		return kepler_error_set(err, -EBADF, "the store is open read-only");
 	if (strncmp(key, "collector.", strlen("collector.")) != 0)
 		return kepler_error_set(err, -EINVAL, "'%s' is not a collector's meta key", key);
+	rc = kepler_store_verify_for_write(s, err); /* damage met by a write reaches the heap */
+	if (rc < 0)
+		return rc;
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "writing meta", err);
@@ -533,7 +539,7 @@ int kepler_store_set_text(struct kepler_store *s, const char *key, const char *t
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing meta", err);
 	}
-	rc = mdb_txn_commit(txn);
+	rc = kepler_store_write_commit(s, txn);
 	return rc ? kepler_store_lmdb_error(rc, "committing meta", err) : 0;
 }
 
@@ -558,6 +564,9 @@ int kepler_store_put_cpus_text(struct kepler_store *s, struct kepler_error *err)
 
 	if (!s->node_cpus)
 		return 0;
+	rc = kepler_store_verify_for_write(s, err);
+	if (rc < 0)
+		return rc;
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)
 		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
@@ -566,6 +575,6 @@ int kepler_store_put_cpus_text(struct kepler_store *s, struct kepler_error *err)
 		mdb_txn_abort(txn);
 		return kepler_store_lmdb_error(rc, "writing the CPU list", err);
 	}
-	rc = mdb_txn_commit(txn);
+	rc = kepler_store_write_commit(s, txn);
 	return rc ? kepler_store_lmdb_error(rc, "committing the CPU list", err) : 0;
 }

@@ -197,29 +197,29 @@ PY
 		wait "$rc"
 		st=$?
 		c_said="stopped ($st)"
-		[ "$st" -lt 128 ] || fail "every ${1}th page under running binaries${2:+ ($2)}: the collector ended with status $st: $(grep -v ' info: ' "$tmp/r-c.log" | head -c 300)"
-		[ "$st" -eq 0 ] || grep -q "damaged" "$tmp/r-c.log" || fail "every ${1}th page under running: the collector exited $st without saying why: $(tail -c 300 "$tmp/r-c.log")"
+		[ "$st" -lt 128 ] || fail "every page numbered a multiple of ${1} under running binaries${2:+ ($2)}: the collector ended with status $st: $(grep -v ' info: ' "$tmp/r-c.log" | head -c 300)"
+		[ "$st" -eq 0 ] || grep -q "damaged" "$tmp/r-c.log" || fail "every page numbered a multiple of ${1} under running: the collector exited $st without saying why: $(tail -c 300 "$tmp/r-c.log")"
 	fi
 	if [ -n "$2" ] && ls "$tmp/r"/data.mdb.damaged-* >/dev/null 2>&1; then
 		c_said="$c_said, kept the file aside"
 		# and went on into a new store: it commits, the exporter and kepler-stdout --follow follow it
 		kill -0 "$rc" 2>/dev/null && grep -q "kept as '$tmp/r/data.mdb.damaged-.*'; a new store begins" "$tmp/r-c.log" &&
 			wait_seq "$tmp/r" 5 && c_said="$c_said and began a new store, which has $(store_seq "$tmp/r") snapshots" ||
-			fail "every ${1}th page under running ($2): the file kept aside, but no new store: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
+			fail "every page numbered a multiple of ${1} under running ($2): the file kept aside, but no new store: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
 	elif [ -n "$2" ] && ! kill -0 "$rc" 2>/dev/null; then
-		fail "every ${1}th page under running ($2): the collector stopped without keeping the file aside: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
+		fail "every page numbered a multiple of ${1} under running ($2): the collector stopped without keeping the file aside: $(grep -v ' info: ' "$tmp/r-c.log" | tail -c 400)"
 	fi
 	for p in $re $rs; do
 		if ! kill -0 "$p" 2>/dev/null; then
 			wait "$p"
 			st=$?
-			[ "$st" -lt 128 ] || fail "every ${1}th page under running binaries: pid $p (a reader) ended with status $st"
+			[ "$st" -lt 128 ] || fail "every page numbered a multiple of ${1} under running binaries: pid $p (a reader) ended with status $st"
 		fi
 	done
-	kill -0 "$re" 2>/dev/null || fail "every ${1}th page under running binaries: the exporter stopped: $(tail -c 300 "$tmp/r-e.log")"
+	kill -0 "$re" 2>/dev/null || fail "every page numbered a multiple of ${1} under running binaries: the exporter stopped: $(tail -c 300 "$tmp/r-e.log")"
 	kill "$rc" "$re" "$rs" 2>/dev/null
 	wait "$rc" "$re" "$rs" 2>/dev/null
-	echo "every ${1}th page under running binaries${2:+ ($2)}: the collector $c_said; the exporter up (/healthz: $(head -c 120 <<<"$body"))"
+	echo "every page numbered a multiple of ${1} under running binaries${2:+ ($2)}: the collector $c_said; the exporter up (/healthz: $(head -c 120 <<<"$body"))"
 }
 for k in 3 7; do
 	random_under_running $k ""
