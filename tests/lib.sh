@@ -177,4 +177,32 @@ never_waited() {
 # fixture of tests that push or export a store. Run it in the background only: $! is unshare's,
 # which ignores SIGTERM while CMD runs; stop CMD, its child (pkill -P $!), as the cleanup does.
 own_pids() { exec unshare --pid --fork --mount-proc --kill-child=TERM "$@"; }
+# stop_own PID: stop what `own_pids CMD &` runs (PID is unshare's): its child, then waits for
+# unshare, which returns the child's status
+stop_own() {
+	pkill -TERM -P "$1" 2>/dev/null
+	wait "$1"
+}
+# seq_at_least STORE N: the store has its Nth snapshot
+seq_at_least() {
+	local s
+	s=$(store_seq "$1")
+	[ -n "$s" ] && [ "$s" -ge "$2" ]
+}
+# own_until 'CHECK' CMD...: CMD (a collector) in its own PID namespace (own_pids) until CHECK (a
+# shell command) succeeds or CMD ends, however late a loaded machine runs it (at most 10 minutes),
+# then stopped. Redirect its output as CMD's. Returns CMD's status.
+own_until() {
+	local check=$1 p
+	shift
+	own_pids "$@" &
+	p=$!
+	pids+=($p)
+	for _ in $(seq 3000); do
+		kill -0 "$p" 2>/dev/null || break
+		eval "$check" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	stop_own "$p"
+}
 

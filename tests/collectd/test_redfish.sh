@@ -72,7 +72,9 @@ ln -s /etc/shadow "$tmp/planted.yaml"
 	fail "unknown node: $(head -3 "$tmp/node.log")"
 
 store=$tmp/store
-"$collectd" --store.path "$store" --store.group "" --meter.source fake --informer procfs --monitor.interval 500ms \
+# the collectors here see the test's own processes only (own_pids): another job's 10,000 would
+# make each snapshot take seconds on a loaded machine, which never_waited below would take for a wait
+own_pids "$collectd" --store.path "$store" --store.group "" --meter.source fake --informer procfs --monitor.interval 500ms \
 	--platform.redfish.enabled --platform.redfish.config-file "$tmp/bmc.yaml" --platform.redfish.node-name worker-1 \
 	--platform.redfish.poll-interval 1s --platform.redfish.http-timeout 3s --log.level debug \
 	>"$tmp/collectd.log" 2>&1 &
@@ -88,8 +90,7 @@ phase hang 6
 phase ok 4
 # no reading after this: every reading the collector took is in the store once it stops
 phase 500 2.5
-kill "$cpid"
-wait "$cpid" 2>/dev/null
+stop_own "$cpid"
 grep -qE "AddressSanitizer|invariant broken" "$tmp/collectd.log" && fail "collector: $(grep -E 'AddressSanitizer|invariant' "$tmp/collectd.log" | head -2)"
 grep -q "and the platform redfish: platform \[https://127.0.0.1:$port\]" "$tmp/collectd.log" &&
 	ok "the BMC is the platform meter beside the CPU zones" || fail "start: $(grep 'energy source' "$tmp/collectd.log")"
@@ -147,7 +148,7 @@ echo ok >"$tmp/mode"
 port2=$(free_port)
 start_bmc "$port2" "$tmp/bmc2.log" legacy || fail "the legacy BMC did not start"
 bmc_file "$port2" "$tmp/bmc2.yaml"
-timeout 4 "$collectd" --store.path "$tmp/s2" --store.group "" --meter.source fake --informer procfs --monitor.interval 500ms \
+own_until '[ "$(grep -c "redfish reading: " "$tmp/legacy.log")" -ge 2 ]' "$collectd" --store.path "$tmp/s2" --store.group "" --meter.source fake --informer procfs --monitor.interval 500ms \
 	--platform.redfish.enabled --platform.redfish.config-file "$tmp/bmc2.yaml" --platform.redfish.node-name worker-1 \
 	--platform.redfish.poll-interval 1s --log.level debug >"$tmp/legacy.log" 2>&1
 n=$(grep -c 'redfish reading: ' "$tmp/legacy.log")
@@ -156,7 +157,7 @@ n=$(grep -c 'redfish reading: ' "$tmp/legacy.log")
 
 # a slow BMC spread over the intervals: steady at 250 W, polled every 5 s, snapshots every 1 s
 echo steady >"$tmp/mode"
-timeout 14 "$collectd" --store.path "$tmp/s3" --store.group "" --meter.source fake --informer procfs --monitor.interval 1s \
+own_until 'seq_at_least "$tmp/s3" 14' "$collectd" --store.path "$tmp/s3" --store.group "" --meter.source fake --informer procfs --monitor.interval 1s \
 	--platform.redfish.enabled --platform.redfish.config-file "$tmp/bmc2.yaml" --platform.redfish.node-name worker-1 \
 	--platform.redfish.poll-interval 5s --log.level debug >"$tmp/steady.log" 2>&1
 "$stdout" --store.path "$tmp/s3" --format json --all >"$tmp/steady.jsonl"
