@@ -29,7 +29,8 @@ enum {
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL };
 static const char *const log_formats[] = { "text", "json", NULL };
-static const char *const meter_sources[] = { "auto", "rapl", "hwmon", "model", "fake", "passthrough", NULL };
+static const char *const meter_sources[] = { "auto", "rapl",        "hwmon",     "model",
+					     "fake", "passthrough", "rapl-perf", NULL };
 static const char *const informers[] = { "auto", "ebpf", "procfs", NULL };
 static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const idle_policies[] = { "none", "cpu", "size", NULL };
@@ -113,7 +114,7 @@ const struct kepler_option
 		  "Terminated workloads with less energy than this are not carried forward.", C, 0, 0,
 		  INT64_MAX, NULL },
 		{ "meter.source", KEPLER_OPT_ENUM, OFF(collectd.meter_source), "auto", "SOURCE",
-		  "Energy source: auto tries rapl, then hwmon, then model; passthrough reads the tree kepler-passthrough keeps for this VM on its host (--passthrough.path); fake is for development only.",
+		  "Energy source: auto tries rapl (powercap), then rapl-perf (RAPL through perf_event, where energy_uj is root-only or absent), then hwmon, then model; passthrough reads the tree kepler-passthrough keeps for this VM on its host (--passthrough.path); fake is for development only.",
 		  C, 0, 0, 0, meter_sources },
 		{ "passthrough.path", KEPLER_OPT_STRING, OFF(collectd.passthrough_path), "", "DIR",
 		  "In a VM, with meter.source passthrough: the directory kepler-passthrough keeps for this VM on the host (it holds class/powercap), shared into the guest read-only.",

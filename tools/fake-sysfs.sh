@@ -3,8 +3,11 @@
 # layout, for tests and demos on machines without meters:
 #
 #   tools/fake-sysfs.sh DIR [--sockets N] [--dram] [--psys] [--core] [--mmio]
-#                           [--hwmon] [--no-rapl]
+#                           [--hwmon] [--no-rapl] [--perf-power]
 #
+# --perf-power adds perf's RAPL PMU (bus/event_source/devices/power: type,
+# cpumask with one CPU per socket, events/energy-* with .scale and .unit for
+# the domains asked for) and each CPU's topology/physical_package_id.
 # then run `kepler-collectd --host.sysfs DIR`. As on a real machine, the
 # zones live under devices/ and class/powercap/ and class/hwmon/ hold
 # symlinks to them. Counters start at fixed values; tests write new values
@@ -12,11 +15,11 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 
-dir= sockets=1 dram=0 psys=0 core=0 mmio=0 hwmon=0 rapl=1
+dir= sockets=1 dram=0 psys=0 core=0 mmio=0 hwmon=0 rapl=1 perf=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--sockets) sockets="${2:?--sockets needs a number}"; shift ;;
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--mmio) mmio=1 ;;
 	--hwmon) hwmon=1 ;;
 	--no-rapl) rapl=0 ;;
+	--perf-power) perf=1 ;;
 	-h|--help) usage 0 ;;
 	-*) echo "fake-sysfs.sh: unknown option $1" >&2; usage ;;
 	*) [ -z "$dir" ] || usage; dir="$1" ;;
@@ -102,4 +106,29 @@ if [ "$hwmon" = 1 ]; then
 	printf 'coretemp\n' >"$t/name"
 	printf '45000\n' >"$t/temp1_input"
 	link hwmon "$t"
+fi
+if [ "$perf" = 1 ]; then
+	# perf's RAPL PMU as the kernel's arch/x86/events/rapl.c shows it: 2^-32 J per count
+	pmu="$dir/devices/power"
+	mkdir -p "$pmu/events" "$dir/bus/event_source/devices"
+	ln -sfn ../../../devices/power "$dir/bus/event_source/devices/power"
+	printf '24\n' >"$pmu/type"
+	mask=
+	for ((s = 0; s < sockets; s++)); do
+		mask="$mask${mask:+,}$((s * 4))"
+		for ((c = s * 4; c < s * 4 + 4; c++)); do
+			mkdir -p "$dir/devices/system/cpu/cpu$c/topology"
+			printf '%s\n' "$s" >"$dir/devices/system/cpu/cpu$c/topology/physical_package_id"
+		done
+	done
+	printf '%s\n' "$mask" >"$pmu/cpumask"
+	event() { # NAME CODE
+		printf 'event=%s\n' "$2" >"$pmu/events/energy-$1"
+		printf '2.3283064365386962890625e-10\n' >"$pmu/events/energy-$1.scale"
+		printf 'Joules\n' >"$pmu/events/energy-$1.unit"
+	}
+	event pkg 0x02
+	if [ "$core" = 1 ]; then event cores 0x01; fi
+	if [ "$dram" = 1 ]; then event ram 0x03; fi
+	if [ "$psys" = 1 ]; then event psys 0x05; fi
 fi

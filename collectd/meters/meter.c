@@ -18,8 +18,8 @@
 /* A power sensor reading above this (100 kW) is garbage, not a node. */
 #define MAX_SENSOR_UW 100000000000ULL
 
-static const char *const source_names[] = { "auto", "rapl",        "hwmon",   "model",
-					    "fake", "passthrough", "redfish", "ipmi" };
+static const char *const source_names[] = { "auto",        "rapl",      "hwmon",   "model", "fake",
+					    "passthrough", "rapl-perf", "redfish", "ipmi" };
 
 const char *kepler_meter_source_name(enum kepler_meter_source s)
 {
@@ -333,6 +333,7 @@ static int open_one(struct kepler_meter *m, enum kepler_meter_source src, const 
 {
 	static const open_fn fns[] = {
 		[KEPLER_METER_RAPL] = kepler_meter_rapl_open,
+		[KEPLER_METER_RAPL_PERF] = kepler_meter_rapl_perf_open,
 		[KEPLER_METER_HWMON] = kepler_meter_hwmon_open,
 		[KEPLER_METER_MODEL] = kepler_meter_model_open,
 		[KEPLER_METER_FAKE] = kepler_meter_fake_open,
@@ -370,7 +371,7 @@ static void open_platform(struct kepler_meter *m, const struct kepler_meter_para
 		return;
 	}
 	free(pm);
-	if (attempts && attempts->count < 4) {
+	if (attempts && attempts->count < sizeof(attempts->tried) / sizeof(attempts->tried[0])) {
 		attempts->tried[attempts->count].source = KEPLER_METER_HWMON;
 		attempts->tried[attempts->count].err = e;
 		attempts->count++;
@@ -402,6 +403,7 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 {
 	static const enum kepler_meter_source auto_order[] = {
 		KEPLER_METER_RAPL,
+		KEPLER_METER_RAPL_PERF,
 		KEPLER_METER_HWMON,
 		KEPLER_METER_MODEL,
 	};
@@ -422,13 +424,14 @@ int kepler_meter_open(const struct kepler_meter_params *p, struct kepler_meter_a
 		r = open_one(m, p->source, p, err);
 		goto out;
 	}
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++) {
 		struct kepler_error e = { 0 };
 
 		if (bmc && auto_order[i] == KEPLER_METER_HWMON)
 			continue; /* the BMC is the platform meter */
 		r = open_one(m, auto_order[i], p, &e);
-		if (r == 0 && auto_order[i] == KEPLER_METER_RAPL && !bmc)
+		if (r == 0 &&
+		    (auto_order[i] == KEPLER_METER_RAPL || auto_order[i] == KEPLER_METER_RAPL_PERF) && !bmc)
 			open_platform(m, p, attempts);
 		if (r == 0)
 			goto out;

@@ -134,14 +134,14 @@ struct kepler_meter_attempts {
 	struct {
 		enum kepler_meter_source source;
 		struct kepler_error err;
-	} tried[4];
+	} tried[6];
 };
 
 struct kepler_meter;
 
 /*
  * Open the meter of @p->source, or for KEPLER_METER_AUTO the first of rapl,
- * hwmon, model that works. Every source tried and rejected is recorded in
+ * rapl-perf, hwmon, model that works. Every source tried and rejected is recorded in
  * @attempts (may be NULL) with its reason, so the caller can log why.
  * Errors: -ENOENT (no such meter here), -EACCES (energy files not
  * readable), -EINVAL (bad contents, bad model file), -ENOMEM.

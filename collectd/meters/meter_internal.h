@@ -64,6 +64,8 @@ struct kepler_meter {
 /* Sources: each fills @m (zones, ops, priv) or returns an error. */
 int kepler_meter_rapl_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			   struct kepler_error *err);
+int kepler_meter_rapl_perf_open(struct kepler_meter *m, const struct kepler_meter_params *p,
+				struct kepler_error *err);
 int kepler_meter_hwmon_open(struct kepler_meter *m, const struct kepler_meter_params *p,
 			    struct kepler_error *err);
 int kepler_meter_model_open(struct kepler_meter *m, const struct kepler_meter_params *p,

@@ -82,8 +82,9 @@ enum kepler_meter_source {
 	KEPLER_METER_MODEL,
 	KEPLER_METER_FAKE,
 	KEPLER_METER_PASSTHROUGH,
-	KEPLER_METER_REDFISH, /* a platform meter only (platform.redfish.enabled), never meter.source */
-	KEPLER_METER_IPMI,    /* a platform meter only (platform.ipmi.enabled), never meter.source */
+	KEPLER_METER_RAPL_PERF, /* RAPL through perf_event (the power PMU) */
+	KEPLER_METER_REDFISH,   /* a platform meter only (platform.redfish.enabled), never meter.source */
+	KEPLER_METER_IPMI,      /* a platform meter only (platform.ipmi.enabled), never meter.source */
 };
 enum kepler_informer_kind { KEPLER_INFORMER_AUTO, KEPLER_INFORMER_EBPF, KEPLER_INFORMER_PROCFS };
 enum kepler_kube_pod_source { KEPLER_POD_SOURCE_AUTO, KEPLER_POD_SOURCE_KUBELET, KEPLER_POD_SOURCE_LOGS };

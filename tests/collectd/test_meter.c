@@ -596,10 +596,12 @@ static void test_auto_falls_back_to_model(void **state)
 	c->p.source = KEPLER_METER_AUTO;
 	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_MODEL);
-	assert_int_equal(att.count, 2);
+	assert_int_equal(att.count, 3);
 	assert_int_equal(att.tried[0].source, KEPLER_METER_RAPL);
 	assert_non_null(strstr(att.tried[0].err.msg, "does not exist"));
-	assert_int_equal(att.tried[1].source, KEPLER_METER_HWMON);
+	assert_int_equal(att.tried[1].source, KEPLER_METER_RAPL_PERF);
+	assert_non_null(strstr(att.tried[1].err.msg, "no RAPL PMU"));
+	assert_int_equal(att.tried[2].source, KEPLER_METER_HWMON);
 	assert_int_equal(zone(c, "package")->source, KEPLER_SOURCE_MODEL);
 	assert_non_null(strstr(kepler_meter_provenance(c->m), "Cloud Carbon Footprint"));
 	kepler_meter_close(c->m);
@@ -608,7 +610,7 @@ static void test_auto_falls_back_to_model(void **state)
 	make_tree(c, "--no-rapl --hwmon");
 	KEPLER_OK(kepler_meter_open(&c->p, &att, &c->m, &err));
 	assert_int_equal(kepler_meter_source(c->m), KEPLER_METER_HWMON);
-	assert_int_equal(att.count, 1);
+	assert_int_equal(att.count, 2); /* rapl, rapl-perf */
 }
 
 /*
@@ -750,7 +752,7 @@ static void test_model_file_missing(void **state)
 	c->p.model_file = "/nonexistent/model.yaml";
 	assert_int_equal(kepler_meter_open(&c->p, &att, &c->m, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "cannot open model file /nonexistent/model.yaml"));
-	assert_int_equal(att.count, 3);
+	assert_int_equal(att.count, 4); /* rapl, rapl-perf, hwmon, model */
 }
 
 static void test_fake(void **state)
