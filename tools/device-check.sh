@@ -17,6 +17,20 @@
 #       (its own CPU per interval, from its snapshots); then the CPU and wall
 #       time of each NVML call the collector makes per interval, 200 calls
 #       each (ctypes). Report: build-device/cost.md ($OUT/device-cost.md).
+#   tools/device-check.sh cpu [--dry-run] [SECONDS]   the CPU side, there as
+#       root: lists the power interfaces the machine has (powercap zones and
+#       whether energy_uj is readable by others, perf's power PMU, hwmon power
+#       sensors, an ACPI power meter, /dev/ipmi0); then, where one exists, the
+#       bundled collector (--meter.source auto) through idle / one core / half
+#       the cores / all cores, twice, SECONDS (20) each, beside the kernel's own
+#       counters sampled by the check (powercap energy_uj, and the power PMU
+#       read with perf_event_open): each phase's watts and the collector's
+#       error; then kepler-dataset and kepler-train fit a model on the first
+#       four phases and its error (MAPE, R2) on the other four. Where nothing
+#       exists it says so plainly. Report: build-device/cpu.md
+#       ($OUT/device-cpu.md). --dry-run: the list and the plan, nothing run
+#       (here: what this machine lacks). --sysfs DIR reads a fake tree
+#       instead of /sys (checks the check, with a writer advancing it).
 #   tools/device-check.sh run --stand-in [SECONDS]   the same here, against
 #       the stand-in NVML of a build without sanitizers (build/tests/nvml, or
 #       $KEPLER_STANDIN_NVML) and two shell processes the stand-in says use
@@ -42,10 +56,12 @@ out=$src/build-device
 bundle() {
 	local b=$out/build
 	cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=Release -DKEPLER_TESTS=OFF >/dev/null &&
-		cmake --build "$b" -j"$(nproc)" --target kepler-collectd kepler-stdout >/dev/null || return 1
+		cmake --build "$b" -j"$(nproc)" --target kepler-collectd kepler-stdout kepler-dataset kepler-train \
+			>/dev/null || return 1
 	rm -rf "$out/bundle"
 	mkdir -p "$out/bundle/bin" "$out/bundle/lib"
-	cp "$b/collectd/kepler-collectd" "$b/readers/stdout/kepler-stdout" "$out/bundle/bin/"
+	cp "$b/collectd/kepler-collectd" "$b/readers/stdout/kepler-stdout" "$b/readers/dataset/kepler-dataset" \
+		"$b/readers/train/kepler-train" "$out/bundle/bin/"
 	# every library the binaries load (and libcurl, which the collector opens itself for a kubelet or BMC)
 	for f in "$out"/bundle/bin/* /usr/lib/x86_64-linux-gnu/libcurl.so.4; do
 		[ -e "$f" ] && ldd "$f" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}'
@@ -351,9 +367,12 @@ PY2
 	return 0
 }
 
+. "$src/tools/device-check-cpu.sh"
+
 case "${1:-}" in
 bundle) bundle ;;
+cpu) shift; cpu "$@" ;;
 run) shift; run "$@" ;;
 cost) shift; cost "$@" ;;
-*) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
