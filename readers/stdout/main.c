@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,16 @@ static int open_store(const char *path, bool wait, struct printer *p)
 	}
 }
 
+/* The inode of the store's data file (0: none): a new store is a new file. */
+static ino_t data_file(const char *path)
+{
+	char file[4200];
+	struct stat st;
+
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	return stat(file, &st) == 0 ? st.st_ino : 0;
+}
+
 /* Each snapshot after @last as it is committed, until --count or a signal. */
 static int follow(struct printer *p, const char *path, uint64_t last)
 {
@@ -135,13 +146,21 @@ static int follow(struct printer *p, const char *path, uint64_t last)
 			r = kepler_store_list(p->store, last + 1, newest, &seqs, &n, &err);
 		if (r == -EUCLEAN) {
 			/* damaged: the collector repairs a meta page at its next commit, or a new store replaces it */
+			ino_t damaged = data_file(path);
+
 			kepler_warn("%s; waiting for it to be repaired or replaced", err.msg);
 			kepler_store_close(p->store);
 			p->store = NULL;
 			if (open_store(path, true, p) < 0)
 				return stop_signal ? 0 : -1;
-			if (kepler_store_latest_seq(p->store, &newest, &err) == 0 && newest < last)
-				last = 0; /* a new store counts from 1 again */
+			/*
+			 * a new store (a new file: store.move-damaged kept the old one aside) counts
+			 * from 1 again, however many snapshots it has by now (a loaded machine runs
+			 * this late); the same file repaired goes on from where it was
+			 */
+			if (data_file(path) != damaged ||
+			    (kepler_store_latest_seq(p->store, &newest, &err) == 0 && newest < last))
+				last = 0;
 			kepler_info("the store reads again: following it from snapshot %llu",
 				    (unsigned long long)last + 1);
 			continue;
