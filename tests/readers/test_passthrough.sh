@@ -92,7 +92,8 @@ checkpoint() {
 	local L g s
 	kill -STOP "$host"
 	L=$(seq_of "$tmp/host")
-	for _ in $(seq 100); do grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" 2>/dev/null && break; sleep 0.1; done
+	# however late a loaded machine runs kepler-passthrough (it writes the tree, then passthrough.txt)
+for _ in $(seq 3000); do grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" || { echo "passthrough never published $L" >&2; return 1; }
 	g=$(seq_of "$tmp/guest")
 	for _ in $(seq 100); do s=$(seq_of "$tmp/guest"); [ "${s:-0}" -gt $((g + 2)) ] && break; sleep 0.1; done
@@ -188,8 +189,10 @@ h0=$(seq_of "$tmp/host")
 wait_seq "$tmp/host" $((h0 + 4)) || fail "the host collector under attribution.idle cpu stored nothing"
 kill -STOP "$host"
 L=$(seq_of "$tmp/host")
-for _ in $(seq 100); do grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" 2>/dev/null && break; sleep 0.1; done
+# however late a loaded machine runs kepler-passthrough (it writes the tree, then passthrough.txt)
+for _ in $(seq 3000); do grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" 2>/dev/null && break; sleep 0.1; done
 tree=$(cat "$tmp/pt/busy/class/powercap/intel-rapl:0/energy_uj")
+seen=$(grep -x "host_seq $L" "$tmp/pt/busy/passthrough.txt") # before the host goes on to L + 1
 json --store.path "$tmp/host" --seq "$L" >"$tmp/h.json"
 kill -CONT "$host"
 read -r active idle < <("$py" -c '
@@ -198,7 +201,7 @@ h = json.load(open(sys.argv[1]))
 vm = [v for v in h["vms"] if v["vm_name"] == "busy"][0]
 z = [i for i, z in enumerate(h["node"]["zones"]) if z["name"] == "package"][0]
 print(vm["zones"][z]["energy_uj"], vm["zones"][z].get("idle_uj", 0))' "$tmp/h.json")
-grep -qx "host_seq $L" "$tmp/pt/busy/passthrough.txt" && [ "${idle:-0}" -gt 0 ] && [ "$tree" = $((active + idle)) ] &&
+[ -n "$seen" ] && [ "${idle:-0}" -gt 0 ] && [ "$tree" = $((active + idle)) ] &&
 	ok "attribution.idle cpu: the VM's package energy_uj $tree = its active $active + idle $idle uJ (snapshot $L)" ||
-	fail "attribution.idle cpu: the tree holds $tree, the snapshot $L active $active + idle $idle"
+	fail "attribution.idle cpu: the tree holds $tree, the snapshot $L active $active + idle $idle; passthrough.txt then: '${seen:-not at host_seq $L}'"
 finish passthrough
