@@ -10,42 +10,11 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "gpu_internal.h"
 #include "kepler/array.h"
 #include "gpu_mig.h"
 #include "kepler/snapshot.h"
 #include "meter.h"
-
-struct device_state {
-	nvmlDevice_t handle;
-	struct kepler_counter counter; /* energy counter, in uJ */
-	uint64_t last_power_mw;        /* power_integrated */
-	uint64_t last_mono_ns;
-	uint64_t power_rem; /* power_integrated: energy below 1 uJ, in mW x ns */
-	bool power_primed;
-	unsigned long long last_seen_us; /* newest utilisation sample read */
-	bool primed;
-	struct kepler_gpu_weight *weights;
-	size_t weights_cap;
-	nvmlProcessUtilizationSample_t *samples;
-	unsigned samples_cap;
-	nvmlProcessInfo_t *infos;
-	unsigned infos_cap;
-	/* MIG mode: the GPU instances, and the running processes with theirs */
-	struct kepler_gpu_mig mig;
-	struct mig_proc {
-		uint32_t pid;
-		unsigned int gi;
-	} * procs;
-	size_t procs_cap;
-};
-
-struct kepler_gpu {
-	struct kepler_nvml nvml;
-	uint64_t idle_uw;
-	unsigned n, ignored;
-	struct kepler_gpu_device dev[KEPLER_GPU_MAX_DEVICES];
-	struct device_state st[KEPLER_GPU_MAX_DEVICES];
-};
 
 static void device_identity(struct kepler_gpu *g, unsigned i)
 {
@@ -106,6 +75,7 @@ static int list_devices(struct kepler_gpu *g, struct kepler_error *err)
 	if (r != NVML_SUCCESS)
 		return kepler_error_set(err, -ENODEV, "nvmlDeviceGetCount: %s",
 					kepler_nvml_strerror(&g->nvml, r));
+	g->nvidia_listed = count;
 	for (unsigned i = 0; i < count; i++) {
 		unsigned k = g->n;
 		struct kepler_error perr = { 0 };
@@ -144,6 +114,19 @@ int kepler_gpu_open(const struct kepler_gpu_params *p, struct kepler_gpu **ret, 
 	r = kepler_nvml_open(p->library && *p->library ? p->library : "libnvidia-ml.so.1", &g->nvml, err);
 	if (r == 0)
 		r = list_devices(g, err);
+	if (r == 0 || r == -ENOENT || r == -ENODEV || r == -ENOSYS) {
+		/* AMD beside or instead: an error only when neither vendor has a GPU */
+		struct kepler_error amd = { 0 };
+		int ra = kepler_gpu_amd_list(g, p->rocm_library, &amd);
+
+		if (ra == -ENOMEM)
+			r = kepler_error_set(err, ra, "out of memory");
+		else if (r < 0 && g->n)
+			r = 0;
+		else if (r < 0 && err)
+			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg), "; and %s",
+				 amd.msg);
+	}
 	if (r < 0) {
 		kepler_gpu_close(g);
 		return r;
@@ -209,7 +192,7 @@ static int read_energy(struct kepler_gpu *g, unsigned i, uint64_t mono_ns)
 	return 0;
 }
 
-static int add_weight(struct device_state *st, size_t *n, uint32_t pid, uint64_t w)
+int kepler_gpu_add_weight(struct device_state *st, size_t *n, uint32_t pid, uint64_t w)
 {
 	for (size_t k = 0; k < *n; k++)
 		if (st->weights[k].pid == pid) {
@@ -353,7 +336,7 @@ static int running_weights(struct kepler_gpu *g, unsigned i, size_t *n)
 	long c = running_processes(g, i);
 
 	for (long k = 0; k < c; k++)
-		if (add_weight(st, n, st->procs[k].pid, 1) < 0)
+		if (kepler_gpu_add_weight(st, n, st->procs[k].pid, 1) < 0)
 			return -ENOMEM;
 	return c < 0 ? (int)c : 0;
 }
@@ -386,7 +369,8 @@ static int mig_weights(struct kepler_gpu *g, unsigned i, size_t *n)
 		sum += st->mig.inst[j].busy;
 	if (busy && sum) {
 		for (unsigned j = 0; j < st->mig.n; j++)
-			if (!per[j] && st->mig.inst[j].busy && add_weight(st, n, 0, st->mig.inst[j].busy) < 0)
+			if (!per[j] && st->mig.inst[j].busy &&
+			    kepler_gpu_add_weight(st, n, 0, st->mig.inst[j].busy) < 0)
 				return -ENOMEM;
 		for (long k = 0; k < c; k++) {
 			const struct kepler_gpu_mig_instance *in =
@@ -394,7 +378,7 @@ static int mig_weights(struct kepler_gpu *g, unsigned i, size_t *n)
 			/* 420: every count of processes up to 7 divides it, so equal shares stay equal */
 			uint64_t w = in ? in->busy * 420 / per[in - st->mig.inst] : 0;
 
-			if (add_weight(st, n, st->procs[k].pid, w) < 0)
+			if (kepler_gpu_add_weight(st, n, st->procs[k].pid, w) < 0)
 				return -ENOMEM;
 		}
 		for (size_t k = 0; k < *n; k++)
@@ -404,7 +388,7 @@ static int mig_weights(struct kepler_gpu *g, unsigned i, size_t *n)
 		return 0;
 	}
 	for (long k = 0; k < c; k++)
-		if (add_weight(st, n, st->procs[k].pid, 1) < 0)
+		if (kepler_gpu_add_weight(st, n, st->procs[k].pid, 1) < 0)
 			return -ENOMEM;
 	if (*n)
 		d->rule = KEPLER_GPU_SPLIT_EQUAL;
@@ -442,7 +426,7 @@ static int read_weights(struct kepler_gpu *g, unsigned i)
 			newest = s->timeStamp;
 		if (s->pid == 0 || s->smUtil == 0 || s->smUtil > 100)
 			continue; /* 0: idle in that sample; above 100: garbage, never weight */
-		if (add_weight(st, &n, s->pid, s->smUtil) < 0)
+		if (kepler_gpu_add_weight(st, &n, s->pid, s->smUtil) < 0)
 			return -ENOMEM;
 		sum += s->smUtil;
 	}
@@ -489,6 +473,9 @@ int kepler_gpu_read(struct kepler_gpu *g, uint64_t mono_ns, struct kepler_error 
 {
 	int ret = 0;
 
+	if (g->rsmi.handle && kepler_gpu_amd_processes(g) == -ENOMEM)
+		return kepler_error_set(err, -ENOMEM, "out of memory reading the GPUs");
+
 	for (unsigned i = 0; i < g->n; i++) {
 		struct kepler_gpu_device *d = &g->dev[i];
 		struct device_state *st = &g->st[i];
@@ -496,11 +483,12 @@ int kepler_gpu_read(struct kepler_gpu *g, uint64_t mono_ns, struct kepler_error 
 		int r;
 
 		d->failed = false;
-		r = read_energy(g, i, mono_ns);
+		r = d->vendor == KEPLER_GPU_AMD ? kepler_gpu_amd_read_energy(g, i, mono_ns)
+						: read_energy(g, i, mono_ns);
 		if (r == 0 && !d->power_integrated)
 			st->last_mono_ns = mono_ns; /* a failed read's interval is counted with the next */
 		if (r == 0)
-			r = read_weights(g, i);
+			r = d->vendor == KEPLER_GPU_AMD ? kepler_gpu_amd_weights(g, i) : read_weights(g, i);
 		if (r == -ENOMEM)
 			return kepler_error_set(err, -ENOMEM, "out of memory reading the GPUs");
 		if (r < 0) {
@@ -544,5 +532,6 @@ void kepler_gpu_close(struct kepler_gpu *g)
 		kepler_gpu_mig_close(&g->nvml, &g->st[i].mig);
 	}
 	kepler_nvml_close(&g->nvml);
+	kepler_gpu_amd_close(g);
 	free(g);
 }

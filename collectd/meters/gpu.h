@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * collectd/meters/gpu.h: the GPU meter, beside the CPU meter: NVIDIA GPUs
- * through NVML (nvml.h), one zone per device ("gpu0", "gpu1", ...).
+ * through NVML (nvml.h) and AMD GPUs through ROCm SMI (rocm_smi.h,
+ * gpu_amd.c), one zone per device ("gpu0", "gpu1", ...; AMD's after
+ * NVIDIA's). What follows is NVML's side; ROCm SMI's is the same with its
+ * calls: the energy accumulator (rsmi_dev_energy_count_get, counter x
+ * resolution) or the average power integrated, and the weights from the
+ * process list (rsmi_compute_process_info_get): each process's compute-unit
+ * occupancy, else an equal split over the device's processes.
  *
  * Per device and interval:
  *   energy  nvmlDeviceGetTotalEnergyConsumption (mJ since the driver
@@ -35,8 +41,9 @@
 #define KEPLER_GPU_MAX_PLAUSIBLE_W 5000
 
 struct kepler_gpu_params {
-	const char *library; /* "libnvidia-ml.so.1", or a path */
-	uint64_t idle_uw;    /* configured idle power per device; 0: learned */
+	const char *library;      /* "libnvidia-ml.so.1", or a path */
+	const char *rocm_library; /* "" or NULL: ROCm SMI where it is installed; else a path */
+	uint64_t idle_uw;         /* configured idle power per device; 0: learned */
 };
 
 /* How a device's active energy was split in the last read. */
@@ -45,7 +52,10 @@ enum kepler_gpu_rule {
 	KEPLER_GPU_SPLIT_SM,       /* by SM utilisation samples */
 	KEPLER_GPU_SPLIT_EQUAL,    /* no utilisation: equally over the running processes */
 	KEPLER_GPU_SPLIT_MIG,      /* MIG: over GPU instances by busy SMs (GPM), equally within one */
+	KEPLER_GPU_SPLIT_CU,       /* AMD: by the processes' compute-unit occupancy */
 };
+
+enum kepler_gpu_vendor { KEPLER_GPU_NVIDIA, KEPLER_GPU_AMD };
 
 struct kepler_gpu_weight {
 	uint32_t pid; /* host PID, as NVML reports it */
@@ -53,8 +63,9 @@ struct kepler_gpu_weight {
 };
 
 struct kepler_gpu_device {
-	unsigned index;
-	char zone[16]; /* "gpu0" */
+	enum kepler_gpu_vendor vendor;
+	unsigned index; /* the vendor library's device index */
+	char zone[16];  /* "gpu0" */
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
 	bool power_integrated; /* no energy counter: power x time */

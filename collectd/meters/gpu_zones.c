@@ -51,12 +51,15 @@ static void describe(const struct kepler_gpu *gpu, uint64_t idle_uw)
 	for (unsigned i = 0; i < kepler_gpu_count(gpu); i++) {
 		const struct kepler_gpu_device *d = kepler_gpu_device(gpu, i);
 
-		kepler_info("GPU %u: %s %s, zone %s, energy from %s, idle %s", d->index, d->name, d->uuid,
+		kepler_info("%s GPU %u: %s %s, zone %s, energy from %s, idle %s; %s",
+			    d->vendor == KEPLER_GPU_AMD ? "AMD" : "NVIDIA", d->index, d->name, d->uuid,
 			    d->zone,
 			    d->power_integrated ? "its power integrated over time (no energy counter)"
 						: "its energy counter",
-			    idle_uw ? "configured (gpu.idle-power)"
-				    : "the lowest power seen with no process");
+			    idle_uw ? "configured (gpu.idle-power)" : "the lowest power seen with no process",
+			    d->vendor == KEPLER_GPU_AMD
+				    ? "processes by their compute-unit occupancy (ROCm SMI), else equally"
+				    : "processes by their SM samples (NVML), else equally");
 		if (d->mig && d->mig_gpm)
 			kepler_info(
 				"GPU %u: MIG mode is on, %u GPU instance(s): its active energy is split "
@@ -76,7 +79,8 @@ static void describe(const struct kepler_gpu *gpu, uint64_t idle_uw)
 
 int kepler_gpu_zones_open(const struct kepler_config *cfg, struct kepler_gpu_zones **ret)
 {
-	struct kepler_gpu_params p = { .library = cfg->collectd.gpu_nvml_library };
+	struct kepler_gpu_params p = { .library = cfg->collectd.gpu_nvml_library,
+				       .rocm_library = cfg->collectd.gpu_rocm_library };
 	struct kepler_error err = { 0 };
 	struct kepler_gpu_zones *g;
 	struct kepler_gpu *gpu;
@@ -245,6 +249,17 @@ size_t kepler_gpu_zones_pids(const struct kepler_gpu_zones *g, uint32_t *out, si
 		}
 	}
 	return n;
+}
+
+const char *kepler_gpu_zones_libraries(const struct kepler_gpu_zones *g)
+{
+	bool nvidia = false, amd = false;
+
+	for (unsigned i = 0; i < kepler_gpu_zones_count(g); i++) {
+		nvidia |= kepler_gpu_device(g->gpu, i)->vendor == KEPLER_GPU_NVIDIA;
+		amd |= kepler_gpu_device(g->gpu, i)->vendor == KEPLER_GPU_AMD;
+	}
+	return nvidia && amd ? "nvml, rocm-smi" : amd ? "rocm-smi" : "nvml";
 }
 
 unsigned kepler_gpu_zones_count(const struct kepler_gpu_zones *g)

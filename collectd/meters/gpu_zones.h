@@ -35,6 +35,9 @@ void kepler_gpu_zones_read(struct kepler_gpu_zones *g, uint64_t mono_ns);
  */
 int kepler_gpu_zones_input(struct kepler_gpu_zones *g, struct kepler_ledger_input *in);
 
+/* The libraries its devices are read through: "nvml", "rocm-smi" or "nvml, rocm-smi". */
+const char *kepler_gpu_zones_libraries(const struct kepler_gpu_zones *g);
+
 /* Zones it adds (0 for NULL). */
 /* The PIDs of the processes the GPUs named in the last read (each once), at most @max, into @out. */
 size_t kepler_gpu_zones_pids(const struct kepler_gpu_zones *g, uint32_t *out, size_t max);

@@ -268,7 +268,8 @@ void kepler_zones_describe(const struct kepler_zones *z, char *buf, size_t size)
 		o += (size_t)snprintf(buf + o, size - o,
 				      ", " KEPLER_ZONE_PLATFORM_OTHER " (platform - package - dram - GPUs)");
 	if (kepler_gpu_zones_count(z->gpu) && o < size)
-		snprintf(buf + o, size - o, "; %u GPU zone(s) (nvml)", kepler_gpu_zones_count(z->gpu));
+		snprintf(buf + o, size - o, "; %u GPU zone(s) (%s)", kepler_gpu_zones_count(z->gpu),
+			 kepler_gpu_zones_libraries(z->gpu));
 }
 
 void kepler_zones_close(struct kepler_zones *z)

@@ -54,7 +54,7 @@ int kepler_zones_input(struct kepler_zones *z, const struct kepler_baseline *bas
 size_t kepler_zones_gpu_pids(const struct kepler_zones *z, uint32_t *out, size_t max);
 unsigned kepler_zones_gpus(const struct kepler_zones *z);
 
-/* "package (rapl), core (rapl), platform-other (...); 2 GPU zone(s) (nvml)" into @buf. */
+/* "package (rapl), core (rapl), platform-other (...); 2 GPU zone(s) (nvml)" (or rocm-smi) into @buf. */
 void kepler_zones_describe(const struct kepler_zones *z, char *buf, size_t size);
 
 void kepler_zones_close(struct kepler_zones *z);

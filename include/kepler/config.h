@@ -150,6 +150,7 @@ struct kepler_collectd_config {
 	enum kepler_gpu_enabled gpu_enabled;
 	char *gpu_idle_power;
 	char *gpu_nvml_library;
+	char *gpu_rocm_library;
 	/* kube.* */
 	bool kube_enabled;
 	char *kube_node_name;
