@@ -285,6 +285,24 @@ int history_insert(struct kepler_history *h, struct kepler_history_row *r)
 	return insert(h, r, &got);
 }
 
+struct kepler_history_span kepler_history_window(const struct kepler_history_row *start, size_t sz,
+						 const struct kepler_history_row *end, size_t ez)
+{
+	const unsigned __int128 k = KEPLER_UJ_PER_KWH;
+	unsigned __int128 to = (unsigned __int128)end->co2e_mg[ez] * k + end->co2e_rem[ez], from = 0;
+	uint64_t e0 = 0;
+
+	if (start) {
+		e0 = start->energy_uj[sz];
+		from = (unsigned __int128)start->co2e_mg[sz] * k + start->co2e_rem[sz];
+	}
+	if (e0 > end->energy_uj[ez] || from > to) /* a counter begun anew */
+		e0 = 0, from = 0;
+	return (struct kepler_history_span){ .energy_uj = end->energy_uj[ez] - e0,
+					     .co2e_mg = (uint64_t)((to - from) / k),
+					     .co2e_rem = (uint64_t)((to - from) % k) };
+}
+
 /* Add @uj µJ of ledger zone @z, and its CO₂e at @intensity mg/kWh. */
 static void add_energy(struct kepler_history_row *r, size_t z, uint64_t uj, uint32_t intensity)
 {

@@ -115,6 +115,25 @@ const struct kepler_history_row *kepler_history_row(const struct kepler_history 
 const struct kepler_history_row *kepler_history_find(const struct kepler_history *h,
 						     const struct kepler_history_row *like);
 
+/* What one identity used over a window of the ledger (kepler_history_window()). */
+struct kepler_history_span {
+	uint64_t energy_uj;
+	uint64_t co2e_mg;  /* whole mg of the window's exact CO₂e, rounded down */
+	uint64_t co2e_rem; /* the rest, µJ × mg/kWh (< KEPLER_UJ_PER_KWH) */
+};
+
+/*
+ * The window from @start's zone @sz to @end's zone @ez (@start NULL: the
+ * identity began inside the window): energy, and CO₂e from the exact
+ * counters (whole mg and remainder, so the window's CO₂e is the exact
+ * difference rounded down once, never the difference of two rounded
+ * counters). A counter begun anew (@start above @end: an identity dropped
+ * and back) counts from 0. One rule for every reader of windows:
+ * kepler-report's rows and kepler-top's TODAY column.
+ */
+struct kepler_history_span kepler_history_window(const struct kepler_history_row *start, size_t sz,
+						 const struct kepler_history_row *end, size_t ez);
+
 /* Drop rows last named before @before_ns (identities that ended longer ago than every tier keeps). */
 void kepler_history_evict(struct kepler_history *h, uint64_t before_ns);
 

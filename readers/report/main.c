@@ -164,21 +164,12 @@ static bool row_of(struct job *j, const struct kepler_history_row *r, struct row
 		for (size_t y = 0; s && y < nza; y++)
 			if (!strcmp(za[y], j->zones[z]))
 				sz = y;
-		unsigned __int128 k = KEPLER_UJ_PER_KWH,
-				  end = (unsigned __int128)r->co2e_mg[z] * k + r->co2e_rem[z], start = 0;
-		uint64_t e0 = 0;
+		struct kepler_history_span w = kepler_history_window(sz != SIZE_MAX ? s : NULL, sz, r, z);
 
-		if (sz != SIZE_MAX) {
-			e0 = s->energy_uj[sz];
-			start = (unsigned __int128)s->co2e_mg[sz] * k + s->co2e_rem[sz];
-		}
-		if (e0 > r->energy_uj[z] ||
-		    start > end) /* a counter begun anew (an identity dropped and back) */
-			e0 = 0, start = 0;
-		out->energy_uj[z] = r->energy_uj[z] - e0;
-		out->co2e_mg[z] = (uint64_t)((end - start) / k);
-		out->co2e_rem[z] = (uint64_t)((end - start) % k);
-		if (end != start)
+		out->energy_uj[z] = w.energy_uj;
+		out->co2e_mg[z] = w.co2e_mg;
+		out->co2e_rem[z] = w.co2e_rem;
+		if (w.co2e_mg || w.co2e_rem)
 			j->co2e_known = true;
 	}
 	out->cpu_time_ns =

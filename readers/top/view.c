@@ -177,10 +177,10 @@ static bool today(const struct top_view *v, const struct kepler_workload *w, con
 					   .exe = "",
 					   .container_id = "",
 					   .vm_id = "" };
-	const struct kepler_history_row *r, *d;
+	const struct kepler_history_row *r, *d = NULL;
 	const char *const *zl, *const *zd;
 	size_t nl, nd, zi = SIZE_MAX, zj = SIZE_MAX;
-	uint64_t e0 = 0, c0 = 0;
+	struct kepler_history_span span;
 
 	if (!v->live)
 		return false;
@@ -210,11 +210,11 @@ static bool today(const struct top_view *v, const struct kepler_workload *w, con
 		for (size_t z = 0; z < nd; z++)
 			if (!strcmp(zd[z], zone))
 				zj = z;
-		if (zj != SIZE_MAX && d->energy_uj[zj] <= r->energy_uj[zi])
-			e0 = d->energy_uj[zj], c0 = d->co2e_mg[zj] <= r->co2e_mg[zi] ? d->co2e_mg[zj] : 0;
 	}
-	*wh = (double)(r->energy_uj[zi] - e0) / 3.6e9;
-	*g = (double)(r->co2e_mg[zi] - c0) / 1e3;
+	/* the same window rule as kepler-report's (kepler_history_window): exact CO2e, rounded once */
+	span = kepler_history_window(zj != SIZE_MAX ? d : NULL, zj, r, zi);
+	*wh = (double)span.energy_uj / 3.6e9;
+	*g = (double)span.co2e_mg / 1e3;
 	return true;
 }
 

@@ -153,6 +153,34 @@ static void test_co2e_exact(void **state)
 	kepler_history_free(h);
 }
 
+/*
+ * A window's CO2e is the exact difference rounded once: 0.6 mg at the start
+ * and 1.5 mg at the end is 0.9 mg, so 0 whole mg (the rounded counters'
+ * difference would say 1); a counter begun anew counts from 0.
+ */
+static void test_window(void **state)
+{
+	const uint64_t k = KEPLER_UJ_PER_KWH;
+	uint64_t e0 = 1000, m0 = 0, r0 = 6 * k / 10, e1 = 5000, m1 = 1, r1 = 5 * k / 10;
+	struct kepler_history_row a = { .energy_uj = &e0, .co2e_mg = &m0, .co2e_rem = &r0 },
+				  b = { .energy_uj = &e1, .co2e_mg = &m1, .co2e_rem = &r1 };
+	struct kepler_history_span w;
+
+	(void)state;
+	w = kepler_history_window(&a, 0, &b, 0);
+	assert_int_equal(w.energy_uj, 4000);
+	assert_int_equal(w.co2e_mg, 0);
+	assert_int_equal(w.co2e_rem, 9 * k / 10);
+	w = kepler_history_window(NULL, 0, &b, 0); /* began inside the window */
+	assert_int_equal(w.energy_uj, 5000);
+	assert_int_equal(w.co2e_mg, 1);
+	e0 = 6000; /* above the end: begun anew */
+	w = kepler_history_window(&a, 0, &b, 0);
+	assert_int_equal(w.energy_uj, 5000);
+	assert_int_equal(w.co2e_mg, 1);
+	assert_int_equal(w.co2e_rem, 5 * k / 10);
+}
+
 static void test_record_round_trip_and_damage(void **state)
 {
 	struct kepler_history *h = kepler_history_new(), *back = NULL;
@@ -286,6 +314,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identities_and_sums),
 		cmocka_unit_test(test_co2e_exact),
+		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_record_round_trip_and_damage),
 		cmocka_unit_test(test_carbon_file),
 	};
