@@ -7,7 +7,8 @@
  * libcurl (sockets, poll, a resolver). That is the whole list below; what
  * is not on it (ptrace, mount, setuid, perf_event_open, process_vm_*,
  * keyctl, io_uring, userfaultfd, unshare, execve, ...) fails with ENOSYS.
- * ioctl and prctl are allowed only for the requests glibc and libcurl make,
+ * kill only with signal 0 (does a PID exist). ioctl and prctl are allowed
+ * only for the requests glibc and libcurl make,
  * and with a GPU meter those of the NVIDIA driver (NVML's); with the IPMI
  * platform meter, bind (libfreeipmi binds its UDP socket) and the IPMI
  * driver's ioctls.
@@ -203,6 +204,13 @@ int kepler_syscall_filter_apply(bool nvidia, bool ipmi, struct kepler_error *err
 		struct scmp_arg_cmp a = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = ioctls[i], .datum_b = 0 };
 
 		r = add_rule(ctx, SCMP_SYS(ioctl), 1, &a);
+	}
+	if (r == 0) {
+		/* kill(pid, 0) only: whether an idle process still exists (the eBPF informer), no signal */
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_EQ, 0);
+
+		r = add_rule(ctx, SCMP_SYS(kill), 1, &a);
+		n += r == 0;
 	}
 	if (nvidia && r == 0) {
 		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_TYPE_MASK, NVIDIA_IOCTL_TYPE);

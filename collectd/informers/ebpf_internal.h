@@ -30,6 +30,12 @@ struct ebpf_state {
 	uint32_t *quarantine; /* slots freed last refresh, handed back at the next, [max_entries] */
 	uint32_t nquarantine;
 	uint64_t last_overflow;
+	/*
+	 * the collector numbers PIDs as procfs does (its own TID is procfs's): kill(pid, 0)
+	 * says whether an idle entry's process exists, without reading /proc
+	 */
+	bool kill_probe;
+	uint64_t stat_reads_saved; /* /proc/PID/stat reads kill(pid, 0) made unneeded */
 	int ncpus;
 	int on_cpu_prog;
 	bool cgroup_v1_cpu; /* the program records the cpu controller's v1 cgroup ids (cgroup_tree.h) */

@@ -327,6 +327,7 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	st->self_tid = host_tid(inf->procfd);
 	st->self_gettid = gettid();
+	st->kill_probe = st->self_tid && st->self_tid == (uint32_t)st->self_gettid;
 	st->free_fd = bpf_map__fd(st->skel->maps.free_slots);
 	st->slots_size = (size_t)st->max_entries * sizeof(*st->slots);
 	st->cpus_map_size = (size_t)st->ncpus * sizeof(struct kepler_cputime_running);

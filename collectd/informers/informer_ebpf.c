@@ -8,6 +8,7 @@
  * an exit event. Needs root (CAP_BPF + CAP_PERFMON), kernel BTF, Linux 5.12.
  */
 #include <errno.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "cputime.h"
 #include "cputime.skel.h"
 #include "ebpf_internal.h"
+#include "kepler/log.h"
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
@@ -49,14 +51,29 @@ static uint64_t read_overflow(struct ebpf_state *st)
 	return __atomic_load_n(&st->skel->bss->overflows, __ATOMIC_RELAXED);
 }
 
-/* Has the process of this entry left without an exit event? */
+/*
+ * Has the process of this entry left without an exit event? Where the
+ * collector numbers PIDs as procfs does, kill(pid, 0) answers first: no
+ * such PID is gone; an existing one is the same process while no exit
+ * event was ever lost (had it ended, its exit would have ended the entry),
+ * so /proc is read only when one was and the PID may have been reused.
+ */
 static bool gone(struct kepler_informer *inf, const struct kepler_cputime_key *k)
 {
+	struct ebpf_state *st = inf->priv;
 	char path[32], buf[1024];
 	struct kepler_pid_stat ps;
 	uint64_t tick = kepler_ns_per_tick();
 	size_t len;
 
+	if (st->kill_probe) {
+		int r = kill((pid_t)k->tgid, 0) == 0 ? 0 : errno; /* EPERM: it exists, another user's */
+
+		if (r == ESRCH || ((r == 0 || r == EPERM) && read_overflow(st) == 0)) {
+			st->stat_reads_saved++;
+			return r == ESRCH;
+		}
+	}
 	snprintf(path, sizeof(path), "%u/stat", k->tgid);
 	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
 	    kepler_procfs_parse_pid_stat(buf, len, &ps) < 0)
@@ -395,6 +412,10 @@ static void ebpf_close(struct kepler_informer *inf)
 
 	if (!st)
 		return;
+	kepler_debug(
+		"eBPF informer: %llu reads of /proc/PID/stat for idle processes answered by kill(pid, 0) "
+		"instead",
+		(unsigned long long)st->stat_reads_saved);
 	if (st->slots)
 		munmap(st->slots, st->slots_size);
 	if (st->switched_in)
