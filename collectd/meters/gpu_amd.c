@@ -33,9 +33,12 @@ int kepler_gpu_amd_list(struct kepler_gpu *g, const char *library, struct kepler
 	if (r < 0)
 		return r;
 	s = g->rsmi.num_monitor_devices(&count);
-	if (s != RSMI_STATUS_SUCCESS)
-		return kepler_error_set(why, -ENODEV, "rsmi_num_monitor_devices: %s",
-					kepler_rsmi_strerror(&g->rsmi, s));
+	if (s != RSMI_STATUS_SUCCESS) {
+		r = kepler_error_set(why, -ENODEV, "rsmi_num_monitor_devices: %s",
+				     kepler_rsmi_strerror(&g->rsmi, s));
+		kepler_rsmi_close(&g->rsmi);
+		return r;
+	}
 	for (uint32_t i = 0; i < count; i++) {
 		unsigned k = g->n;
 		struct kepler_gpu_device *d = &g->dev[k];
@@ -84,9 +87,11 @@ int kepler_gpu_amd_list(struct kepler_gpu *g, const char *library, struct kepler
 		st->counter.max_watts = KEPLER_GPU_MAX_PLAUSIBLE_W;
 		g->n++;
 	}
-	if (!count)
-		return kepler_error_set(why, -ENOENT, "ROCm SMI (%s) lists no AMD GPU", g->rsmi.library);
-	return 0;
+	if (!count) {
+		r = kepler_error_set(why, -ENOENT, "ROCm SMI (%s) lists no AMD GPU", g->rsmi.library);
+		kepler_rsmi_close(&g->rsmi); /* not asked again at every read */
+	}
+	return r;
 }
 
 static int fail(struct kepler_gpu *g, unsigned i, const char *call, rsmi_status_t s)

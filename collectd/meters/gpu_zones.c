@@ -224,7 +224,10 @@ int kepler_gpu_zones_input(struct kepler_gpu_zones *g, struct kepler_ledger_inpu
 			.active_uj = d->active_delta_uj,
 			.weights = in->nprocs ? w : NULL,
 			.unlisted_weight = unlisted,
-			.info = { .index = d->index, .uuid = d->uuid, .name = d->name, .vendor = "nvidia" },
+			.info = { .index = d->index,
+				  .uuid = d->uuid,
+				  .name = d->name,
+				  .vendor = d->vendor == KEPLER_GPU_AMD ? "amd" : "nvidia" },
 		};
 	}
 	return 0;

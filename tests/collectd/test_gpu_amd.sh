@@ -8,7 +8,7 @@
 # stand-in's accumulator (counts x 15.3 uJ, as it logged them) to the
 # microjoule; the split by compute-unit occupancy, then equal shares when no
 # process reports one; a GPU that goes away (FILE_ERROR) and comes back;
-# the library absent.
+# the library absent; the exporter's vendor label.
 # Usage: test_gpu_amd.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -124,6 +124,13 @@ print("\n".join(bad) if bad else f"{len(snaps)} snapshots: every GPU zone adds u
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check.out")" || fail "$(head -8 "$tmp/check.out")"
+
+# the exporter names them as AMD's
+port=$(free_port)
+start_exporter_for "$store" "$port"
+wait_metrics "$port" "$tmp/metrics" || fail "no snapshot on /metrics: $(tail -3 "$tmp/exporter-$port.log")"
+grep -q '^kepler_node_gpu_info{gpu="1",gpu_name="AMD Instinct MI300X (stand-in)",gpu_uuid="GPU-5a5a000000000001",node_name="[^"]*",vendor="amd"} 1$' "$tmp/metrics" &&
+	ok "kepler_node_gpu_info with vendor=\"amd\"" || fail "gpu info: $(grep gpu_info "$tmp/metrics")"
 
 # no library: gpu.enabled auto runs without GPUs, saying why; true refuses to start
 "$collectd" --store.path "$tmp/s2" --store.group "" --meter.source fake --informer procfs --gpu.enabled true \
