@@ -375,7 +375,9 @@ meta_under_running() { # $1: newest or both
 		kill -0 "$uc" 2>/dev/null || break
 		sleep 0.1
 	done
-	for _ in $(seq 300); do
+	# until the exporter has seen it, however late a loaded machine lets it look (3 min at most: a
+	# bound for what never comes; 30 s was not enough once, under load)
+	for _ in $(seq 1800); do
 		[ "$1" = newest ] && break
 		grep -q damaged <<<"$(curl -s "http://127.0.0.1:$port/healthz")" && break
 		sleep 0.1
