@@ -465,7 +465,7 @@ int kepler_store_history_replay(struct kepler_store *s, struct kepler_history *h
 }
 
 int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **h, uint64_t seq,
-				struct kepler_error *err)
+				uint64_t wall_ns, struct kepler_error *err)
 {
 	struct kepler_history_header hdr;
 	uint64_t oldest = 0;
@@ -480,7 +480,7 @@ int kepler_store_history_follow(struct kepler_store *s, struct kepler_history **
 		/* rebuilt: a store replaced, or the snapshots it needed pruned */
 		kepler_history_free(*h);
 		*h = NULL;
-		if (load_usable(s, UINT64_MAX, h, &hdr, damaged, sizeof(damaged), err) < 0) {
+		if (load_usable(s, wall_ns, h, &hdr, damaged, sizeof(damaged), err) < 0) {
 			if (!(*h = kepler_history_new()))
 				return kepler_error_set(err, -ENOMEM, "out of memory");
 			/* no record: only the store's first snapshot can begin a ledger */

@@ -387,14 +387,15 @@ int kepler_store_history_at(struct kepler_store *store, uint64_t wall_ns, struct
 			    struct kepler_history_at *at, struct kepler_error *err);
 
 /*
- * Keep *@h (NULL at first) the ledger at snapshot @seq: caught up from its
- * own snapshot, else rebuilt from the newest record (the store replaced,
- * or the snapshots it needed pruned; a damaged record passed over for an
- * older one). -ENODATA when the store's history
- * cannot reach @seq, -ENOMEM.
+ * Keep *@h (NULL at first) the ledger at snapshot @seq, taken at @wall_ns:
+ * caught up from its own snapshot, else rebuilt from the newest record at
+ * or before @wall_ns (the store replaced, the snapshots it needed pruned,
+ * or a ledger past @seq: a reader going through a backlog, kepler-push; a
+ * damaged record passed over for an older one). -ENODATA when the store's
+ * history cannot reach @seq, -ENOMEM.
  */
 int kepler_store_history_follow(struct kepler_store *store, struct kepler_history **h, uint64_t seq,
-				struct kepler_error *err);
+				uint64_t wall_ns, struct kepler_error *err);
 
 /* Build the series record of @snap (what kepler_store_commit() stores). */
 void kepler_series_from_snapshot(const struct kepler_snapshot *snap, struct kepler_series_record *ret);

@@ -3,10 +3,12 @@
  * readers/exporter/exposition.h: one snapshot's exposition text, rendered
  * once and shared by every scrape until the next snapshot (reference
  * counted, immutable once published), with its gzip form made on first
- * demand. The per-scrape tail (the snapshot's age) is appended to either
- * form without re-rendering or re-compressing the body: the gzip body ends
- * on a deflate sync flush, so the tail goes after it as a final stored
- * block, with the trailer's CRC combined from both parts.
+ * demand, by libdeflate. The per-scrape head (the snapshot's age, the
+ * exporter's own process figures) goes before the body in either form,
+ * without re-rendering or re-compressing the body: in a gzip response it
+ * is a stored deflate block, not final, that the body's compressed blocks
+ * follow (a deflate stream may change block kinds at any byte-aligned
+ * block boundary), and the trailer's CRC is combined from both parts.
  */
 #ifndef KEPLER_EXPORTER_EXPOSITION_H
 #define KEPLER_EXPORTER_EXPOSITION_H
@@ -28,7 +30,7 @@ struct kepler_exposition {
 	uint32_t crc;           /* CRC-32 of text, set with gz */
 	pthread_mutex_t gz_lock;
 	bool gz_done;
-	struct kepler_buf gz; /* gzip header + deflate blocks, sync-flushed, not final */
+	struct kepler_buf gz; /* text's raw deflate blocks, the last one final */
 };
 
 /*
@@ -45,10 +47,12 @@ void kepler_exposition_unref(struct kepler_exposition *e);
 int kepler_exposition_gzip(struct kepler_exposition *e);
 
 /*
- * The end of a gzip response: @tail (plain text, < 64 KiB) as a final
- * stored deflate block, then the gzip trailer for body + tail.
+ * A gzip response is head + e->gz + trailer. The head: the gzip header,
+ * then @head (plain text, any length) in stored deflate blocks, not final.
  */
-void kepler_exposition_gzip_tail(const struct kepler_exposition *e, const char *tail, size_t len,
-				 struct kepler_buf *out);
+void kepler_exposition_gzip_head(const char *head, size_t len, struct kepler_buf *out);
+/* The trailer: CRC-32 and length of @head followed by e's text. */
+void kepler_exposition_gzip_trailer(const struct kepler_exposition *e, const char *head, size_t len,
+				    struct kepler_buf *out);
 
 #endif /* KEPLER_EXPORTER_EXPOSITION_H */

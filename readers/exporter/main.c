@@ -2,9 +2,10 @@
 /*
  * kepler-exporter: serves the store's newest snapshot as Prometheus
  * metrics. The main thread follows the store (inotify, through
- * kepler_store_wait_or) and renders each new snapshot once, when it is
- * wanted: at once if the last rendering was scraped, else when a scrape
- * asks (so an exporter nobody scrapes does no work per snapshot);
+ * kepler_store_wait_or) and renders a snapshot only when a scrape asks
+ * for it, once: an exporter nobody scrapes does no work per snapshot, and
+ * 15 s scrapes of 5 s snapshots render one snapshot in three (scrapes of
+ * the same snapshot, two Prometheus replicas, share one rendering);
  * libmicrohttpd's threads answer scrapes from that rendering. Read-only on
  * the store, unprivileged.
  */
@@ -18,7 +19,7 @@
 
 #include "drop.h"
 #include "metrics_options.h"
-#include "carbon.h"
+#include "co2e_families.h"
 #include "exposition.h"
 #include "kepler/config.h"
 #include "kepler/log.h"
@@ -38,10 +39,10 @@ struct follower {
 	struct kepler_cpuinfo cpus; /* the store's, for kepler_node_cpu_info */
 	uint64_t cpus_of;           /* collector_start_ns of the collector that wrote them */
 	bool cpus_loaded;
-	struct kepler_exporter_carbon *carbon; /* the CO2e families (carbon.h) */
-	uint64_t seq;                          /* last rendered (or failed) */
-	int last_open_error;                   /* logged once per kind */
-	unsigned denied;                       /* attempts refused in a row for permissions */
+	struct kepler_co2e_families *carbon; /* the CO2e families (co2e_families.h) */
+	uint64_t seq;                        /* last rendered (or failed) */
+	int last_open_error;                 /* logged once per kind */
+	unsigned denied;                     /* attempts refused in a row for permissions */
 };
 
 /*
@@ -141,7 +142,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 	} else {
 		/* before it is published: the text is shared, and immutable, from then on */
 		if (f->carbon)
-			kepler_exporter_carbon_render(f->carbon, f->store, snap, f->opts.node_name, &e->text);
+			kepler_co2e_families_render(f->carbon, f->store, snap, f->opts.node_name, &e->text);
 		pthread_mutex_lock(&f->st->lock);
 		f->st->staleness_ns = staleness_of(f->cfg, &meta, snap);
 		f->st->problem[0] = '\0';
@@ -178,12 +179,8 @@ static void drain_wake(struct kepler_exporter_state *st)
 		kepler_debug("wake fd: %s", strerror(errno));
 }
 
-/*
- * Render the pending snapshot, and tell the scrapes waiting for it; @asked:
- * a scrape asked and will serve it (so the next snapshot is rendered as it
- * arrives: someone is scraping).
- */
-static void render_pending(struct follower *f, bool asked)
+/* Render the pending snapshot, and tell the scrapes waiting for it. */
+static void render_pending(struct follower *f)
 {
 	uint64_t seq;
 
@@ -194,14 +191,14 @@ static void render_pending(struct follower *f, bool asked)
 		render_newest(f, seq);
 	pthread_mutex_lock(&f->st->lock);
 	f->st->pending_seq = 0;
-	f->st->scraped = asked;
 	pthread_cond_broadcast(&f->st->rendered);
 	pthread_mutex_unlock(&f->st->lock);
 }
 
 /*
- * A new snapshot: rendered at once when the last one was scraped (or there
- * is none yet), else left pending until a scrape wants it.
+ * A new snapshot: left pending until a scrape wants it; rendered at once
+ * only when nothing has been (the first one: /healthz and the first scrape
+ * have it ready) or no scrape could ask.
  */
 static void arrived(struct follower *f, uint64_t seq)
 {
@@ -210,10 +207,10 @@ static void arrived(struct follower *f, uint64_t seq)
 	bool now;
 
 	pthread_mutex_lock(&f->st->lock);
-	now = f->st->scraped || !f->st->current || !f->st->current->seq || f->st->wake_fd < 0;
+	now = !f->st->current || !f->st->current->seq || f->st->wake_fd < 0;
 	pthread_mutex_unlock(&f->st->lock);
 	if (now) {
-		render_pending(f, false); /* (clears what was pending: the newest is rendered) */
+		render_pending(f); /* (clears what was pending: the newest is rendered) */
 		if (f->seq < seq)
 			render_newest(f, seq);
 		return;
@@ -241,7 +238,7 @@ static void follow(struct follower *f)
 		r = kepler_store_wait_or(f->store, f->seq, 5 * SEC, f->st->wake_fd, &seq, &err);
 		if (r == -EAGAIN) { /* a scrape wants the pending snapshot */
 			drain_wake(f->st);
-			render_pending(f, true);
+			render_pending(f);
 			continue;
 		}
 		if (r == -ETIMEDOUT || r == -EINTR)
@@ -255,6 +252,7 @@ static void follow(struct follower *f)
 			pthread_mutex_unlock(&f->st->lock);
 			kepler_store_close(f->store);
 			f->store = NULL;
+			kepler_co2e_families_reset(f->carbon);
 			f->seq = 0; /* a new store counts from 1 again */
 			continue;
 		}
@@ -349,7 +347,7 @@ int main(int argc, char **argv)
 			    "no_new_privs",
 			    cfg.exporter.exporter_user, (unsigned)getuid());
 	log_start(&cfg, &web, kepler_server_port(server));
-	f.carbon = kepler_exporter_carbon_new();
+	f.carbon = kepler_co2e_families_new();
 	follow(&f);
 	if (kepler_stop_signal > 0) {
 		kepler_info("stopping on %s", strsignal(kepler_stop_signal));
@@ -357,7 +355,7 @@ int main(int argc, char **argv)
 	}
 out:
 	kepler_server_stop(server);
-	kepler_exporter_carbon_free(f.carbon);
+	kepler_co2e_families_free(f.carbon);
 	kepler_store_close(f.store);
 	kepler_exporter_publish(&st, NULL);
 	kepler_web_config_done(&web);

@@ -91,7 +91,6 @@ static void want_newest(struct kepler_exporter_state *st)
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&st->lock);
-	st->scraped = true;
 	if (st->pending_seq && st->wake_fd >= 0) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += 2;
@@ -248,7 +247,7 @@ static bool accepts_gzip(struct MHD_Connection *c)
 
 struct reply {
 	struct kepler_exposition *e;
-	struct kepler_buf tail;
+	struct kepler_buf head, trailer;
 };
 
 static void reply_free(void *cls)
@@ -256,16 +255,23 @@ static void reply_free(void *cls)
 	struct reply *rp = cls;
 
 	kepler_exposition_unref(rp->e);
-	kepler_buf_free(&rp->tail);
+	kepler_buf_free(&rp->head);
+	kepler_buf_free(&rp->trailer);
 	free(rp);
 }
 
+/*
+ * The newest snapshot's exposition, after this scrape's own figures (the
+ * snapshot's age, the exporter's process): plain, or gzip from the
+ * exposition's one compression (exposition.h).
+ */
 static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *c)
 {
 	struct reply *rp = calloc(1, sizeof(*rp));
-	struct kepler_buf age = KEPLER_BUF_INIT;
+	struct kepler_buf head = KEPLER_BUF_INIT;
 	struct kepler_process_stats self;
-	struct MHD_IoVec iov[2];
+	struct MHD_IoVec iov[3];
+	unsigned niov = 0;
 	struct MHD_Response *r;
 	bool gz = false;
 	MHD_RESULT ret;
@@ -275,27 +281,28 @@ static MHD_RESULT serve_metrics(struct kepler_server *s, struct MHD_Connection *
 	want_newest(s->st);
 	rp->e = acquire(s->st, NULL, 0, NULL);
 	if (rp->e->seq)
-		kepler_fmt_prom_age(&age, rp->e->node_name, age_of(rp->e));
+		kepler_fmt_prom_age(&head, rp->e->node_name, age_of(rp->e));
 	if (kepler_self_stats(&self) == 0)
-		kepler_fmt_prom_process(&age, &self);
+		kepler_fmt_prom_process(&head, &self);
 	if (accepts_gzip(c) && kepler_exposition_gzip(rp->e) == 0) {
 		gz = true;
-		kepler_exposition_gzip_tail(rp->e, age.data ? age.data : "", age.len, &rp->tail);
-		kepler_buf_free(&age);
-		iov[0].iov_base = rp->e->gz.data;
-		iov[0].iov_len = rp->e->gz.len;
+		kepler_exposition_gzip_head(head.data ? head.data : "", head.len, &rp->head);
+		kepler_exposition_gzip_trailer(rp->e, head.data ? head.data : "", head.len, &rp->trailer);
+		kepler_buf_free(&head);
+		iov[niov++] = (struct MHD_IoVec){ rp->head.data, rp->head.len };
+		iov[niov++] = (struct MHD_IoVec){ rp->e->gz.data, rp->e->gz.len };
+		iov[niov++] = (struct MHD_IoVec){ rp->trailer.data, rp->trailer.len };
 	} else {
-		rp->tail = age;
-		iov[0].iov_base = rp->e->text.data;
-		iov[0].iov_len = rp->e->text.len;
+		rp->head = head;
+		if (rp->head.len)
+			iov[niov++] = (struct MHD_IoVec){ rp->head.data, rp->head.len };
+		iov[niov++] = (struct MHD_IoVec){ rp->e->text.data, rp->e->text.len };
 	}
-	iov[1].iov_base = rp->tail.data;
-	iov[1].iov_len = rp->tail.len;
-	if (rp->tail.error) {
+	if (head.error || rp->head.error || rp->trailer.error) {
 		reply_free(rp);
 		return MHD_NO;
 	}
-	r = MHD_create_response_from_iovec(iov, rp->tail.len ? 2 : 1, reply_free, rp);
+	r = MHD_create_response_from_iovec(iov, niov, reply_free, rp);
 	if (!r) {
 		reply_free(rp);
 		return MHD_NO;

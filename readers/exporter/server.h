@@ -4,9 +4,9 @@
  * (libmicrohttpd): `/metrics`, `/healthz` and `/`, GET and HEAD only,
  * optional TLS and basic auth from the web config file. Scrapes are
  * answered from the current exposition (see exposition.h); nothing is
- * read from the store on a request. When a newer snapshot waits unrendered
- * (nobody scraped the last one), a scrape asks the main thread to render
- * it (wake_fd) and waits for it, at most 2 s.
+ * read from the store on a request. A newer snapshot waits unrendered
+ * until a scrape asks the main thread to render it (wake_fd) and waits for
+ * it, at most 2 s; scrapes that ask meanwhile wait for the same rendering.
  */
 #ifndef KEPLER_EXPORTER_SERVER_H
 #define KEPLER_EXPORTER_SERVER_H
@@ -26,11 +26,7 @@ struct kepler_exporter_state {
 	struct kepler_exposition *current; /* never NULL once started */
 	char problem[512];                 /* why there is no fresh data ("" when the store reads fine) */
 	uint64_t staleness_ns;             /* /healthz: newest snapshot older than this is stale */
-	/*
-	 * Render on demand: a snapshot that arrives when the current one was
-	 * not scraped waits (pending_seq) until a scrape asks for it.
-	 */
-	bool scraped;             /* /metrics served since the last rendering */
+	/* Render on demand: a new snapshot waits (pending_seq) until a scrape asks for it. */
 	uint64_t pending_seq;     /* a newer snapshot not rendered yet; 0: none */
 	uint64_t pending_wall_ns; /* its time (for /healthz) */
 	int wake_fd;              /* eventfd: a scrape wants pending_seq rendered */

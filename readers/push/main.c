@@ -24,6 +24,7 @@
 #include <curl/curl.h>
 #include <libdeflate.h>
 
+#include "co2e_families.h"
 #include "drop.h"
 #include "metrics_options.h"
 #include "kepler/buf.h"
@@ -86,7 +87,8 @@ struct pusher {
 	struct dest dests[2];
 	size_t ndests;
 	struct rendered cache;
-	struct libdeflate_compressor *gz; /* OTLP's gzip, made on first use */
+	struct kepler_co2e_families *carbon; /* the CO2e families, as the exporter serves them */
+	struct libdeflate_compressor *gz;    /* OTLP's gzip, made on first use */
 };
 
 /* Sleep @ns, or less when asked to stop. */
@@ -137,6 +139,7 @@ static void detach(struct pusher *p)
 {
 	kepler_store_close(p->store);
 	p->store = NULL;
+	kepler_co2e_families_reset(p->carbon);
 	kepler_cpuinfo_free(&p->cpus);
 	p->opts.cpus = NULL;
 	rendered_drop(&p->cache);
@@ -199,6 +202,10 @@ static int render(struct pusher *p, uint64_t seq)
 	}
 	kepler_buf_reset(&p->cache.text);
 	r = kepler_fmt_prom(snap, &p->opts, &p->cache.text);
+	if (r == 0 && p->carbon)
+		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, &p->cache.text);
+	if (r == 0 && p->cache.text.error)
+		r = -ENOMEM;
 	if (r == 0)
 		r = push_samples_parse(&p->cache.set, p->cache.text.data, p->cache.text.len);
 	if (r == 0) {
@@ -593,6 +600,10 @@ int main(int argc, char **argv)
 	if (drop_root(&cfg) < 0)
 		goto out;
 	kepler_reader_metrics_options(&p.opts, &cfg);
+	if (!(p.carbon = kepler_co2e_families_new())) {
+		kepler_err("out of memory");
+		goto out;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((*cfg.push.push_remote_write_url &&
 	     dest_open(&p, PUSH_DEST_REMOTE_WRITE, cfg.push.push_remote_write_url, &sec) < 0) ||
@@ -625,6 +636,7 @@ out:
 	}
 	if (p.gz)
 		libdeflate_free_compressor(p.gz);
+	kepler_co2e_families_free(p.carbon);
 	push_secrets_free(&sec);
 	push_secrets_close(&sec);
 	for (size_t k = 0; k < 2; k++) {

@@ -54,7 +54,7 @@ static void load_today(struct app *a, uint64_t seq, uint64_t wall_ns)
 	struct kepler_history_at at = { .from_ring = false }; /* in: from the records, as the report does */
 	uint64_t day = wall_ns / DAY * DAY;
 
-	if (seq != a->live_seq && kepler_store_history_follow(a->store, &a->live, seq, &err) < 0) {
+	if (seq != a->live_seq && kepler_store_history_follow(a->store, &a->live, seq, wall_ns, &err) < 0) {
 		kepler_history_free(a->live);
 		a->live = NULL;
 	}

@@ -3,7 +3,7 @@
  * The exporter's request handling (readers/exporter/server.c, exposition.c)
  * in one process: the real server on a loopback port, asked over a socket.
  * Paths and methods, /healthz's answers (no snapshot, fresh, stale, a
- * problem), gzip (the shared body and its per-scrape tail), a snapshot
+ * problem), gzip (the shared body after its per-scrape head), a snapshot
  * rendered on demand, and basic auth with its back-off. The exporter as a
  * whole (the binary, TLS, promtool, attacks) is test_exporter.sh's and
  * test_exporter_attack.sh's.
@@ -272,7 +272,7 @@ static void test_healthz(void **state)
 static char *gunzip(const struct reply *r, size_t *out_len)
 {
 	z_stream z = { 0 };
-	size_t cap = 1 << 20;
+	size_t cap = 4 << 20;
 	char *out = malloc(cap);
 	int rc;
 
@@ -283,7 +283,7 @@ static char *gunzip(const struct reply *r, size_t *out_len)
 	z.next_out = (unsigned char *)out;
 	z.avail_out = (uInt)cap - 1;
 	rc = inflate(&z, Z_FINISH);
-	if (rc != Z_STREAM_END) /* the CRC and length of body + tail checked by zlib */
+	if (rc != Z_STREAM_END) /* the CRC and length of head + body checked by zlib */
 		fail_msg("gzip body: inflate returned %d (%s)", rc, z.msg ? z.msg : "");
 	assert_int_equal(z.avail_in, 0);
 	*out_len = z.total_out;
@@ -310,17 +310,58 @@ static void test_gzip(void **state)
 		assert_string_equal(v, "gzip");
 		assert_true(header(&r, "Vary", v, sizeof(v)));
 		text = gunzip(&r, &len);
-		/* the rendered body, then this scrape's tail: the snapshot's age and the exporter's own figures */
+		/* this scrape's head (the snapshot's age, the exporter's own figures), then the rendered body */
 		assert_true(len > e->text.len);
-		assert_memory_equal(text, e->text.data, e->text.len);
-		assert_non_null(strstr(text + e->text.len, "kepler_snapshot_age_seconds{"));
+		assert_memory_equal(text + len - e->text.len, e->text.data, e->text.len);
+		assert_true(!strncmp(text, "# HELP kepler_snapshot_age_seconds ", 35));
+		/* the compressed body is the exposition's one compression, sent as it is */
+		assert_true(e->gz_done);
+		assert_non_null(memmem(r.body, r.len, e->gz.data, e->gz.len));
 		free(text);
 		reply_free(&r);
 	}
 	ask(g->port, "GET", "/metrics", "Accept-Encoding: gzip;q=0\r\n", &r); /* refused: plain */
 	assert_false(header(&r, "Content-Encoding", v, sizeof(v)));
-	assert_memory_equal(r.body, e->text.data, e->text.len);
+	assert_true(r.len > e->text.len);
+	assert_memory_equal(r.body + r.len - e->text.len, e->text.data, e->text.len);
 	reply_free(&r);
+	kepler_exposition_unref(e);
+	rig_stop(g);
+}
+
+/* A head of any length before the compressed body: none, one stored block, several (65,535 bytes each at most). */
+static void test_gzip_heads(void **state)
+{
+	struct rig *g = rig_start(NULL);
+	struct kepler_exposition *e = render(g, 7, 1);
+	static const size_t lens[] = { 0, 1, 65535, 65536, 200001 };
+
+	(void)state;
+	assert_int_equal(kepler_exposition_gzip(e), 0);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct kepler_buf body = KEPLER_BUF_INIT, trailer = KEPLER_BUF_INIT;
+		char *head = malloc(lens[i] + 1), *text;
+		struct reply r = { 0 };
+		size_t len;
+
+		assert_non_null(head);
+		for (size_t k = 0; k < lens[i]; k++)
+			head[k] = (char)('a' + k % 26);
+		kepler_exposition_gzip_head(head, lens[i], &body);
+		kepler_buf_add(&body, e->gz.data, e->gz.len);
+		kepler_exposition_gzip_trailer(e, head, lens[i], &trailer);
+		kepler_buf_add(&body, trailer.data, trailer.len);
+		assert_int_equal(body.error, 0);
+		r.body = body.data, r.len = body.len;
+		text = gunzip(&r, &len);
+		assert_int_equal(len, lens[i] + e->text.len);
+		assert_memory_equal(text, head, lens[i]);
+		assert_memory_equal(text + lens[i], e->text.data, e->text.len);
+		free(text);
+		free(head);
+		kepler_buf_free(&body);
+		kepler_buf_free(&trailer);
+	}
 	kepler_exposition_unref(e);
 	rig_stop(g);
 }
@@ -344,7 +385,6 @@ static void *renderer_main(void *arg)
 	kepler_exporter_publish(&g->st, render(g, 9, 1));
 	pthread_mutex_lock(&g->st.lock);
 	g->st.pending_seq = 0;
-	g->st.scraped = false;
 	pthread_cond_broadcast(&g->st.rendered);
 	pthread_mutex_unlock(&g->st.lock);
 	return NULL;
@@ -434,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_paths_and_methods),
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_gzip_heads),
 		cmocka_unit_test(test_render_on_demand),
 		cmocka_unit_test(test_basic_auth),
 	};

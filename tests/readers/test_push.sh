@@ -16,10 +16,12 @@ stdout=$build/readers/stdout/kepler-stdout
 store=$tmp/store
 
 # started as root, kepler-push becomes push.user (nobody) with the store's group: a store of group
-# nogroup. The collector sees only its own PID namespace: what is pushed is the test's, not the host's
+# nogroup. The collector sees only its own PID namespace: what is pushed is the test's, not the host's.
+# A carbon intensity and 2 s tiers: the CO2e families are pushed from the history ledger
 own_pids "$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group nogroup \
-	--store.retention.snapshots 40 --log.level warn >"$tmp/c.log" 2>&1 &
-pids+=($!)
+	--store.retention.snapshots 40 --store.tiers 2s:1h --carbon.intensity 412.5 --log.level warn >"$tmp/c.log" 2>&1 &
+cpid=$!
+pids+=($cpid)
 wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
 pport=$(free_port)
 printf 'global: {}\n' >"$tmp/prometheus.yml"
@@ -127,6 +129,29 @@ PY
 curl -s --data-urlencode 'query=kepler_push_sent_snapshots_total' "http://127.0.0.1:$pport/api/v1/query" |
 	jq -e '.data.result | length == 1' >/dev/null && ok "kepler-push's own figures arrive with the samples (kepler_push_sent_snapshots_total)" ||
 	fail "no kepler_push_sent_snapshots_total"
+
+# CO2e (issue 63): the collector stopped and kepler-push caught up, its last kepler_node_co2e_grams_total
+# is the exporter's on the same snapshot, to the µg, and kepler-report's whole mg from the store's
+# beginning; every sample received through the outages is a counter that never went down
+stop_own "$cpid"
+end=$(store_seq "$store")
+eventually 120 caught_up "$end" || fail "not caught up with the stopped collector's last snapshot $end"
+eport=$(free_port)
+start_exporter_for "$store" "$eport"
+wait_metrics "$eport" "$tmp/m.txt" || fail "the exporter served nothing: $(tail -3 "$tmp/exporter-$eport.log")"
+exp=$(sed -n 's/^kepler_node_co2e_grams_total{node_name="[^"]*",zone="package"} //p' "$tmp/m.txt")
+ts=$("$stdout" --store.path "$store" --seq "$end" --format json | jq -r .timestamp)
+mg=$("$build/readers/report/kepler-report" --store.path "$store" --since 2000-01-01T00:00:00Z --until "$ts" --by node --format json |
+	jq '.rows[0].zones[] | select(.name == "package") | .co2e_mg')
+curl -s --data-urlencode 'query=kepler_node_co2e_grams_total{zone="package"}[1h]' "http://127.0.0.1:$pport/api/v1/query" >"$tmp/co2e.json"
+curl -s --data-urlencode 'query=kepler_carbon_intensity_grams_per_kwh[1h]' "http://127.0.0.1:$pport/api/v1/query" >"$tmp/intensity.json"
+read -r pushed n down < <(jq -r '.data.result[0].values | [.[-1][1], length, ([range(1; length) as $i | select((.[$i][1] | tonumber) < (.[$i - 1][1] | tonumber))] | length)] | @tsv' "$tmp/co2e.json")
+same() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) else 1)' "$1" "$2"; }
+[ -n "$exp" ] && same "${pushed:-x}" "$exp" && [ -n "$mg" ] && [ "${exp%???}" = "$(printf '%d.%03d' $((mg / 1000)) $((mg % 1000)))" ] &&
+	[ "${n:-0}" -gt 20 ] && [ "$down" = 0 ] &&
+	jq -e '.data.result[0].values[-1][1] == "412.5"' "$tmp/intensity.json" >/dev/null &&
+	ok "CO2e pushed: the last kepler_node_co2e_grams_total{zone=package} $pushed g = the exporter's on snapshot $end = kepler-report's $mg mg; $n samples through both outages, none lower than the one before; kepler_carbon_intensity_grams_per_kwh 412.5" ||
+	fail "CO2e: pushed '$pushed' exporter '$exp' report '$mg' mg, $n samples, $down decreases; intensity $(jq -c '.data.result[0].values[-1]' "$tmp/intensity.json")"
 
 # usage errors
 "$push" --store.path "$store" >/dev/null 2>"$tmp/e"

@@ -159,9 +159,10 @@ if wait_metrics $port "$tmp/m.txt"; then
 		jq '.rows[0].zones[] | select(.name == "package") | .co2e_mg')
 	g=$(sed -n 's/^kepler_node_co2e_grams_total{node_name="[^"]*",zone="package"} //p' "$tmp/m.txt")
 	cg=$(grep -c '^kepler_container_co2e_grams_total{' "$tmp/m.txt")
-	[ -n "$mg" ] && [ "$g" = "$(printf '%d.%03d' $((mg / 1000)) $((mg % 1000)))" ] &&
+	# grams to the µg: its first three decimals are the report's whole mg (both round the exact sum down)
+	[ -n "$mg" ] && [[ $g =~ ^[0-9]+\.[0-9]{6}$ ]] && [ "${g%???}" = "$(printf '%d.%03d' $((mg / 1000)) $((mg % 1000)))" ] &&
 		grep -q '^kepler_carbon_intensity_grams_per_kwh{node_name="[^"]*"} 650.500$' "$tmp/m.txt" &&
-		ok "exporter: kepler_node_co2e_grams_total{zone=package} $g g = kepler-report's $mg mg since the store began (snapshot $seq); intensity 650.5 g/kWh" ||
+		ok "exporter: kepler_node_co2e_grams_total{zone=package} $g g (to the µg) = kepler-report's $mg mg since the store began (snapshot $seq); intensity 650.5 g/kWh" ||
 		fail "exporter CO2e: $g g vs report $mg mg at snapshot $seq: $(grep co2e "$tmp/m.txt" | head -3)"
 	if command -v promtool >/dev/null; then
 		promtool check metrics <"$tmp/m.txt" >"$tmp/promtool.txt" 2>&1

@@ -2,22 +2,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "carbon.h"
+#include "co2e_families.h"
 #include "kepler/fmt.h"
 #include "kepler/history.h"
 #include "kepler/log.h"
 
-struct kepler_exporter_carbon {
+struct kepler_co2e_families {
 	struct kepler_history *h;
 	bool said; /* the ledger's trouble, logged once */
 };
 
-struct kepler_exporter_carbon *kepler_exporter_carbon_new(void)
+struct kepler_co2e_families *kepler_co2e_families_new(void)
 {
-	return calloc(1, sizeof(struct kepler_exporter_carbon));
+	return calloc(1, sizeof(struct kepler_co2e_families));
 }
 
-void kepler_exporter_carbon_free(struct kepler_exporter_carbon *c)
+void kepler_co2e_families_reset(struct kepler_co2e_families *c)
+{
+	if (!c)
+		return;
+	kepler_history_free(c->h);
+	c->h = NULL;
+	c->said = false;
+}
+
+void kepler_co2e_families_free(struct kepler_co2e_families *c)
 {
 	if (!c)
 		return;
@@ -25,12 +34,13 @@ void kepler_exporter_carbon_free(struct kepler_exporter_carbon *c)
 	free(c);
 }
 
-/* The ledger at @seq, or -1 (said once). */
-static int follow(struct kepler_exporter_carbon *c, struct kepler_store *store, uint64_t seq)
+/* The ledger at @snap, or -1 (said once). */
+static int follow(struct kepler_co2e_families *c, struct kepler_store *store,
+		  const struct kepler_snapshot *snap)
 {
 	struct kepler_error err = { 0 };
 
-	if (kepler_store_history_follow(store, &c->h, seq, &err) == 0)
+	if (kepler_store_history_follow(store, &c->h, snap->seq, snap->wall_ns, &err) == 0)
 		return 0;
 	if (!c->said)
 		kepler_warn("the CO2e families are not exported: %s", err.msg);
@@ -44,6 +54,22 @@ static void grams(struct kepler_buf *o, uint64_t mg)
 			  (unsigned long long)(mg % 1000));
 }
 
+/*
+ * A counter's CO2e in grams to the µg: kepler_history_window() from nothing
+ * to @r's zone @z (the one rule of every reader of the ledger), its whole mg
+ * and the µg of its exact remainder, rounded down once. The difference of
+ * two such counters is the exact CO2e between them to within 1 µg, which
+ * kepler-report shows to the mg (docs/history.md).
+ */
+static void co2e_grams(struct kepler_buf *o, const struct kepler_history_row *r, size_t z)
+{
+	struct kepler_history_span s = kepler_history_window(NULL, 0, r, z);
+	uint64_t ug = (uint64_t)((unsigned __int128)s.co2e_rem * 1000 / KEPLER_UJ_PER_KWH);
+
+	kepler_buf_printf(o, "%llu.%03llu%03llu\n", (unsigned long long)(s.co2e_mg / 1000),
+			  (unsigned long long)(s.co2e_mg % 1000), (unsigned long long)ug);
+}
+
 static void label(struct kepler_buf *o, const char *name, const char *v, bool first)
 {
 	kepler_buf_printf(o, "%s%s=\"", first ? "" : ",", name);
@@ -51,7 +77,7 @@ static void label(struct kepler_buf *o, const char *name, const char *v, bool fi
 	kepler_buf_addc(o, '"');
 }
 
-static void family(struct kepler_exporter_carbon *c, struct kepler_buf *o, enum kepler_history_kind k,
+static void family(struct kepler_co2e_families *c, struct kepler_buf *o, enum kepler_history_kind k,
 		   const char *name, const char *help, const char *node)
 {
 	const char *const *zones;
@@ -85,21 +111,21 @@ static void family(struct kepler_exporter_carbon *c, struct kepler_buf *o, enum 
 			}
 			label(o, "zone", zones[z], false);
 			kepler_buf_adds(o, "} ");
-			grams(o, r->co2e_mg[z]);
+			co2e_grams(o, r, z);
 		}
 	}
 }
 
-void kepler_exporter_carbon_render(struct kepler_exporter_carbon *c, struct kepler_store *store,
-				   const struct kepler_snapshot *snap, const char *node_name,
-				   struct kepler_buf *out)
+void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_store *store,
+				 const struct kepler_snapshot *snap, const char *node_name,
+				 struct kepler_buf *out)
 {
 	struct kepler_error err = { 0 };
 	uint32_t mg = 0;
 
 	if (kepler_store_intensity(store, snap->seq, &mg, &err) < 0 || !mg)
 		return;
-	if (follow(c, store, snap->seq) < 0)
+	if (follow(c, store, snap) < 0)
 		return;
 	c->said = false;
 	kepler_buf_adds(
