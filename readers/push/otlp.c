@@ -220,6 +220,10 @@ static const char *unit_of(const char *name)
 		return "W";
 	if (ends_with(name, "_seconds_total") || ends_with(name, "_seconds"))
 		return "s";
+	if (ends_with(name, "_grams_total")) /* CO2e */
+		return "g";
+	if (ends_with(name, "_grams_per_kwh")) /* carbon intensity */
+		return "g/kW.h";
 	return "";
 }
 

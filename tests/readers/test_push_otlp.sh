@@ -33,7 +33,7 @@ fi
 # started as root, kepler-push becomes push.user (nobody) with the store's group: a store of group
 # nogroup. The collector sees only its own PID namespace: what is pushed is the test's, not the host's
 own_pids "$collectd" --store.path "$store" --meter.source fake --informer procfs --monitor.interval 500ms --store.group nogroup \
-	--store.retention.snapshots 400 --log.level warn >"$tmp/c.log" 2>&1 &
+	--store.retention.snapshots 400 --store.tiers 2s:1h --carbon.intensity 412.5 --log.level warn >"$tmp/c.log" 2>&1 &
 pids+=($!)
 wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
 rport=$(free_port)
@@ -112,7 +112,7 @@ errors = [r["error"] for r in reqs if "error" in r]
 assert not errors, errors[:2]
 snaps = {json.loads(l)["seq"]: json.loads(l) for l in open(sys.argv[2]) if l.strip()}
 first, last = int(sys.argv[3]), int(sys.argv[4])
-kinds, points, heads = {}, {}, set()
+kinds, points, heads, co2e = {}, {}, set(), {}
 for r in reqs:
     rm = r["request"]["resourceMetrics"]
     assert len(rm) == 1, len(rm)
@@ -122,6 +122,11 @@ for r in reqs:
     for m in rm[0]["scopeMetrics"][0]["metrics"]:
         kind = m["data"] + ("/" + m["sum"]["aggregationTemporality"] + "/" + str(m["sum"]["isMonotonic"]) if m["data"] == "sum" else "")
         kinds[m["name"]] = (kind, m["unit"])
+        if m["name"] == "kepler_node_co2e_grams_total":
+            for p in m["sum"]["dataPoints"]:
+                attrs = {a["key"]: a["value"]["stringValue"] for a in p["attributes"]}
+                if attrs["zone"] == "package":
+                    co2e.setdefault(int(p["timeUnixNano"]), set()).add(p["asDouble"])
         if m["name"] != "kepler_node_cpu_joules_total":
             continue
         for p in m["sum"]["dataPoints"]:
@@ -133,16 +138,32 @@ assert kinds["kepler_node_cpu_watts"] == ("gauge", "W"), kinds["kepler_node_cpu_
 assert kinds["kepler_process_cpu_seconds_total"][0].startswith("sum/"), kinds["kepler_process_cpu_seconds_total"]
 assert kinds["kepler_push_sent_snapshots_total"][0].startswith("sum/"), kinds["kepler_push_sent_snapshots_total"]
 assert heads == {("team-a", "Bearer secret-token", "gzip")}, heads
+# CO2e: a cumulative monotonic sum in g, one point a snapshot, never lower than the one before;
+# its value at each snapshot is its energy's (µJ x 412.5 g/kWh / 3.6e12, to the µg below)
+assert kinds["kepler_node_co2e_grams_total"] == ("sum/AGGREGATION_TEMPORALITY_CUMULATIVE/True", "g"), kinds["kepler_node_co2e_grams_total"]
+assert kinds["kepler_carbon_intensity_grams_per_kwh"] == ("gauge", "g/kW.h"), kinds["kepler_carbon_intensity_grams_per_kwh"]
+co2e_t = sorted(co2e)
+assert all(len(co2e[t]) == 1 for t in co2e_t), "two CO2e values at one time"
+vals = [next(iter(co2e[t])) for t in co2e_t]
+assert len(vals) > 20 and all(b >= a for a, b in zip(vals, vals[1:])), vals[:5]
 want = {}
 for seq in range(first, last + 1):
     z = next(z for z in snaps[seq]["node"]["zones"] if z["name"] == "package")
     want[snaps[seq]["wall_ns"]] = z["energy_uj"] / 1e6
 inwin = {t: v for t, v in points.items() if min(want) <= t <= max(want)}
+# the energy counted into CO2e since the first snapshot's: the CO2e's growth is that × 412.5 g/kWh
+t0, t1 = min(want), max(want)
+if t0 in co2e and t1 in co2e:
+    de = (want[t1] - want[t0]) * 1e6  # µJ
+    dg = next(iter(co2e[t1])) - next(iter(co2e[t0]))
+    assert abs(dg - de * 412.5 / 3.6e12) < 2e-6, (dg, de * 412.5 / 3.6e12)
+else:
+    print("no CO2e point at the first or the last snapshot"); sys.exit(1)
 missing = sorted(set(want) - set(inwin))
 extra = sorted(set(inwin) - set(want))
 twice = [t for t, v in inwin.items() if len(v) > 1]
 off = [t for t in want if t in inwin and any(abs(x - want[t]) > 1e-6 * max(1, want[t]) for x in inwin[t])]
-print(f"{len(reqs)} requests decoded, {len(kinds)} metrics; snapshots {first} to {last}: {len(want)} sent, "
+print(f"{len(reqs)} requests decoded, {len(kinds)} metrics; CO2e {dg:.6f} g over the window = its energy x 412.5 g/kWh; snapshots {first} to {last}: {len(want)} sent, "
       f"{len(inwin)} points received; missing {len(missing)}, extra {len(extra)}, two values {len(twice)}, values off {len(off)}")
 sys.exit(0 if not missing and not extra and not twice and not off else 1)
 PY
