@@ -422,6 +422,7 @@ _Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
 		       sizeof(enum kepler_dataset_format) == sizeof(int) &&
 		       sizeof(enum kepler_stdout_format) == sizeof(int) &&
 		       sizeof(enum kepler_otlp_compression) == sizeof(int) &&
+		       sizeof(enum kepler_carbon_provider) == sizeof(int) &&
 		       sizeof(enum kepler_report_by) == sizeof(int) &&
 		       sizeof(enum kepler_report_format) == sizeof(int) &&
 		       sizeof(enum kepler_top_view) == sizeof(int),

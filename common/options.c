@@ -23,6 +23,7 @@ enum {
 	PT = KEPLER_PROG_PASSTHROUGH,
 	RP = KEPLER_PROG_REPORT,
 	PU = KEPLER_PROG_PUSH,
+	CB = KEPLER_PROG_CARBON,
 	R = KEPLER_PROG_READERS,
 	ALL = KEPLER_PROG_ALL,
 };
@@ -45,6 +46,7 @@ static const char *const report_bys[] = { "node", "namespace", "pod",  "containe
 static const char *const report_formats[] = { "table", "csv", "json", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 static const char *const otlp_compressions[] = { "gzip", "none", NULL };
+static const char *const carbon_providers[] = { "static", "electricitymaps", "uk-grid", "watttime", NULL };
 
 /*
  * The table is laid out by hand, as clang-format laid it out while it could:
@@ -91,8 +93,8 @@ const struct kepler_option
 		  C, 0, 0, 0, NULL },
 		{ "carbon.intensity-file", KEPLER_OPT_STRING,
 		  OFF(collectd.carbon_intensity_file), "", "FILE",
-		  "A CSV of RFC3339,g_per_kwh lines (each the intensity from that time on), re-read when it changes: an operator's cron job can feed it from the grid operator. Wins over carbon.intensity.",
-		  C, 0, 0, 0, NULL },
+		  "A CSV of RFC3339,g_per_kwh[,measured|forecast|fallback] lines (each the intensity from that time on), re-read when it changes: kepler-carbon keeps it from a provider, or an operator's cron job. Wins over carbon.intensity. kepler-carbon: the file it keeps.",
+		  C | CB, 0, 0, 0, NULL },
 		{ "store.sync", KEPLER_OPT_ENUM, OFF(collectd.store_sync), "data", "full|data|none",
 		  "What each commit waits for. data: the snapshot's pages reach the disk (fdatasync), the meta page is left to the kernel; a machine crash may lose the last snapshot, never the store. full: the meta page too (LMDB's default; one more synchronous write per interval). none: nothing; a machine crash may leave the store damaged (for a store on tmpfs, or with store.move-damaged). A killed collector loses nothing under any.",
 		  C, 0, 0, 0, store_syncs },
@@ -396,6 +398,39 @@ const struct kepler_option
 		  "HTTP basic authentication to the otlp receiver alone, with push.otlp.basic-auth.password-file.", PU, 0, 0, 0, NULL },
 		{ "push.otlp.basic-auth.password-file", KEPLER_OPT_STRING, OFF(push.push_otlp_basic_auth_password_file), "", "FILE",
 		  "The otlp receiver's basic authentication password, read from FILE (refused if others may read it).", PU, 0, 0, 0, NULL },
+
+		/* kepler-carbon */
+		{ "carbon.provider", KEPLER_OPT_ENUM, OFF(carbon.carbon_provider), "static", "static|electricitymaps|uk-grid|watttime",
+		  "Where the intensity comes from: static (carbon.static-table's figure for carbon.zone), electricitymaps (Electricity Maps v3, carbon.zone a zone such as DE), uk-grid (the UK Carbon Intensity API: carbon.zone national or a region id 1-17), watttime (WattTime v3, carbon.zone a region such as CAISO_NORTH).",
+		  CB, 0, 0, 0, carbon_providers },
+		{ "carbon.zone", KEPLER_OPT_STRING, OFF(carbon.carbon_zone), "", "ZONE",
+		  "The provider's zone, region or table key (required).", CB, 0, 0, 0, NULL },
+		{ "carbon.url", KEPLER_OPT_STRING, OFF(carbon.carbon_url), "", "URL",
+		  "The provider's base URL, for a proxy or a test (empty: the provider's own: https://api.electricitymap.org, https://api.carbonintensity.org.uk, https://api.watttime.org).",
+		  CB, 0, 0, 0, NULL },
+		{ "carbon.token-file", KEPLER_OPT_STRING, OFF(carbon.carbon_token_file), "", "FILE",
+		  "The provider's secret, its first line: Electricity Maps' auth-token, WattTime's password (refused if others may read it, or a link).",
+		  CB, 0, 0, 0, NULL },
+		{ "carbon.username", KEPLER_OPT_STRING, OFF(carbon.carbon_username), "", "NAME",
+		  "WattTime's user name (its password from carbon.token-file).", CB, 0, 0, 0, NULL },
+		{ "carbon.user", KEPLER_OPT_STRING, OFF(carbon.carbon_user), "nobody", "USER",
+		  "Started as root, the user kepler-carbon becomes once its secret is read (it keeps no capability).",
+		  CB, 0, 0, 0, NULL },
+		{ "carbon.static-table", KEPLER_OPT_STRING, OFF(carbon.carbon_static_table),
+		  "/usr/share/kepler/carbon-intensity-static.csv", "FILE",
+		  "carbon.provider static: the table of KEY,g_per_kwh,source,year lines (the package ships one, from named public sources).",
+		  CB, 0, 0, 0, NULL },
+		{ "carbon.watttime-signal", KEPLER_OPT_STRING, OFF(carbon.carbon_watttime_signal), "co2_moer", "SIGNAL",
+		  "WattTime's signal_type: co2_moer (marginal) or co2_aoer (average, where the plan has it).", CB, 0, 0, 0, NULL },
+		{ "carbon.poll-interval", KEPLER_OPT_DURATION, OFF(carbon.carbon_poll_interval_ns), "5m", "DURATION",
+		  "How often the provider is asked (after a failure sooner: 30 s, doubling, up to this).", CB, 0, 1 * SEC, 24 * 3600 * SEC, NULL },
+		{ "carbon.timeout", KEPLER_OPT_DURATION, OFF(carbon.carbon_timeout_ns), "10s", "DURATION",
+		  "How long one request may take.", CB, 0, SEC, 300 * SEC, NULL },
+		{ "carbon.keep", KEPLER_OPT_INT, OFF(carbon.carbon_keep), "2016", "N",
+		  "Lines the file keeps (the newest; a week of 5-minute values).", CB, 0, 2, 1000000, NULL },
+		{ "once", KEPLER_OPT_BOOL, OFF(carbon.carbon_once), "false", NULL,
+		  "Poll once, write the file, and exit (1 when the provider gave nothing): for a cron job or a test.",
+		  CB, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
 
 		/* kepler-train */
 		{ "output", KEPLER_OPT_STRING, OFF(train.train_output), "", "FILE", "Model file to write.",

@@ -202,10 +202,37 @@ const struct kepler_program kepler_program_push = {
 	.examples = push_examples,
 };
 
+static const struct kepler_example carbon_examples[] = {
+	{ "kepler-carbon --carbon.provider uk-grid --carbon.zone national --carbon.intensity-file /var/lib/kepler-c/carbon.csv",
+	  "Keep the file the collector's carbon.intensity-file names current from the UK grid's half-hourly intensity." },
+	{ "kepler-carbon --carbon.provider electricitymaps --carbon.zone DE --carbon.token-file /etc/kepler/emaps-token --carbon.intensity-file /var/lib/kepler-c/carbon.csv",
+	  "From Electricity Maps, for Germany." },
+	{ NULL, NULL },
+};
+
+const struct kepler_program kepler_program_carbon = {
+	.name = "kepler-carbon",
+	.tagline = "keep the carbon intensity file current from a provider",
+	.prog = KEPLER_PROG_CARBON,
+	.args = "",
+	.summary =
+		"Polls a carbon-intensity provider (Electricity Maps, the UK Carbon Intensity API, WattTime, or a static table of public figures) and keeps the file that the collector's carbon.intensity-file names: RFC3339,g_per_kwh,kind lines, times ascending, the newest carbon.keep kept, written atomically (a new file renamed over the old). The collector stays offline and unchanged. A provider that answers garbage, an error or nothing leaves the file as it was, said once (and when it answers again). No store access, no listening port; started as root it reads its secret and becomes carbon.user. docs/carbon.md.",
+	.exit_status =
+		"Exit status: 0 stopped by a signal (or, with --once, the file written), 1 --once and the provider gave nothing, 2 usage error.",
+	.section = 1,
+	.examples = carbon_examples,
+};
+
 const struct kepler_program *const kepler_programs[] = {
-	&kepler_program_collectd,    &kepler_program_exporter,
-	&kepler_program_stdout,      &kepler_program_top,
-	&kepler_program_dataset,     &kepler_program_train,
-	&kepler_program_passthrough, &kepler_program_report,
-	&kepler_program_push,        NULL,
+	&kepler_program_collectd,
+	&kepler_program_exporter,
+	&kepler_program_stdout,
+	&kepler_program_top,
+	&kepler_program_dataset,
+	&kepler_program_train,
+	&kepler_program_passthrough,
+	&kepler_program_report,
+	&kepler_program_push,
+	&kepler_program_carbon,
+	NULL,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The carbon intensity file (kepler/carbon.h): "RFC3339,gco2e_per_kwh"
+ * The carbon intensity file (kepler/carbon.h): "RFC3339,gco2e_per_kwh[,kind]"
  * lines, parsed into a schedule; any bytes refused with the line named.
  */
 #include <errno.h>
@@ -9,6 +9,14 @@
 
 #include "kepler/carbon.h"
 #include "kepler/config.h"
+
+static const char *const kind_names[KEPLER_CARBON_KIND_COUNT] = { "measured", "estimated", "forecast",
+								  "fallback", "static" };
+
+const char *kepler_carbon_kind_name(enum kepler_carbon_kind k)
+{
+	return (unsigned)k < KEPLER_CARBON_KIND_COUNT ? kind_names[k] : "?";
+}
 
 int kepler_carbon_parse_value(const char *s, uint32_t *ret_mg_kwh)
 {
@@ -49,7 +57,8 @@ int kepler_carbon_parse(const char *text, size_t len, struct kepler_carbon *ret,
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end, *comma;
-		char val[32];
+		char val[48], *k;
+		enum kepler_carbon_kind kind;
 		uint64_t t;
 		uint32_t mg;
 
@@ -64,10 +73,25 @@ int kepler_carbon_parse(const char *text, size_t len, struct kepler_carbon *ret,
 		if (!comma || parse_time(p, (size_t)(comma - p), &t) < 0 ||
 		    (size_t)(eol - comma - 1) >= sizeof(val)) {
 			free(c.points);
-			return kepler_error_set(err, -EINVAL, "line %zu: want RFC3339,gco2e_per_kwh", line);
+			return kepler_error_set(err, -EINVAL, "line %zu: want RFC3339,gco2e_per_kwh[,kind]",
+						line);
 		}
 		memcpy(val, comma + 1, (size_t)(eol - comma - 1));
 		val[eol - comma - 1] = 0;
+		kind = KEPLER_CARBON_KIND_MEASURED;
+		if ((k = strchr(val, ',')) != NULL) { /* the kind */
+			*k++ = 0;
+			k[strcspn(k, " \t\r")] = 0;
+			for (kind = 0; kind < KEPLER_CARBON_KIND_COUNT && strcmp(k, kind_names[kind]); kind++)
+				;
+			if (kind == KEPLER_CARBON_KIND_COUNT) {
+				free(c.points);
+				return kepler_error_set(
+					err, -EINVAL,
+					"line %zu: '%.16s' is not a kind (measured, estimated, forecast, fallback, static)",
+					line, k);
+			}
+		}
 		if (kepler_carbon_parse_value(val, &mg) < 0) {
 			free(c.points);
 			return kepler_error_set(
@@ -89,7 +113,7 @@ int kepler_carbon_parse(const char *text, size_t len, struct kepler_carbon *ret,
 			}
 			c.points = np;
 		}
-		c.points[c.n++] = (struct kepler_carbon_point){ t, mg };
+		c.points[c.n++] = (struct kepler_carbon_point){ t, mg, kind };
 		p = nl ? nl + 1 : end;
 	}
 	*ret = c;

@@ -88,4 +88,14 @@ mkdir -p "$push"
 printf '\x00# TYPE kepler_node_cpu_joules_total counter\nkepler_node_cpu_joules_total{node_name="n\\"1",zone="package"} 12.5\nkepler_node_cpu_watts{node_name="n\\\\",zone="core"} 3\nbad line\n' >"$push/text"
 printf '\x01\x0a\x0a\x08\x03\x12\x06refuse' >"$push/answer"
 fuzz fuzz_push $((secs / 20)) "$push" 65536 || rc=$?
+carbon=build-fuzz/corpus/carbon
+mkdir -p "$carbon"
+printf '\x00{"zone":"DE","carbonIntensity":302,"datetime":"2018-04-25T18:07:00.350Z","updatedAt":"2018-04-25T18:07:01.000Z"}' >"$carbon/emaps"
+printf '\x00{"zone":"DE","history":[{"carbonIntensity":312,"datetime":"2018-04-25T17:00:00.000Z","isEstimated":true}]}' >"$carbon/emaps-history"
+printf '\x01{"data":[{"from":"2018-01-20T12:00Z","to":"2018-01-20T12:30Z","intensity":{"forecast":266,"actual":263,"index":"moderate"}}]}' >"$carbon/uk"
+printf '\x01{"data":[{"regionid":3,"shortname":"North West England","data":[{"from":"2018-01-20T12:00Z","intensity":{"forecast":266,"index":"moderate"}}]}]}' >"$carbon/uk-region"
+printf '\x02{"data":[{"point_time":"2026-04-01T00:00:00+00:00","value":412.5}],"meta":{"units":"lbs_co2_per_mwh"}}' >"$carbon/watttime"
+printf '\x03{"token":"eyJhbGciOiJSUzI1NiJ9.e30.sig"}' >"$carbon/login"
+printf '\x04# k\ngcp:europe-west1,212,Google,n.d.\n' >"$carbon/table"
+fuzz fuzz_carbon $((secs / 20)) "$carbon" 65536 || rc=$?
 exit $rc

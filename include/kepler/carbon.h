@@ -12,13 +12,32 @@
 #include "kepler/error.h"
 
 /*
- * Carbon intensity: "RFC3339,gco2e_per_kwh" lines (the intensity from that
- * time on), '#' comments and blank lines allowed, times ascending. A parsed
- * schedule; kepler_carbon_at() gives the intensity in force at a time.
+ * What a value of the file is (its optional third column; kepler-carbon
+ * writes one on every line): measured by the grid operator, estimated by the
+ * provider where measurements lack, a forecast, a fallback (the provider
+ * answered nothing usable: the last good value kept), or static (a yearly
+ * figure from a table).
+ */
+enum kepler_carbon_kind {
+	KEPLER_CARBON_KIND_MEASURED = 0, /* also: no third column */
+	KEPLER_CARBON_KIND_ESTIMATED,
+	KEPLER_CARBON_KIND_FORECAST,
+	KEPLER_CARBON_KIND_FALLBACK,
+	KEPLER_CARBON_KIND_STATIC,
+	KEPLER_CARBON_KIND_COUNT,
+};
+/* "measured", "estimated", "forecast", "fallback", "static". */
+const char *kepler_carbon_kind_name(enum kepler_carbon_kind k);
+
+/*
+ * Carbon intensity: "RFC3339,gco2e_per_kwh[,kind]" lines (the intensity from
+ * that time on), '#' comments and blank lines allowed, times ascending. A
+ * parsed schedule; kepler_carbon_at() gives the intensity in force at a time.
  */
 struct kepler_carbon_point {
 	uint64_t from_ns;
 	uint32_t mg_kwh;
+	enum kepler_carbon_kind kind;
 };
 struct kepler_carbon {
 	struct kepler_carbon_point *points;

@@ -40,10 +40,11 @@ enum kepler_prog {
 	KEPLER_PROG_PASSTHROUGH = 1u << 6,
 	KEPLER_PROG_REPORT = 1u << 7,
 	KEPLER_PROG_PUSH = 1u << 8,
+	KEPLER_PROG_CARBON = 1u << 9, /* kepler-carbon: no store, a provider to a file */
 	KEPLER_PROG_READERS = KEPLER_PROG_EXPORTER | KEPLER_PROG_STDOUT | KEPLER_PROG_TOP |
 			      KEPLER_PROG_DATASET | KEPLER_PROG_PASSTHROUGH | KEPLER_PROG_REPORT |
 			      KEPLER_PROG_PUSH,
-	KEPLER_PROG_ALL = 0x1ff,
+	KEPLER_PROG_ALL = 0x3ff,
 };
 
 enum kepler_opt_type {
@@ -271,6 +272,29 @@ struct kepler_push_config {
 	char *push_otlp_basic_auth_password_file;
 };
 
+/* kepler-carbon's options (the file it keeps is collectd.carbon_intensity_file). */
+enum kepler_carbon_provider {
+	KEPLER_CARBON_STATIC,
+	KEPLER_CARBON_ELECTRICITYMAPS,
+	KEPLER_CARBON_UK_GRID,
+	KEPLER_CARBON_WATTTIME,
+};
+
+struct kepler_carbon_config {
+	enum kepler_carbon_provider carbon_provider;
+	char *carbon_zone;
+	char *carbon_url;
+	char *carbon_token_file;
+	char *carbon_username;
+	char *carbon_user;
+	char *carbon_static_table;
+	char *carbon_watttime_signal;
+	uint64_t carbon_poll_interval_ns;
+	uint64_t carbon_timeout_ns;
+	int64_t carbon_keep;
+	bool carbon_once; /* --once: one poll, the file written, then exit */
+};
+
 /* kepler-train's flags. */
 struct kepler_train_config {
 	char *train_output;
@@ -301,6 +325,7 @@ struct kepler_config {
 	struct kepler_train_config train;
 	struct kepler_report_config report;
 	struct kepler_push_config push;
+	struct kepler_carbon_config carbon;
 
 	/* not options: warnings about the configuration (Kepler's keys without a counterpart), logged at start */
 	struct kepler_strlist warnings;
@@ -363,7 +388,7 @@ struct kepler_program {
  */
 extern const struct kepler_program kepler_program_collectd, kepler_program_exporter, kepler_program_stdout,
 	kepler_program_top, kepler_program_dataset, kepler_program_train, kepler_program_passthrough,
-	kepler_program_report, kepler_program_push;
+	kepler_program_report, kepler_program_push, kepler_program_carbon;
 extern const struct kepler_program *const kepler_programs[];
 
 /* The option table, terminated by a row with key == NULL. */

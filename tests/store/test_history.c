@@ -291,7 +291,24 @@ static void test_carbon_file(void **state)
 	assert_int_equal(kepler_carbon_at(&c, 1793491200ULL * 1000000000ULL), 300000);
 	assert_int_equal(kepler_carbon_at(&c, 1793494800ULL * 1000000000ULL), 250000);
 	assert_int_equal(kepler_carbon_at(&c, UINT64_MAX), 410250);
+	assert_int_equal(c.points[0].kind, KEPLER_CARBON_KIND_MEASURED); /* no third column */
 	kepler_carbon_free(&c);
+	/* kepler-carbon's third column: what each value is */
+	good = "2026-11-01T00:00:00Z,300.000,measured\n2026-11-01T00:30:00Z,290.000,forecast\r\n"
+	       "2026-11-01T01:00:00Z,290.000,fallback \n2026-11-01T02:00:00Z,212,static\n"
+	       "2026-11-01T03:00:00.350000000Z,302.5,estimated\n";
+	assert_int_equal(kepler_carbon_parse(good, strlen(good), &c, &err), 0);
+	assert_int_equal(c.n, 5);
+	assert_int_equal(c.points[1].kind, KEPLER_CARBON_KIND_FORECAST);
+	assert_int_equal(c.points[2].kind, KEPLER_CARBON_KIND_FALLBACK);
+	assert_int_equal(c.points[3].kind, KEPLER_CARBON_KIND_STATIC);
+	assert_int_equal(c.points[4].kind, KEPLER_CARBON_KIND_ESTIMATED);
+	assert_int_equal(c.points[4].mg_kwh, 302500);
+	assert_string_equal(kepler_carbon_kind_name(KEPLER_CARBON_KIND_FALLBACK), "fallback");
+	kepler_carbon_free(&c);
+	good = "2026-11-01T00:00:00Z,300,guessed\n";
+	assert_int_equal(kepler_carbon_parse(good, strlen(good), &c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 1: 'guessed' is not a kind"));
 	const char *bad[] = { "2026-11-01T00:00:00Z;300\n",
 			      "2026-11-01,300\n",
 			      "2026-11-01T00:00:00Z,-5\n",
