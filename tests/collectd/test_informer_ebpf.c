@@ -472,6 +472,146 @@ static void test_short_process(void **state)
 }
 
 /*
+ * A PID reused (issue 59): process A is seen, idle, then exits; B is forked
+ * at A's PID before the next refresh (the kernel's ns_last_pid, as
+ * checkpoint/restore sets it; retried while other jobs' forks take the PID
+ * first). The next refresh reports A terminated with its own CPU time and B
+ * as a new process (its own start time, comm and CPU time), never one
+ * merged with the other; a refresh after that reports B alone, its counter
+ * not lower. This holds whether the informer asks with kill(pid, 0) (here:
+ * it numbers PIDs as /proc does) or reads /proc/PID/stat.
+ */
+static int write_last_pid(pid_t pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%d", (int)pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+static pid_t spawn_named(const char *name, uint64_t burn_us, int *ret_wait_fd, int *ret_ready_fd)
+{
+	int go[2], ready[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_NAME, name, 0, 0, 0);
+		close(go[1]);
+		close(ready[0]);
+		burn_cpu_us(burn_us);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		while (read(go[0], &c, 1) < 0 && errno == EINTR) /* idle until told to exit */
+			;
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	*ret_wait_fd = go[1];
+	*ret_ready_fd = ready[0];
+	return pid;
+}
+
+static void test_pid_reuse(void **state)
+{
+	struct kepler_informer *inf;
+	const struct kepler_proc *a = NULL, *b = NULL;
+	uint64_t a_start = 0, a_kernel = 0, b_cpu;
+	pid_t pa = 0, pb = 0;
+	int go_a, go_b, ready, tries, r;
+	struct rusage ru;
+	char c;
+
+	(void)state;
+	require_bpf();
+	if ((r = write_last_pid(getpid())) < 0) /* a probe that changes nothing that matters */
+		kepler_skip("pid reuse needs /proc/sys/kernel/ns_last_pid writable (root): %s", strerror(-r));
+	inf = open_ebpf(0);
+	for (tries = 0; tries < 200 && (pb == 0 || pb != pa); tries++) {
+		if (pb > 0) { /* another job's fork took A's PID first: again */
+			close(go_b);
+			kill(pb, SIGKILL);
+			waitpid(pb, NULL, 0);
+			pb = 0;
+		}
+		pa = spawn_named("reuse-a", 30000, &go_a, &ready);
+		assert_int_equal(read(ready, &c, 1), 1);
+		close(ready);
+		refresh(inf);
+		refresh(inf); /* A idle now: nothing charged in this interval */
+		assert_non_null(a = find_pid(inf, pa));
+		a_start = a->start_time_ns;
+		close(go_a);
+		assert_int_equal(wait4(pa, NULL, 0, &ru), pa);
+		a_kernel = rusage_ns(&ru);
+		if (write_last_pid(pa - 1) < 0)
+			continue;
+		pb = spawn_named("reuse-b", 20000, &go_b, &ready);
+		child_pid = pb;
+		if (pb != pa) {
+			close(ready);
+			continue;
+		}
+		assert_int_equal(read(ready, &c, 1), 1);
+		close(ready);
+	}
+	if (pb != pa)
+		fail_msg("PID %d was taken by other jobs' forks 200 times in a row", (int)pa);
+	print_message("PID %d reused after %d tries\n", (int)pa, tries);
+	for (int i = 0; i < 100; i++) { /* until A's end is reported (its last switch may come late) */
+		a = b = NULL;
+		refresh(inf);
+		for (size_t k = 0; k < kepler_informer_count(inf); k++) {
+			const struct kepler_proc *p = kepler_informer_proc(inf, k);
+
+			if (p->pid != (uint32_t)pa)
+				continue;
+			if (p->start_time_ns == a_start)
+				a = p;
+			else
+				b = p;
+		}
+		if (!a || a->state == KEPLER_STATE_TERMINATED)
+			break;
+		usleep(10000);
+	}
+	assert_non_null(b);
+	assert_string_equal(b->comm, "reuse-b");
+	assert_true(b->start_time_ns > a_start);
+	assert_true(b->state != KEPLER_STATE_TERMINATED);
+	assert_close("B, a new process at A's PID", b->cpu_time_ns, kernel_cpu_ns(pb));
+	if (a) { /* A's end reported in this refresh, as its own */
+		assert_string_equal(a->comm, "reuse-a");
+		assert_int_equal(a->state, KEPLER_STATE_TERMINATED);
+		assert_close("A, ended", a->cpu_time_ns, a_kernel);
+	}
+	b_cpu = b->cpu_time_ns;
+	refresh(inf);
+	a = b = NULL;
+	for (size_t k = 0; k < kepler_informer_count(inf); k++) {
+		const struct kepler_proc *p = kepler_informer_proc(inf, k);
+
+		if (p->pid == (uint32_t)pa && p->start_time_ns == a_start)
+			a = p;
+		else if (p->pid == (uint32_t)pa)
+			b = p;
+	}
+	assert_null(a);
+	assert_non_null(b);
+	assert_true(b->cpu_time_ns >= b_cpu);
+	close(go_b);
+	teardown(NULL);
+}
+
+/*
  * A process that exec()s is another program from then on (a container's
  * entrypoint starts as `runc init`): its comm and exe are those of the new
  * program at the next refresh, and its CPU time goes on in the same record.
@@ -1452,6 +1592,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_leader_gone_thread_running, teardown),
 		cmocka_unit_test_teardown(test_short_process, teardown),
 		cmocka_unit_test_teardown(test_exec_changes_identity, teardown),
+		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_census_at_open, teardown),
 		cmocka_unit_test_teardown(test_census_at_open_from_proc, teardown),
 		cmocka_unit_test_teardown(test_census_iterator_matches_proc, teardown),
