@@ -382,6 +382,13 @@ meta_under_running() { # $1: newest or both
 		grep -q damaged <<<"$(curl -s "http://127.0.0.1:$port/healthz")" && break
 		sleep 0.1
 	done
+	# both damaged: until the collector, having said so, has also exited (it stops; a loaded machine
+	# runs its exit late: 3 min at most)
+	for _ in $(seq 1800); do
+		[ "$1" = both ] || break
+		kill -0 "$uc" 2>/dev/null || break
+		sleep 0.1
+	done
 	body=$(curl -s "http://127.0.0.1:$port/healthz")
 	for p in $uc $ue $us; do
 		if ! kill -0 "$p" 2>/dev/null; then
