@@ -28,8 +28,12 @@ out=$(promtool check rules "$tmp/rules/kepler-c.rules.yaml" 2>&1) && ok "promtoo
 	fail "promtool check rules: $out"
 n=$(grep -c '^  - alert:' <<<"$(sed 's/^    //' "$tmp/rules/kepler-c.rules.yaml")")
 tested=$(grep -o 'alertname: [A-Za-z]*' "$tmp/rules/kepler-c.rules.test.yaml" | sort -u | wc -l)
+records=$(grep -o 'record: [a-z_:0-9]*' "$tmp/rules/kepler-c.rules.yaml" | sort -u | wc -l)
+records_tested=$(grep -o '^      - expr: [a-z_:0-9]*$' "$tmp/rules/kepler-c.rules.test.yaml" | sort -u | wc -l)
 out=$(cd "$tmp/rules" && promtool test rules kepler-c.rules.test.yaml 2>&1) && [ "$tested" -eq "$n" ] &&
-	ok "promtool test rules: all $n alerts tested, fire and stay quiet as expected" || fail "promtool test rules ($tested of $n alerts tested): $out"
+	[ "$records_tested" -eq "$records" ] && [ "$records" -gt 0 ] &&
+	ok "promtool test rules: all $n alerts tested, fire and stay quiet as expected; all $records recording rules (energy and CO2e per namespace, an hour and a day) give the sums of their pods" ||
+	fail "promtool test rules ($tested of $n alerts, $records_tested of $records recording rules tested): $out"
 
 # ---- the ConfigMap's config ----
 sed -n '/config.yaml: |/,$p' "$base/configmap.yaml" | tail -n +2 | sed 's/^    //' >"$tmp/config.yaml"
