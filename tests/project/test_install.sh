@@ -63,7 +63,7 @@ want=(
 )
 for f in "${want[@]}"; do [ -f "$f" ] || fail "not installed: ${f#"$root"}"; done
 units=$(find "$root" -name 'kepler-*.service' | wc -l)
-[ "$units" -eq 3 ] || fail "$units systemd units installed, want 3 (collectd, exporter, push)"
+[ "$units" -eq 4 ] || fail "$units systemd units installed, want 4 (collectd, exporter, push, carbon)"
 [ -n "$(find "$root" -path '*sysusers.d/kepler.conf')" ] || fail "no sysusers.d/kepler.conf"
 [ -n "$(find "$root" -path '*tmpfiles.d/kepler.conf')" ] || fail "no tmpfiles.d/kepler.conf"
 ok "cmake --install: $(find "$root" -type f | wc -l) files, every one expected there"

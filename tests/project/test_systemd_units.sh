@@ -16,16 +16,17 @@ command -v man >/dev/null || skip "man missing (package man-db: tools/setup.sh)"
 mkdir -p "$tmp/units" "$tmp/man/man1" "$tmp/man/man8"
 cp "$build"/deploy/man/*.1.gz "$tmp/man/man1/" && cp "$build"/deploy/man/*.8.gz "$tmp/man/man8/" ||
 	fail "no man pages in $build/deploy/man"
-for unit in kepler-collectd kepler-exporter kepler-push; do
+for unit in kepler-collectd kepler-exporter kepler-push kepler-carbon; do
 	sed -e "s|^ExecStart=[^ ]*/kepler-collectd |ExecStart=$build/collectd/kepler-collectd |" \
 		-e "s|^ExecStart=[^ ]*/kepler-exporter |ExecStart=$build/readers/exporter/kepler-exporter |" \
 		-e "s|^ExecStart=[^ ]*/kepler-push |ExecStart=$build/readers/push/kepler-push |" \
+		-e "s|^ExecStart=[^ ]*/kepler-carbon |ExecStart=$build/readers/carbon/kepler-carbon |" \
 		"$build/deploy/$unit.service" >"$tmp/units/$unit.service"
 done
 out=$(cd "$tmp" && MANPATH=$tmp/man systemd-analyze verify "$tmp"/units/*.service 2>&1)
-[ $? -eq 0 ] && [ -z "$out" ] && ok "systemd-analyze verify: the three units clean" || fail "systemd-analyze verify: $out"
+[ $? -eq 0 ] && [ -z "$out" ] && ok "systemd-analyze verify: the four units clean" || fail "systemd-analyze verify: $out"
 
-for unit in kepler-exporter kepler-push kepler-collectd; do
+for unit in kepler-exporter kepler-push kepler-carbon kepler-collectd; do
 	score=$(cd "$tmp" && systemd-analyze security --offline=yes "$tmp/units/$unit.service" 2>&1 |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
 	if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
