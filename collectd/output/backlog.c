@@ -19,6 +19,8 @@ struct kepler_backlog {
 	size_t max_workloads;
 	struct kepler_snapshot *held; /* NULL: nothing held */
 	uint64_t since_wall_ns;       /* the first refused commit */
+	uint64_t
+		since_mono_ns; /* its snapshot's monotonic time: unstored_ns is measured on the intervals' clock */
 	struct kepler_keymap map[KEPLER_KIND_COUNT];
 	bool *matched[KEPLER_KIND_COUNT]; /* per held workload: in the newest snapshot too */
 	size_t matched_cap[KEPLER_KIND_COUNT];
@@ -251,7 +253,12 @@ static void merge_header(struct kepler_backlog *b, const struct kepler_snapshot 
 	o->skipped_entries = h->skipped_entries + s->skipped_entries;
 	o->lost_entries = h->lost_entries + s->lost_entries + dropped;
 	o->unstored_intervals = kepler_backlog_intervals(b);
-	o->unstored_ns = s->wall_ns > b->since_wall_ns ? s->wall_ns - b->since_wall_ns : 0;
+	/*
+	 * on the clock the intervals are measured on (the wall clock is sampled
+	 * later in a snapshot, by however long a loaded machine takes: the two
+	 * once differed by 15 ms, and unstored_ns came out above interval_ns)
+	 */
+	o->unstored_ns = s->mono_ns > b->since_mono_ns ? s->mono_ns - b->since_mono_ns : 0;
 	o->idle_policy = s->idle_policy;
 	o->nzones = s->nzones;
 	for (size_t z = 0; z < s->nzones; z++) {
@@ -405,8 +412,10 @@ int kepler_backlog_hold(struct kepler_backlog *b, const struct kepler_snapshot *
 		return r;
 	kepler_snapshot_free(b->held);
 	b->held = held;
-	if (!b->since_wall_ns)
+	if (!b->since_wall_ns) {
 		b->since_wall_ns = refused_wall_ns;
+		b->since_mono_ns = merged->mono_ns;
+	}
 	r = index_held(b);
 	if (r < 0) {
 		kepler_backlog_clear(b);
@@ -420,6 +429,7 @@ void kepler_backlog_clear(struct kepler_backlog *b)
 	kepler_snapshot_free(b->held);
 	b->held = NULL;
 	b->since_wall_ns = 0;
+	b->since_mono_ns = 0;
 }
 
 void kepler_backlog_free(struct kepler_backlog *b)

@@ -29,18 +29,20 @@ counter=$tmp/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj
 echo 1000000 >"$counter"
 store=$tmp/fs/store
 
-"$collectd" --host.sysfs "$tmp/sys" --informer procfs --rapl.zones package --store.path "$store" \
+# in its own PID namespace: its snapshots hold the test's processes, not the host's (10,000 of
+# another job's would not fit the 2 MiB disk)
+own_pids "$collectd" --host.sysfs "$tmp/sys" --informer procfs --rapl.zones package --store.path "$store" \
 	--store.group "" --monitor.interval 200ms >"$tmp/c.log" 2>&1 &
 cpid=$!
 pids+=($cpid)
 json() { "$stdout" --store.path "$store" --format json "$@" 2>/dev/null; }
 seq_of() { sed -n 's/^{"seq":\([0-9]*\),.*/\1/p'; }
-for _ in $(seq 100); do [ "$(json | seq_of)" -ge 3 ] 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 1200); do [ "$(json | seq_of)" -ge 3 ] 2>/dev/null && break; sleep 0.1; done
 [ "$(json | seq_of)" -ge 3 ] 2>/dev/null || fail "no snapshot stored: $(tail -3 "$tmp/c.log")"
 
 # fill the disk; wait until the collector says it cannot store
 dd if=/dev/zero of="$tmp/fs/filler" bs=16k 2>/dev/null
-for _ in $(seq 100); do grep -q "cannot write the store" "$tmp/c.log" && break; sleep 0.1; done
+for _ in $(seq 1200); do grep -q "cannot write the store" "$tmp/c.log" && break; sleep 0.1; done
 grep -q "error: cannot write the store: .*\(No space left on device\|Input/output error\)" "$tmp/c.log" ||
 	fail "no 'cannot write the store' in the log: $(tail -3 "$tmp/c.log")"
 # (LMDB reuses the pages it freed, so a commit may still get through now and then)
@@ -61,8 +63,8 @@ kill -0 "$cpid" 2>/dev/null && ok "the collector runs on with the disk full" || 
 # room again: wait for two snapshots stored after it
 rm -f "$tmp/fs/filler"
 after=$(json | seq_of)
-for _ in $(seq 100); do [ "$(json | seq_of)" -gt $((after + 1)) ] && break; sleep 0.1; done
-kill "$cpid"; wait "$cpid"
+for _ in $(seq 1200); do [ "$(json | seq_of)" -gt $((after + 1)) ] && break; sleep 0.1; done
+stop_own "$cpid"
 grep -q "the store takes commits again after" "$tmp/c.log" && ok "the recovery logged" ||
 	fail "no recovery in the log: $(tail -3 "$tmp/c.log")"
 json --all >"$tmp/all.json"
