@@ -94,6 +94,9 @@ chart's own values decide (they win over the same keys in config).
 {{- if .Values.carbon.intensityFile.configMap -}}
 {{- $_ := set $carbon "intensity-file" (printf "/etc/kepler-c-carbon/%s" .Values.carbon.intensityFile.key) -}}
 {{- end -}}
+{{- if .Values.carbon.feed.enabled -}}
+{{- $_ := set $carbon "intensity-file" "/var/run/kepler-c-carbon/carbon.csv" -}}
+{{- end -}}
 {{- if $carbon -}}
 {{- $_ := set $c "carbon" $carbon -}}
 {{- end -}}
@@ -133,7 +136,7 @@ chart's own values decide (they win over the same keys in config).
 
 {{/* Secrets are mounted: the pod's fsGroup lets the unprivileged containers read them (mode 0440). */}}
 {{- define "kepler-c.mountsSecrets" -}}
-{{- if or .Values.kubelet.token .Values.exporter.web.secret (and .Values.push.enabled (or .Values.push.remoteWrite.bearerToken.secret .Values.push.remoteWrite.basicAuth.secret .Values.push.otlp.bearerToken.secret .Values.push.otlp.basicAuth.secret .Values.push.tls.secret)) -}}
+{{- if or .Values.kubelet.token .Values.exporter.web.secret (and .Values.push.enabled (or .Values.push.remoteWrite.bearerToken.secret .Values.push.remoteWrite.basicAuth.secret .Values.push.otlp.bearerToken.secret .Values.push.otlp.basicAuth.secret .Values.push.tls.secret)) (and .Values.carbon.feed.enabled .Values.carbon.feed.tokenSecret) -}}
 true
 {{- end -}}
 {{- end -}}
