@@ -220,11 +220,13 @@ static __always_inline struct kepler_cputime_slot *take_slot(__u32 *ret_idx)
 }
 
 /*
- * Add @delta (and @hw) to @task's process, and @extra to its flags; a new
- * entry records @cgroup_id (cgroup_id_of() @task now).
+ * Add @delta (and @hw) to @task's process, and @extra to its flags; the
+ * entry records @cgroup_id (cgroup_id_of() @task now) and @cgroup_v2 (its
+ * v2 cgroup where @cgroup_id is v1's, else 0).
  */
 static __always_inline void charge(struct task_struct *task, struct task_struct *leader, __u64 delta,
-				   const __u64 *hw, __u64 counted, __u32 extra, __u64 cgroup_id)
+				   const __u64 *hw, __u64 counted, __u32 extra, __u64 cgroup_id,
+				   __u64 cgroup_v2)
 {
 	struct kepler_cputime_key key;
 	struct kepler_cputime_value *v;
@@ -237,6 +239,7 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 		add_to(v, delta, hw, counted);
 		v->flags |= extra;
 		v->cgroup_id = cgroup_id; /* where it ran last: user space sees a move */
+		v->cgroup_id_v2 = cgroup_v2;
 		return;
 	}
 	/*
@@ -258,6 +261,7 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 	slot->value.flags = flags_of(leader) | extra;
 	slot->value.execs = 0;
 	slot->value.cgroup_id = cgroup_id;
+	slot->value.cgroup_id_v2 = cgroup_v2;
 	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &idx, BPF_NOEXIST) == 0) {
 		__sync_fetch_and_add(&slot->live, 1); /* a full barrier: the fields are seen first */
@@ -328,7 +332,8 @@ static __always_inline void catch_up(struct task_struct *next)
 		return;
 	if (*last && sum > *last) {
 		/* its leader loaded here only: most switch-ins have nothing to catch up */
-		charge(next, next->group_leader, sum - *last, none, 0, 0, cgroup_id_of(next));
+		charge(next, next->group_leader, sum - *last, none, 0, 0, cgroup_id_of(next),
+		       cgroup_v1_cpu ? BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id) : 0);
 		count(KEPLER_CPUTIME_STAT_CAUGHT_UP);
 	}
 	*last = sum;
@@ -398,7 +403,8 @@ int BPF_PROG(kepler_sched_switch, _Bool preempt, struct task_struct *prev, struc
 			__u64 delta = sum > base ? sum - base : 0;
 
 			charge(prev, prev_leader, delta, hw, in->task == (__u64)prev ? delta : 0, dead,
-			       cgroup_v1_cpu ? cgroup_id_of(prev) : bpf_get_current_cgroup_id());
+			       cgroup_v1_cpu ? cgroup_id_of(prev) : bpf_get_current_cgroup_id(),
+			       cgroup_v1_cpu ? bpf_get_current_cgroup_id() : 0);
 		}
 		if (last)
 			*last = sum;

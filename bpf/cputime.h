@@ -45,6 +45,13 @@ struct kepler_cputime_value {
 	 * multiplexed counter by time enabled / time running).
 	 */
 	__u64 counted_ns;
+	/*
+	 * Where cgroup_id is the v1 cpu controller's (hybrid nodes), the task's
+	 * cgroup in the v2 hierarchy too, at the last charge: a workload placed
+	 * in the v2 hierarchy alone (systemd units, some runtimes) is found by
+	 * it. 0 otherwise.
+	 */
+	__u64 cgroup_id_v2;
 };
 
 /*

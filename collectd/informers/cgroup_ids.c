@@ -36,6 +36,24 @@ int kepler_cgroup_ids_open(struct kepler_cgroup_ids *c, const char *sysfs)
 	return c->rootfd < 0 ? -errno : 0;
 }
 
+int kepler_cgroup_ids_open_v2(struct kepler_cgroup_ids *c, const struct kepler_cgroup_ids *v1,
+			      const char *sysfs)
+{
+	char path[4096];
+
+	memset(c, 0, sizeof(*c));
+	c->rootfd = -1;
+	if (!v1->tree.v1_cpu || snprintf(path, sizeof(path), "%s/fs/cgroup/unified",
+					 sysfs && *sysfs ? sysfs : "/sys") >= (int)sizeof(path))
+		return -ENOENT;
+	c->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->rootfd < 0)
+		return -errno;
+	snprintf(c->tree.path, sizeof(c->tree.path), "%s", path);
+	c->tree.v1_cpu = false;
+	return 0;
+}
+
 static int add(struct kepler_cgroup_ids *c, uint64_t id, const char *path)
 {
 	char *copy;

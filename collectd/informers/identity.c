@@ -140,22 +140,38 @@ bool kepler_informer_stat_of(struct kepler_informer *inf, const struct kepler_pr
 	return st->start_ticks * kepler_ns_per_tick() == s->start_time_ns;
 }
 
-/* A process gone before it was looked up: its container from the cgroup its time ran in. */
+/*
+ * A process gone before it was looked up: its container from the cgroup its
+ * time ran in; on a hybrid node, where the v1 cpu cgroup names none, from
+ * its v2 cgroup (a workload placed in the v2 hierarchy alone).
+ */
 static void resolve_gone(struct kepler_informer *inf, const struct kepler_proc_sample *s,
 			 struct kepler_proc_identity *id)
 {
-	const char *path = s->cgroup_id ? kepler_cgroup_ids_path(&inf->cgroups, s->cgroup_id) : NULL;
+	const char *path = s->cgroup_id ? kepler_cgroup_ids_path(&inf->cgroups, s->cgroup_id) : NULL, *v2;
 	char text[4200];
 	int n;
 
-	if (!path)
+	if (path) {
+		/* as /proc/PID/cgroup would show it: the v2 line, or the cpu controller's v1 line */
+		n = snprintf(text, sizeof(text), inf->cgroups.tree.v1_cpu ? "1:cpu:%s\n" : "0::%s\n", path);
+		if (n <= 0 || (size_t)n >= sizeof(text))
+			return;
+		set_string(inf, &id->cgroup, path);
+		set_string(inf, &id->cpu_cgroup, path);
+		if (kepler_cgroup_container(text, (size_t)n, &id->container)) {
+			if (id->type == KEPLER_PROC_REGULAR)
+				id->type = KEPLER_PROC_CONTAINER;
+			return;
+		}
+	}
+	if (!s->cgroup_id_v2 || inf->cgroups_v2.rootfd < 0 ||
+	    !(v2 = kepler_cgroup_ids_path(&inf->cgroups_v2, s->cgroup_id_v2)))
 		return;
-	/* as /proc/PID/cgroup would show it: the v2 line, or the cpu controller's v1 line */
-	n = snprintf(text, sizeof(text), inf->cgroups.tree.v1_cpu ? "1:cpu:%s\n" : "0::%s\n", path);
+	n = snprintf(text, sizeof(text), "0::%s\n", v2);
 	if (n <= 0 || (size_t)n >= sizeof(text))
 		return;
-	set_string(inf, &id->cgroup, path);
-	set_string(inf, &id->cpu_cgroup, path);
+	set_string(inf, &id->cgroup, v2);
 	if (kepler_cgroup_container(text, (size_t)n, &id->container) && id->type == KEPLER_PROC_REGULAR)
 		id->type = KEPLER_PROC_CONTAINER;
 }

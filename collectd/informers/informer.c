@@ -311,6 +311,7 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 		inf->census_until_ns = 0;
 	}
 	inf->cgroups.rescanned = false;
+	inf->cgroups_v2.rescanned = false;
 	kepler_proc_table_clear(&inf->next);
 	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
@@ -410,6 +411,7 @@ static void informer_reset(struct kepler_informer *inf)
 	free(inf->samples);
 	free(inf->procfs);
 	kepler_cgroup_ids_free(&inf->cgroups);
+	kepler_cgroup_ids_free(&inf->cgroups_v2);
 	if (inf->procfd >= 0)
 		close(inf->procfd);
 	if (inf->statfd >= 0)
@@ -418,7 +420,7 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_strpool_free(inf->strings); /* after every identity */
 	free(inf->cpu_busy);
 	memset(inf, 0, sizeof(*inf));
-	inf->procfd = inf->statfd = inf->cgroups.rootfd = -1;
+	inf->procfd = inf->statfd = inf->cgroups.rootfd = inf->cgroups_v2.rootfd = -1;
 }
 
 /* How many CPU numbers /proc/stat may show: the configured CPUs (at least 1, at most a bound). */
@@ -437,7 +439,7 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 
 	memset(inf, 0, sizeof(*inf));
 	inf->kind = kind;
-	inf->statfd = inf->cgroups.rootfd = -1;
+	inf->statfd = inf->cgroups.rootfd = inf->cgroups_v2.rootfd = -1;
 	inf->sample_clear = offsetof(struct kepler_proc_sample, stat);
 	inf->strings = kepler_strpool_new();
 	if (!inf->strings || !kepler_informer_alloc_cpu_busy(inf, cpu_slots())) {
@@ -460,8 +462,8 @@ static int open_kind(struct kepler_informer *inf, enum kepler_informer_kind kind
 	 * none is not an error: processes gone before they were looked up then
 	 * lose their container, which the description says
 	 */
-	if (kind == KEPLER_INFORMER_EBPF)
-		kepler_cgroup_ids_open(&inf->cgroups, p->sysfs);
+	if (kind == KEPLER_INFORMER_EBPF && kepler_cgroup_ids_open(&inf->cgroups, p->sysfs) == 0)
+		kepler_cgroup_ids_open_v2(&inf->cgroups_v2, &inf->cgroups, p->sysfs);
 	r = kind == KEPLER_INFORMER_EBPF ? kepler_informer_ebpf_open(inf, p, err)
 					 : kepler_informer_procfs_open(inf, p, err);
 	if (r == 0 && kind == KEPLER_INFORMER_EBPF) {
@@ -490,7 +492,7 @@ int kepler_informer_open(const struct kepler_informer_params *p, struct kepler_i
 	inf = calloc(1, sizeof(*inf));
 	if (!inf)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
-	inf->procfd = inf->statfd = inf->cgroups.rootfd = -1;
+	inf->procfd = inf->statfd = inf->cgroups.rootfd = inf->cgroups_v2.rootfd = -1;
 	if (p->kind != KEPLER_INFORMER_AUTO) {
 		r = open_kind(inf, p->kind, p, err);
 	} else {

@@ -30,10 +30,10 @@
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 72, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 80, "value layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_running) == 64,
 	       "running layout shared with BPF: a cache line each");
-_Static_assert(sizeof(struct kepler_cputime_slot) == 96, "slot layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_slot) == 104, "slot layout shared with BPF");
 
 /*
  * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
@@ -290,6 +290,7 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		s->comm[sizeof(s->comm) - 1] = '\0';
 		s->execs = v->execs;
 		s->cgroup_id = v->cgroup_id;
+		s->cgroup_id_v2 = v->cgroup_id_v2;
 		memcpy(s->counters, v->counters, sizeof(s->counters));
 		s->counted_ns = v->counted_ns;
 		s->mapped_ns = v->cpu_ns;

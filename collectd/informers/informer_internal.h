@@ -16,14 +16,15 @@ struct kepler_proc_sample {
 	uint64_t start_time_ns; /* rounded down to USER_HZ ticks */
 	uint64_t key_start_ns;  /* ebpf: the map key's start time, exact (for ops->exe_of) */
 	char comm[KEPLER_COMM_MAX];
-	uint64_t cpu_ns;      /* the source's cumulative counter */
-	uint64_t pending_ns;  /* ebpf: the part of cpu_ns not in the map yet (running now) */
-	uint64_t cgroup_id;   /* cgroup v2 id, 0 if unknown */
-	uint32_t execs;       /* ebpf: exec()s seen; a change means another program now */
-	uint64_t counters[3]; /* cycles, instructions, cache misses: the source's cumulative */
-	uint64_t counted_ns;  /* ebpf: CPU time whose counters were read, cumulative */
-	uint64_t mapped_ns;   /* ebpf: cpu_ns less pending_ns (what @counted_ns is part of) */
-	bool exited;          /* ended (ebpf: the leader exited) */
+	uint64_t cpu_ns;       /* the source's cumulative counter */
+	uint64_t pending_ns;   /* ebpf: the part of cpu_ns not in the map yet (running now) */
+	uint64_t cgroup_id;    /* cgroup id (v2, or v1 cpu's on hybrid nodes), 0 if unknown */
+	uint64_t cgroup_id_v2; /* ebpf, hybrid nodes: the v2 hierarchy's id too, 0 if unknown */
+	uint32_t execs;        /* ebpf: exec()s seen; a change means another program now */
+	uint64_t counters[3];  /* cycles, instructions, cache misses: the source's cumulative */
+	uint64_t counted_ns;   /* ebpf: CPU time whose counters were read, cumulative */
+	uint64_t mapped_ns;    /* ebpf: cpu_ns less pending_ns (what @counted_ns is part of) */
+	bool exited;           /* ended (ebpf: the leader exited) */
 	bool kthread;
 	bool unreadable; /* procfs: /proc/PID/stat not readable now: keep what we had */
 	bool has_stat;   /* procfs: @stat is filled */
@@ -111,6 +112,9 @@ struct kepler_cgroup_ids {
 
 /* Find the hierarchy under @sysfs and open it: -ENOENT if none, or open(2)'s error. */
 int kepler_cgroup_ids_open(struct kepler_cgroup_ids *c, const char *sysfs);
+/* On a hybrid node (v1 cpu in @v1), its cgroup2 hierarchy (<sysfs>/fs/cgroup/unified); -ENOENT otherwise. */
+int kepler_cgroup_ids_open_v2(struct kepler_cgroup_ids *c, const struct kepler_cgroup_ids *v1,
+			      const char *sysfs);
 /* The path of cgroup @id, walking the hierarchy again on a miss (once per refresh); NULL if none. */
 const char *kepler_cgroup_ids_path(struct kepler_cgroup_ids *c, uint64_t id);
 void kepler_cgroup_ids_free(struct kepler_cgroup_ids *c);
@@ -139,8 +143,9 @@ struct kepler_informer {
 	struct kepler_informer_stats stats;
 	bool hw_counters;
 	struct kepler_cgroup_ids cgroups;
-	struct kepler_exe_prefetch *exes; /* read at open, while privileged (exe_prefetch.c) */
-	struct kepler_strpool *strings;   /* the identities' exe and cgroup paths (strpool.h) */
+	struct kepler_cgroup_ids cgroups_v2; /* hybrid nodes: the v2 hierarchy, for cgroup_id_v2 */
+	struct kepler_exe_prefetch *exes;    /* read at open, while privileged (exe_prefetch.c) */
+	struct kepler_strpool *strings;      /* the identities' exe and cgroup paths (strpool.h) */
 	/*
 	 * Each CPU's busy ticks (/proc/stat) at the last sample, and their
 	 * growth since the sample before (KEPLER_CPU_BUSY_UNKNOWN: not known);
