@@ -1242,9 +1242,15 @@ static void test_cgroup_move_changes_container(void **state)
  * refresh looks them up: the container gets their CPU time (wait4's) from
  * the cgroup ids the program recorded, within 1 %.
  */
+struct ended {
+	uint32_t pid;
+	uint64_t start, cpu;
+};
+
 static void short_processes_in(const char *root)
 {
 	static const char id[] = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	static struct ended seen[1024];
 	char top[256], cg[512], procs[600];
 	struct kepler_informer *inf;
 	struct rusage ru;
@@ -1295,6 +1301,15 @@ static void short_processes_in(const char *root)
 				continue;
 			if (!strcmp(p->id->container.id, id)) {
 				in_container += p->cpu_time_ns;
+				/* a process reported ended twice would be the informer's bug: said */
+				for (int j = 0; j < n && j < 1024; j++)
+					if (seen[j].pid == p->pid && seen[j].start == p->start_time_ns)
+						print_message(
+							"pid %u (start %llu) reported ended twice: %.1f ms, then %.1f ms\n",
+							p->pid, (unsigned long long)p->start_time_ns,
+							seen[j].cpu / 1e6, p->cpu_time_ns / 1e6);
+				if (n < 1024)
+					seen[n] = (struct ended){ p->pid, p->start_time_ns, p->cpu_time_ns };
 				n++;
 			} else if (!strcmp(p->comm, "test_informer_e") && p->pid != (uint32_t)getpid()) {
 				elsewhere += p->cpu_time_ns;
