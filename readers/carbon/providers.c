@@ -235,8 +235,8 @@ int carbon_parse_uk_grid(const char *body, size_t len, struct carbon_values *out
 int carbon_parse_watttime(const char *body, size_t len, struct carbon_values *out, struct kepler_error *err)
 {
 	json_object *o = parse(body, len, err), *data, *units;
-	double k, g;
-	uint64_t t;
+	double k = 0, g = 0;
+	uint64_t t = 0;
 	int r = 0;
 
 	if (!o)

@@ -131,8 +131,11 @@ curl -s --data-urlencode 'query=kepler_push_sent_snapshots_total' "http://127.0.
 	fail "no kepler_push_sent_snapshots_total"
 
 # CO2e (issue 63): the collector stopped and kepler-push caught up, its last kepler_node_co2e_grams_total
-# is the exporter's on the same snapshot, to the µg, and kepler-report's whole mg from the store's
-# beginning; every sample received through the outages is a counter that never went down
+# is the exporter's on the same snapshot, to the µg; between the oldest snapshot the ring still holds
+# and the last, the pushed counters' growth is kepler-report's CO2e over that window (both the exact
+# figure, the report's floored to the mg; the report from the store's very beginning cannot be asked
+# once the ring has pruned it, there being no tier record before it); every sample received through
+# the outages is a counter that never went down
 stop_own "$cpid"
 end=$(store_seq "$store")
 eventually 120 caught_up "$end" || fail "not caught up with the stopped collector's last snapshot $end"
@@ -140,18 +143,36 @@ eport=$(free_port)
 start_exporter_for "$store" "$eport"
 wait_metrics "$eport" "$tmp/m.txt" || fail "the exporter served nothing: $(tail -3 "$tmp/exporter-$eport.log")"
 exp=$(sed -n 's/^kepler_node_co2e_grams_total{node_name="[^"]*",zone="package"} //p' "$tmp/m.txt")
-ts=$("$stdout" --store.path "$store" --seq "$end" --format json | jq -r .timestamp)
-mg=$("$build/readers/report/kepler-report" --store.path "$store" --since 2000-01-01T00:00:00Z --until "$ts" --by node --format json |
-	jq '.rows[0].zones[] | select(.name == "package") | .co2e_mg')
+last_snap=$("$stdout" --store.path "$store" --seq "$end" --format json)
+"$stdout" --store.path "$store" --format json --all --level node >"$tmp/ring.jsonl"
 curl -s --data-urlencode 'query=kepler_node_co2e_grams_total{zone="package"}[1h]' "http://127.0.0.1:$pport/api/v1/query" >"$tmp/co2e.json"
 curl -s --data-urlencode 'query=kepler_carbon_intensity_grams_per_kwh[1h]' "http://127.0.0.1:$pport/api/v1/query" >"$tmp/intensity.json"
-read -r pushed n down < <(jq -r '.data.result[0].values | [.[-1][1], length, ([range(1; length) as $i | select((.[$i][1] | tonumber) < (.[$i - 1][1] | tonumber))] | length)] | @tsv' "$tmp/co2e.json")
+# the oldest snapshot the ring holds that was pushed (the ring's very oldest may have been passed
+# over as lost while kepler-push came back from its long outage)
+read -r pushed n down grew from_seq from_ts < <(python3 - "$tmp/co2e.json" "$tmp/ring.jsonl" "$(jq .wall_ns <<<"$last_snap")" <<'PY'
+import json, sys
+from decimal import Decimal
+v = json.load(open(sys.argv[1]))["data"]["result"][0]["values"]
+at = {round(float(t) * 1000): Decimal(x) for t, x in v}
+ring = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+first = next((s for s in ring if s["wall_ns"] // 1000000 in at), None)
+b = at.get(int(sys.argv[3]) // 1000000)
+down = sum(1 for i in range(1, len(v)) if Decimal(v[i][1]) < Decimal(v[i - 1][1]))
+if first is None or b is None:
+    print(v[-1][1], len(v), down, "none", 0, "none")
+else:
+    print(v[-1][1], len(v), down, int((b - at[first["wall_ns"] // 1000000]) * 1000), first["seq"], first["timestamp"])
+PY
+)
+mg=$("$build/readers/report/kepler-report" --store.path "$store" --since "$from_ts" \
+	--until "$(jq -r .timestamp <<<"$last_snap")" --by node --format json |
+	jq '.rows[0].zones[] | select(.name == "package") | .co2e_mg')
 same() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) else 1)' "$1" "$2"; }
-[ -n "$exp" ] && same "${pushed:-x}" "$exp" && [ -n "$mg" ] && [ "${exp%???}" = "$(printf '%d.%03d' $((mg / 1000)) $((mg % 1000)))" ] &&
+[ -n "$exp" ] && same "${pushed:-x}" "$exp" && [ -n "$mg" ] && [ "$grew" = "$mg" ] &&
 	[ "${n:-0}" -gt 20 ] && [ "$down" = 0 ] &&
 	jq -e '.data.result[0].values[-1][1] == "412.5"' "$tmp/intensity.json" >/dev/null &&
-	ok "CO2e pushed: the last kepler_node_co2e_grams_total{zone=package} $pushed g = the exporter's on snapshot $end = kepler-report's $mg mg; $n samples through both outages, none lower than the one before; kepler_carbon_intensity_grams_per_kwh 412.5" ||
-	fail "CO2e: pushed '$pushed' exporter '$exp' report '$mg' mg, $n samples, $down decreases; intensity $(jq -c '.data.result[0].values[-1]' "$tmp/intensity.json")"
+	ok "CO2e pushed: the last kepler_node_co2e_grams_total{zone=package} $pushed g = the exporter's on snapshot $end; from snapshot $from_seq to it the pushed counter grew $grew mg = kepler-report's $mg mg; $n samples through both outages, none lower than the one before; kepler_carbon_intensity_grams_per_kwh 412.5" ||
+	fail "CO2e: pushed '$pushed' exporter '$exp'; growth '$grew' mg, report '$mg' mg; $n samples, $down decreases; intensity $(jq -c '.data.result[0].values[-1]' "$tmp/intensity.json")"
 
 # usage errors
 "$push" --store.path "$store" >/dev/null 2>"$tmp/e"
