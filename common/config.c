@@ -194,6 +194,11 @@ int kepler_config_set_list(const struct kepler_option *o, struct kepler_config *
 	struct kepler_strlist fresh = { 0 };
 	char choices[256], expected[300];
 
+	if (o->max > 0 && n > (uint64_t)o->max) {
+		snprintf(expected, sizeof(expected), "expected at most %lld items, not %zu",
+			 (long long)o->max, n);
+		return bad_value(n ? items[n - 1] : "", origin, expected, err);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (check_form(o, items[i], origin, err) < 0)
 			return -EINVAL;
@@ -423,7 +428,6 @@ _Static_assert(sizeof(enum kepler_log_level) == sizeof(int) &&
 		       sizeof(enum kepler_stdout_format) == sizeof(int) &&
 		       sizeof(enum kepler_otlp_compression) == sizeof(int) &&
 		       sizeof(enum kepler_carbon_provider) == sizeof(int) &&
-		       sizeof(enum kepler_report_by) == sizeof(int) &&
 		       sizeof(enum kepler_report_format) == sizeof(int) &&
 		       sizeof(enum kepler_top_view) == sizeof(int),
 	       "option enums are int-sized");

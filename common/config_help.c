@@ -38,6 +38,10 @@ void kepler_option_range_text(const struct kepler_option *o, char *buf, size_t l
 	buf[0] = '\0';
 	if (o->min == 0 && o->max == 0)
 		return;
+	if (o->type == KEPLER_OPT_LIST) {
+		snprintf(buf, len, "at most %" PRId64 " items", o->max);
+		return;
+	}
 	if (o->type == KEPLER_OPT_DURATION) {
 		kepler_format_duration((uint64_t)o->min, lo, sizeof(lo));
 		kepler_format_duration((uint64_t)o->max, hi, sizeof(hi));

@@ -37,12 +37,12 @@ static const char *const active_splits[] = { "usage-ratio", "baseline", NULL };
 static const char *const idle_policies[] = { "none", "cpu", "size", NULL };
 static const char *const store_syncs[] = { "full", "data", "none", NULL };
 static const char *const levels[] = { "node", "process", "container", "vm", "pod", NULL };
+static const char *const metrics_levels[] = { "node", "process",   "container", "vm",
+					      "pod",  "namespace", "owner",     NULL };
 static const char *const stdout_formats[] = { "auto", "table", "json", NULL };
 static const char *const dataset_formats[] = { "csv", "jsonl", NULL };
 static const char *const top_views[] = { "processes", "containers", "pods", "vms", NULL };
 static const char *const gpu_enabled[] = { "auto", "true", "false", NULL };
-static const char *const report_bys[] = { "node", "namespace", "pod",  "container",
-					  "vm",   "process",   "auto", NULL };
 static const char *const report_formats[] = { "table", "csv", "json", NULL };
 static const char *const pod_sources[] = { "auto", "kubelet", "logs", NULL };
 static const char *const otlp_compressions[] = { "gzip", "none", NULL };
@@ -229,6 +229,9 @@ const struct kepler_option
 		  "DURATION",
 		  "Time between two polls of the source (a container of an unknown pod asks for one sooner).",
 		  C, 0, 1 * SEC, 3600 * SEC, NULL },
+		{ "kube.pod-labels", KEPLER_OPT_LIST, OFF(collectd.kube_pod_labels), "", "KEY,...",
+		  "Pod labels recorded with each pod (at most 8 keys, e.g. team,app.kubernetes.io/part-of): kepler-report --by label:KEY and the exporter's kepler_pod_info read them; a pod's value is recorded only when it is a valid label value. Empty: none.",
+		  C, 0, 0, KEPLER_KUBE_POD_LABELS_MAX, NULL },
 		{ "dev.fake-meter.zones", KEPLER_OPT_LIST, OFF(collectd.dev_fake_meter_zones),
 		  "package,core,dram", "ZONE,...", "Zones the fake meter reports.", C, KEPLER_OPT_YAML_ONLY,
 		  0, 0, NULL },
@@ -246,8 +249,8 @@ const struct kepler_option
 		  "FILE", "Prometheus web config file (tls_server_config, basic_auth_users).", E, 0, 0, 0,
 		  NULL },
 		{ "metrics.level", KEPLER_OPT_LIST, OFF(metrics.metrics_level),
-		  "node,process,container,vm,pod", "LEVEL,...", "Metric levels exported (and pushed).", E | PU,
-		  0, 0, 0, levels },
+		  "node,process,container,vm,pod", "LEVEL,...", "Metric levels exported (and pushed). namespace and owner (kepler-c's chargeback levels): energy and CO2e counters per namespace and per pod owner (a Deployment, StatefulSet, CronJob...), the exact sums of their pods from the store's history; with node alone a fleet gets chargeback without per-pod, per-container or per-process series.", E | PU,
+		  0, 0, 0, metrics_levels },
 		{ "metrics.zones", KEPLER_OPT_LIST, OFF(metrics.metrics_zones), "", "ZONE,...",
 		  "Zones to export (e.g. package,dram; case-insensitive); empty means every zone in the store.",
 		  E | PU, 0, 0, 0, NULL },
@@ -332,9 +335,9 @@ const struct kepler_option
 		{ "until", KEPLER_OPT_STRING, OFF(report.report_until), "now", "TIME",
 		  "End of the window (RFC 3339, -DURATION ago, or now).", RP,
 		  KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
-		{ "by", KEPLER_OPT_ENUM, OFF(report.report_by), "auto", "KIND",
-		  "One row per node, namespace, pod, container, vm or process (group: comm, exe, container, VM); auto: per namespace where the window has one, else per process (a host without pods), said on stderr.",
-		  RP, KEPLER_OPT_FLAG_ONLY, 0, 0, report_bys },
+		{ "by", KEPLER_OPT_STRING, OFF(report.report_by), "auto", "KIND",
+		  "One row per node, namespace, pod, container, vm or process (group: comm, exe, container, VM); owner: per pod controller (a Deployment, StatefulSet, DaemonSet, CronJob, Job; pods without one in one row per namespace); label:KEY: per value of pod label KEY (one that kube.pod-labels records; pods without it in one row); auto: per namespace where the window has one, else per process (a host without pods), said on stderr.",
+		  RP, KEPLER_OPT_FLAG_ONLY, 0, 0, NULL },
 		{ "format", KEPLER_OPT_ENUM, OFF(report.report_format), "table", "FORMAT",
 		  "table (kWh and kg CO2e, for people), csv or json (µJ and mg, exact).", RP,
 		  KEPLER_OPT_FLAG_ONLY, 0, 0, report_formats },
@@ -454,5 +457,7 @@ const struct kepler_option_check kepler_option_checks[] = {
 	{ "gpu.idle-power", kepler_check_watts },
 	{ "attribution.idle-watts", kepler_check_zone_watts },
 	{ "carbon.intensity", kepler_check_intensity },
+	{ "kube.pod-labels", kepler_check_label_key },
+	{ "by", kepler_check_report_by },
 	{ NULL, NULL },
 };

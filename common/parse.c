@@ -329,3 +329,76 @@ int kepler_check_intensity(const char *value, char *why, size_t size)
 	snprintf(why, size, "expected g CO2e per kWh, above 0 and at most 100000 (e.g. 350)");
 	return -EINVAL;
 }
+
+/* ---- Kubernetes label keys and values (kube.pod-labels, kepler-report --by label:KEY) ---- */
+
+static bool label_char(char c, bool inner)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (inner && (c == '-' || c == '_' || c == '.'));
+}
+
+bool kepler_label_value_valid(const char *s, size_t n)
+{
+	if (n == 0)
+		return true;
+	if (n > KEPLER_LABEL_VALUE_MAX || !label_char(s[0], false) || !label_char(s[n - 1], false))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!label_char(s[i], true))
+			return false;
+	return true;
+}
+
+/* A DNS-1123 subdomain: lowercase alphanumerics, '-' and '.', alphanumeric at both ends. */
+static bool dns_subdomain(const char *s, size_t n)
+{
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool an = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9');
+
+		if (!an && ((i == 0 || i + 1 == n) || (s[i] != '-' && s[i] != '.')))
+			return false;
+	}
+	return true;
+}
+
+bool kepler_label_key_valid(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n);
+	const char *name = slash ? slash + 1 : s;
+	size_t nlen = n - (size_t)(name - s);
+
+	if (n > KEPLER_LABEL_KEY_MAX || (slash && !dns_subdomain(s, (size_t)(slash - s))))
+		return false;
+	return nlen > 0 && nlen <= 63 && kepler_label_value_valid(name, nlen);
+}
+
+int kepler_check_label_key(const char *value, char *why, size_t size)
+{
+	if (kepler_label_key_valid(value, strlen(value)))
+		return 0;
+	snprintf(
+		why, size,
+		"expected a Kubernetes label key (team, app.kubernetes.io/name: [prefix/]name, the name 1-63 "
+		"of A-Z a-z 0-9 - _ . and alphanumeric at both ends), at most %d characters",
+		KEPLER_LABEL_KEY_MAX);
+	return -EINVAL;
+}
+
+int kepler_check_report_by(const char *value, char *why, size_t size)
+{
+	static const char *const kinds[] = { "auto",      "node", "namespace", "pod",
+					     "container", "vm",   "process",   "owner" };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(value, kinds[i]))
+			return 0;
+	if (!strncmp(value, "label:", 6) && kepler_label_key_valid(value + 6, strlen(value + 6)))
+		return 0;
+	snprintf(why, size,
+		 "expected node, namespace, pod, container, vm, process, owner, label:KEY (KEY a pod label "
+		 "that kube.pod-labels records) or auto");
+	return -EINVAL;
+}

@@ -305,6 +305,7 @@ static int take_vms_and_pods(const struct decoder *d, struct kepler_snapshot *s)
 {
 	size_t w = s->nprocesses + s->ncontainers;
 	struct blob_named b;
+	struct blob_pod pb;
 
 	for (size_t i = 0; i < s->nvms; i++, w++) {
 		get_record(d, SEC_VMS, i, &b, sizeof(b));
@@ -314,11 +315,14 @@ static int take_vms_and_pods(const struct decoder *d, struct kepler_snapshot *s)
 		take_usage(d, s, w, &b.usage, &s->vms[i].usage);
 	}
 	for (size_t i = 0; i < s->npods; i++, w++) {
-		get_record(d, SEC_PODS, i, &b, sizeof(b));
-		STR(b.id, s->pods[i].id);
-		STR(b.name, s->pods[i].name);
-		STR(b.extra, s->pods[i].ns);
-		take_usage(d, s, w, &b.usage, &s->pods[i].usage);
+		get_record(d, SEC_PODS, i, &pb, sizeof(pb)); /* owner and labels "" before format 4.2 / 1.7 */
+		STR(pb.named.id, s->pods[i].id);
+		STR(pb.named.name, s->pods[i].name);
+		STR(pb.named.extra, s->pods[i].ns);
+		STR(pb.owner_kind, s->pods[i].owner_kind);
+		STR(pb.owner_name, s->pods[i].owner_name);
+		STR(pb.labels, s->pods[i].labels);
+		take_usage(d, s, w, &pb.named.usage, &s->pods[i].usage);
 	}
 	return 0;
 }

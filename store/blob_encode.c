@@ -160,7 +160,7 @@ static uint64_t layout(struct encoder *e)
 		{ SEC_PROCESSES, sizeof(struct blob_process), s->nprocesses },
 		{ SEC_CONTAINERS, sizeof(struct blob_container), s->ncontainers },
 		{ SEC_VMS, sizeof(struct blob_named), s->nvms },
-		{ SEC_PODS, sizeof(struct blob_named), s->npods },
+		{ SEC_PODS, sizeof(struct blob_pod), s->npods },
 		{ SEC_ENERGY, sizeof(struct blob_energy), nwork * s->nzones },
 		{ SEC_IDLE, sizeof(struct blob_energy), s->idle_policy ? nwork * s->nzones : 0 },
 		{ SEC_FOLDS, sizeof(struct blob_fold), s->nfolds },
@@ -383,10 +383,17 @@ static int put_vms_and_pods(struct encoder *e)
 			return r;
 	}
 	for (size_t i = 0; i < s->npods; i++) {
-		r = put_named(e, SEC_PODS, i, s->pods[i].id, s->pods[i].name, s->pods[i].ns,
-			      &s->pods[i].usage);
+		const struct kepler_pod *p = &s->pods[i];
+		struct blob_pod *b;
+
+		r = put_named(e, SEC_PODS, i, p->id, p->name, p->ns, &p->usage);
 		if (r < 0)
 			return r;
+		b = record(e, SEC_PODS, i);
+		/* NULL as "": pods built before these fields (tests' fixtures) */
+		ADD(p->owner_kind ? p->owner_kind : "", b->owner_kind);
+		ADD(p->owner_name ? p->owner_name : "", b->owner_name);
+		ADD(p->labels ? p->labels : "", b->labels);
 	}
 	return 0;
 }

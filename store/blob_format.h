@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The snapshot blob on disk (formats 1.6 and 4.1), private to store/
+ * The snapshot blob on disk (formats 1.7 and 4.2), private to store/
  *
  *   1.x: header (40 bytes) | section table (nsections x 24 bytes) | sections...
  *   2.x: header (40 bytes) | packed_at (8 bytes) | section table | INFO |
@@ -16,7 +16,8 @@
  * decoder unpacks the frame into the image and reads it as it reads 1.x.
  * total_size is the image's size; the checksum covers the stored blob.
  * Minor versions are shared: 2.2, 1.5, 3.0 and 4.0 hold the same records;
- * 1.6 and 4.1 add the folds of short processes.
+ * 1.6 and 4.1 add the folds of short processes; 1.7 and 4.2 the pods'
+ * controllers and labels.
  *
  * Every integer is little-endian; records are fixed-width with explicit
  * padding, each section 8-byte aligned. Strings live once each in the
@@ -197,6 +198,12 @@ struct blob_named {
 	struct blob_usage usage;
 };
 
+/* a pod's record: the named shape, then (format 4.2 / 1.7) its controller and labels */
+struct blob_pod {
+	struct blob_named named;
+	struct blob_str owner_kind, owner_name, labels;
+};
+
 _Static_assert(sizeof(struct blob_header) == 40, "blob header layout");
 _Static_assert(sizeof(struct blob_section) == 24, "section entry layout");
 _Static_assert(sizeof(struct blob_info) == 112, "info record layout (format 2.2 / 1.5)");
@@ -211,6 +218,7 @@ _Static_assert(sizeof(struct blob_fold) == 56, "fold record layout");
 _Static_assert(sizeof(struct blob_container) == 64, "container record layout (format 2.2 / 1.5)");
 _Static_assert(offsetof(struct blob_container, size_shares) == 56, "container record of format 1.0");
 _Static_assert(sizeof(struct blob_named) == 56, "vm/pod record layout");
+_Static_assert(sizeof(struct blob_pod) == 80, "pod record layout (format 4.2 / 1.7)");
 
 /* An 8-byte word at any alignment (blobs are little-endian, as the build requires). */
 static inline uint64_t blob_load64(const uint8_t *p)

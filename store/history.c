@@ -34,8 +34,9 @@ int kepler_history_kind_from_name(const char *name, enum kepler_history_kind *re
 
 char **history_row_str(struct kepler_history_row *r, int i)
 {
-	char **s[HISTORY_NSTR] = { &r->id,      &r->name, &r->ns,           &r->pod_id,
-				   &r->runtime, &r->exe,  &r->container_id, &r->vm_id };
+	char **s[HISTORY_NSTR] = { &r->id,         &r->name,       &r->ns,           &r->pod_id,
+				   &r->runtime,    &r->exe,        &r->container_id, &r->vm_id,
+				   &r->owner_kind, &r->owner_name, &r->labels };
 
 	return s[i];
 }
@@ -401,11 +402,17 @@ static int add_workloads(struct add_ctx *c)
 					     .runtime = (char *)(RT),       \
 					     .exe = (char *)(EXE),          \
 					     .container_id = (char *)(CID), \
-					     .vm_id = (char *)(VID) })
+					     .vm_id = (char *)(VID),        \
+					     .owner_kind = "",              \
+					     .owner_name = "",              \
+					     .labels = "" })
 	for (size_t i = 0; i < s->npods && !e; i++) {
 		const struct kepler_pod *p = &s->pods[i];
 
 		LIKE(KEPLER_HISTORY_POD, p->id, p->name, p->ns, "", "", "", "", "");
+		like.owner_kind = (char *)(p->owner_kind ? p->owner_kind : "");
+		like.owner_name = (char *)(p->owner_name ? p->owner_name : "");
+		like.labels = (char *)(p->labels ? p->labels : "");
 		e = add_usage(c, &like, &p->usage);
 		if (!e && *p->ns) {
 			LIKE(KEPLER_HISTORY_NAMESPACE, "", p->ns, "", "", "", "", "", "");

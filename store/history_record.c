@@ -7,10 +7,11 @@
  *   u64 payload length, u64 XXH3-64 checksum, then the zstd frame of the
  *   payload:
  *   u64 seq, u64 wall_ns, u32 intensity (mg/kWh), u32 zones, each zone's
- *   name (u16 length, bytes), u32 rows, and each row: u8 kind, eight strings
- *   (id, name, ns, pod_id, runtime, exe, container_id, vm_id: u16 length,
- *   bytes), u64 first_ns, last_ns, cpu_time_ns, then per zone u64 energy_uj,
- *   co2e_mg, co2e_rem.
+ *   name (u16 length, bytes), u32 rows, and each row: u8 kind, eleven strings
+ *   (id, name, ns, pod_id, runtime, exe, container_id, vm_id, owner_kind,
+ *   owner_name, labels: u16 length, bytes; the first eight only before
+ *   format 1.2), u64 first_ns, last_ns, cpu_time_ns, then per zone u64
+ *   energy_uj, co2e_mg, co2e_rem.
  * The checksum covers the whole record, header included (its own field
  * read as 0), from format 1.1 on; a 1.0 record's covers the frame only.
  */
@@ -218,7 +219,7 @@ static char *get_str(struct rbuf *r)
 	return s;
 }
 
-static int decode_row(struct kepler_history *h, struct rbuf *in, struct kepler_error *err)
+static int decode_row(struct kepler_history *h, struct rbuf *in, int nstr, struct kepler_error *err)
 {
 	struct kepler_history_row *r = calloc(1, sizeof(*r));
 	uint64_t kind = get_le(in, 1);
@@ -227,7 +228,7 @@ static int decode_row(struct kepler_history *h, struct rbuf *in, struct kepler_e
 		return kepler_error_set(err, -ENOMEM, "decoding a tier record: out of memory");
 	r->kind = (enum kepler_history_kind)kind;
 	for (int i = 0; i < HISTORY_NSTR; i++)
-		if (!(*history_row_str(r, i) = get_str(in))) {
+		if (!(*history_row_str(r, i) = i < nstr ? get_str(in) : strdup(""))) {
 			bool bad = in->bad;
 
 			history_row_free(r);
@@ -263,8 +264,9 @@ static int decode_row(struct kepler_history *h, struct rbuf *in, struct kepler_e
 		       : 0;
 }
 
-static int decode_payload(struct kepler_history *h, struct rbuf *in, struct kepler_error *err)
+static int decode_payload(struct kepler_history *h, struct rbuf *in, uint32_t minor, struct kepler_error *err)
 {
+	int nstr = minor < 2 ? HISTORY_NSTR_1_1 : HISTORY_NSTR;
 	uint64_t nz, nrows;
 	int e;
 
@@ -291,7 +293,7 @@ static int decode_payload(struct kepler_history *h, struct rbuf *in, struct kepl
 		return kepler_error_set(err, -EPROTO, "tier record: %llu rows cannot fit in %zu bytes",
 					(unsigned long long)nrows, in->len - in->at);
 	for (uint64_t i = 0; i < nrows; i++)
-		if ((e = decode_row(h, in, err)) < 0)
+		if ((e = decode_row(h, in, nstr, err)) < 0)
 			return e;
 	if (in->at != in->len)
 		return kepler_error_set(err, -EPROTO, "tier record: %zu bytes after the last row",
@@ -346,7 +348,7 @@ int kepler_history_decode(const void *blob, size_t len, struct kepler_history **
 	} else {
 		struct rbuf in = { pay, plen, 0, false };
 
-		e = decode_payload(h, &in, err);
+		e = decode_payload(h, &in, ret_hdr->format_minor, err);
 	}
 	free(pay);
 	if (e < 0) {

@@ -231,3 +231,22 @@ void kepler_workload_sort(const struct kepler_snapshot *snap, struct kepler_work
 
 	qsort_r(rows, n, sizeof(*rows), by_sort, &c);
 }
+
+const char *kepler_pod_label(const char *labels, const char *key, size_t *ret_len)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = labels; p && *p;) {
+		const char *end = strchr(p, ','), *eq;
+
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (eq && (size_t)(eq - p) == klen && !memcmp(p, key, klen)) {
+			*ret_len = (size_t)(end - eq - 1);
+			return eq + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}

@@ -132,6 +132,9 @@ static inline void fixture_build(struct fixture *f, size_t nprocs, uint64_t seed
 	s->pods[0].id = "pod-uid";
 	s->pods[0].name = "web-0";
 	s->pods[0].ns = "default";
+	s->pods[0].owner_kind = "StatefulSet"; /* format 4.2 / 1.7 */
+	s->pods[0].owner_name = "web";
+	s->pods[0].labels = "app.kubernetes.io/name=web,team=shop";
 	fixture_usage(f, &s->pods[0].usage, 11);
 }
 
@@ -227,8 +230,8 @@ static inline const char *usage_diff(const struct kepler_usage *a, const struct 
 	return NULL;
 }
 
-#define DIFF_STR(a, b, what)       \
-	if (strcmp((a), (b)) != 0) \
+#define DIFF_STR(a, b, what)                                            \
+	if (strcmp((a) ? (a) : "", (b) ? (b) : "") != 0) /* NULL: "" */ \
 	return what
 #define DIFF_USAGE(a, b)                                            \
 	do {                                                        \
@@ -303,6 +306,9 @@ static inline const char *snapshot_diff(const struct kepler_snapshot *x, const s
 		DIFF_STR(x->pods[i].id, y->pods[i].id, "pod id");
 		DIFF_STR(x->pods[i].name, y->pods[i].name, "pod name");
 		DIFF_STR(x->pods[i].ns, y->pods[i].ns, "pod namespace");
+		DIFF_STR(x->pods[i].owner_kind, y->pods[i].owner_kind, "pod owner kind");
+		DIFF_STR(x->pods[i].owner_name, y->pods[i].owner_name, "pod owner name");
+		DIFF_STR(x->pods[i].labels, y->pods[i].labels, "pod labels");
 		DIFF_USAGE(x->pods[i].usage, y->pods[i].usage);
 	}
 	for (size_t i = 0; i < x->nfolds; i++) {

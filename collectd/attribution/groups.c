@@ -19,6 +19,9 @@ void ledger_group_rec_free(struct group_rec *g)
 	free(g->name);
 	free(g->extra);
 	free(g->pod_id);
+	free(g->owner_kind);
+	free(g->owner_name);
+	free(g->labels);
 }
 
 struct group_rec *ledger_group_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
@@ -144,12 +147,15 @@ static int ensure_of_record(struct kepler_ledger *l, const struct kepler_process
 	return 0;
 }
 
-/* Replace the owned string *@dst by @v when they differ. -ENOMEM (then unchanged). */
+/*
+ * Replace the owned string *@dst (NULL: none yet, as a pod's owner and
+ * labels until named) by @v when they differ. -ENOMEM (then unchanged).
+ */
 static int set_name(char **dst, const char *v)
 {
 	char *d;
 
-	if (!v || !strcmp(*dst, v))
+	if (!v || (*dst && !strcmp(*dst, v)))
 		return 0;
 	d = strdup(v);
 	if (!d)
@@ -187,10 +193,12 @@ static int name_pods(struct kepler_ledger *l, const struct kepler_ledger_namer *
 
 	for (size_t i = 0; i < pt->n; i++) {
 		struct group_rec *g = &pt->recs[i];
-		const char *name, *ns;
+		struct kepler_ledger_pod_names n;
 
-		if (nm->pod(nm->ctx, g->id, &name, &ns) &&
-		    (set_name(&g->name, name) < 0 || set_name(&g->extra, ns) < 0))
+		if (nm->pod(nm->ctx, g->id, &n) &&
+		    (set_name(&g->name, n.name) < 0 || set_name(&g->extra, n.ns) < 0 ||
+		     set_name(&g->owner_kind, n.owner_kind) < 0 ||
+		     set_name(&g->owner_name, n.owner_name) < 0 || set_name(&g->labels, n.labels) < 0))
 			return -ENOMEM;
 	}
 	return 0;
@@ -411,8 +419,14 @@ void ledger_emit_groups(struct kepler_ledger *l)
 								      .hypervisor = g->extra };
 				u = &l->vms[s->nvms++].usage;
 			} else {
-				l->pods[s->npods] =
-					(struct kepler_pod){ .id = g->id, .name = g->name, .ns = g->extra };
+				l->pods[s->npods] = (struct kepler_pod){
+					.id = g->id,
+					.name = g->name,
+					.ns = g->extra,
+					.owner_kind = g->owner_kind ? g->owner_kind : "",
+					.owner_name = g->owner_name ? g->owner_name : "",
+					.labels = g->labels ? g->labels : "",
+				};
 				u = &l->pods[s->npods++].usage;
 			}
 			fill_usage(l, g, u, &l->group_pool[used]);

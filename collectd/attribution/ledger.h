@@ -111,6 +111,12 @@ struct kepler_ledger_proc {
  * container and pod during a build; a name once given is kept while the
  * group lives (a terminated pod keeps its name after the kubelet forgets it).
  */
+/* What names a pod (strings valid until the namer's next refresh; never NULL). */
+struct kepler_ledger_pod_names {
+	const char *name, *ns;
+	const char *owner_kind, *owner_name, *labels; /* struct kepler_pod's */
+};
+
 struct kepler_ledger_namer {
 	/*
 	 * Container @id, in pod @pod_uid by its cgroup ("" if none): true and
@@ -118,8 +124,8 @@ struct kepler_ledger_namer {
 	 */
 	bool (*container)(void *ctx, const char *id, const char *pod_uid, const char **ret_name,
 			  const char **ret_pod_uid);
-	/* Pod @uid: true and its name and namespace, or false if unknown. */
-	bool (*pod)(void *ctx, const char *uid, const char **ret_name, const char **ret_ns);
+	/* Pod @uid: true and what names it (struct kepler_ledger_pod_names), or false if unknown. */
+	bool (*pod)(void *ctx, const char *uid, struct kepler_ledger_pod_names *ret);
 	void *ctx;
 };
 

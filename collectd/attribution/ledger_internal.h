@@ -58,7 +58,8 @@ struct proc_gen {
 #define LEDGER_MAX_SLOTS (2 * KEPLER_MAX_ZONES)
 
 struct group_rec {
-	char *id, *name, *extra, *pod_id; /* extra: runtime, hypervisor or namespace */
+	char *id, *name, *extra, *pod_id;       /* extra: runtime, hypervisor or namespace */
+	char *owner_kind, *owner_name, *labels; /* pods: struct kepler_pod's; NULL until named */
 	uint64_t total[LEDGER_MAX_SLOTS], delta[LEDGER_MAX_SLOTS];
 	uint64_t size_shares; /* containers under idle policy SIZE: the last size seen */
 	uint64_t cpu_total, cpu_delta;

@@ -125,6 +125,16 @@ static int resume_groups(struct kepler_ledger *l, enum kepler_kind k, const stru
 			g->total[l->nresume + z] = w.usage->idle ? w.usage->idle[z].total_uj : 0;
 		}
 		g->cpu_total = w.usage->cpu_time_ns;
+		if (k == KEPLER_KIND_POD) { /* its owner and labels until the namer says again */
+			const struct kepler_pod *p = &s->pods[i];
+
+			free(g->owner_kind), free(g->owner_name), free(g->labels);
+			g->owner_kind = strdup(p->owner_kind ? p->owner_kind : "");
+			g->owner_name = strdup(p->owner_name ? p->owner_name : "");
+			g->labels = strdup(p->labels ? p->labels : "");
+			if (!g->owner_kind || !g->owner_name || !g->labels)
+				return -ENOMEM;
+		}
 		g->fresh = false;
 		g->dormant = true;
 		/* an ended one becomes a tombstone (ledger_compact_groups()): back under its id, it goes on */

@@ -306,9 +306,12 @@ static void poll_once(struct kepler_kube *k)
 	char state[64] = "nomem";
 	int r = -ENOMEM;
 
-	if (t)
+	if (t) {
+		t->label_keys = k->p.pod_labels;
+		t->nlabel_keys = k->p.npod_labels;
 		r = kubelet ? poll_kubelet(k, t, state, sizeof(state), &err)
 			    : poll_logs(k, t, state, sizeof(state), &err);
+	}
 	if (r == -ENOMEM && !err.msg[0])
 		kepler_error_set(&err, r, "out of memory");
 	if (atomic_load(&k->stop)) {

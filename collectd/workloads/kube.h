@@ -46,6 +46,9 @@ struct kepler_kube_params {
 	uint64_t poll_ns;        /* between polls */
 	uint64_t timeout_ns;     /* one request's limit; 0: min(10 s, poll_ns) */
 	size_t max_body;         /* bytes; 0: KEPLER_KUBE_MAX_BODY */
+	/* pod labels to record (kube.pod-labels); borrowed: they outlive the watcher */
+	const char *const *pod_labels;
+	size_t npod_labels;
 };
 
 struct kepler_kube;

@@ -224,6 +224,101 @@ skip:
 	return 0;
 }
 
+/* ---- owners and labels ---- */
+
+static bool valid_kind(const char *s, size_t n)
+{
+	if (n == 0 || n > KEPLER_KUBE_LABEL_MAX ||
+	    !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+bool kepler_kube_owner_resolve(const char *kind, size_t kind_len, const char *name, size_t name_len,
+			       const char *hash, size_t hash_len, char *ret_kind, char *ret_name)
+{
+	size_t keep = name_len, digits = 0;
+
+	if (!valid_kind(kind, kind_len) || !dns1123(name, name_len, KEPLER_KUBE_NAME_MAX, true))
+		return false;
+	if (kind_len == 10 && !memcmp(kind, "ReplicaSet", 10) && hash && hash_len &&
+	    hash_len + 1 < name_len && name[name_len - hash_len - 1] == '-' &&
+	    !memcmp(name + name_len - hash_len, hash, hash_len)) {
+		kind = "Deployment", kind_len = 10;
+		keep = name_len - hash_len - 1;
+	} else if (kind_len == 3 && !memcmp(kind, "Job", 3)) {
+		while (digits < name_len && name[name_len - 1 - digits] >= '0' &&
+		       name[name_len - 1 - digits] <= '9')
+			digits++;
+		if (digits >= 8 && digits + 1 < name_len && name[name_len - 1 - digits] == '-') {
+			kind = "CronJob", kind_len = 7;
+			keep = name_len - digits - 1;
+		}
+	}
+	memcpy(ret_kind, kind, kind_len);
+	ret_kind[kind_len] = 0;
+	memcpy(ret_name, name, keep);
+	ret_name[keep] = 0;
+	return true;
+}
+
+/* The pod's controller: the ownerReference with "controller": true. */
+static void pod_owner(struct kepler_kube_names *t, struct json_object *meta, struct kepler_kube_pod *p)
+{
+	struct json_object *refs = member_of_type(meta, "ownerReferences", json_type_array);
+	struct json_object *labels = member_of_type(meta, "labels", json_type_object);
+	size_t n = refs ? json_object_array_length(refs) : 0, klen = 0, nlen = 0, hlen = 0;
+	const char *hash = labels ? member_str(labels, "pod-template-hash", &hlen) : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *ref = json_object_array_get_idx(refs, i);
+		struct json_object *ctl = member_of_type(ref, "controller", json_type_boolean);
+		const char *kind, *name;
+
+		if (!ctl || !json_object_get_boolean(ctl))
+			continue;
+		kind = member_str(ref, "kind", &klen);
+		name = member_str(ref, "name", &nlen);
+		if (!kind || !name ||
+		    !kepler_kube_owner_resolve(kind, klen, name, nlen, hash, hlen, p->owner_kind,
+					       p->owner_name))
+			t->skipped++;
+		return;
+	}
+}
+
+/* The labels asked for, "KEY=VALUE,..." in their order; a value that breaks the rules is skipped. */
+static void pod_labels(struct kepler_kube_names *t, struct json_object *meta, struct kepler_kube_pod *p)
+{
+	struct json_object *labels = member_of_type(meta, "labels", json_type_object);
+	size_t used = 0;
+
+	for (size_t i = 0; labels && i < t->nlabel_keys && i < KEPLER_KUBE_POD_LABELS_MAX; i++) {
+		const char *key = t->label_keys[i], *v;
+		size_t klen = strlen(key), vlen;
+
+		if (!(v = member_str(labels, key, &vlen)))
+			continue;
+		if (!kepler_label_key_valid(key, klen) || !kepler_label_value_valid(v, vlen) ||
+		    used + klen + vlen + 2 > sizeof(p->labels)) {
+			t->skipped++;
+			continue;
+		}
+		if (used)
+			p->labels[used++] = ',';
+		memcpy(p->labels + used, key, klen);
+		used += klen;
+		p->labels[used++] = '=';
+		memcpy(p->labels + used, v, vlen);
+		used += vlen;
+		p->labels[used] = 0;
+	}
+}
+
 static int add_pod_item(struct kepler_kube_names *t, struct json_object *item)
 {
 	static const char *const statuses[] = { "containerStatuses", "initContainerStatuses",
@@ -248,6 +343,8 @@ static int add_pod_item(struct kepler_kube_names *t, struct json_object *item)
 	pod = add_pod(t, uid, name, nlen, ns, nslen);
 	if (pod < 0)
 		return (int)pod;
+	pod_owner(t, meta, &t->pods[pod]);
+	pod_labels(t, meta, &t->pods[pod]);
 	for (size_t s = 0; s < 3; s++) {
 		struct json_object *arr = member_of_type(status, statuses[s], json_type_array);
 		size_t n = arr ? json_object_array_length(arr) : 0;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kepler/config.h"
 #include "kepler/error.h"
 #include "workload.h"
 
@@ -38,10 +39,24 @@
 #define KEPLER_KUBE_MAX_PODS 20000 /* a node runs at most a few hundred */
 #define KEPLER_KUBE_MAX_CONTAINERS 100000
 
+/* "KEY=VALUE,..." of at most KEPLER_KUBE_POD_LABELS_MAX labels */
+#define KEPLER_KUBE_LABELS_TEXT_MAX \
+	(KEPLER_KUBE_POD_LABELS_MAX * (KEPLER_LABEL_KEY_MAX + KEPLER_LABEL_VALUE_MAX + 2))
+
 struct kepler_kube_pod {
 	char uid[KEPLER_POD_UID_LEN + 1];
 	char name[KEPLER_KUBE_NAME_MAX + 1];
 	char ns[KEPLER_KUBE_LABEL_MAX + 1];
+	/*
+	 * Its controller, "" for none (a bare pod, or the logs source): a
+	 * ReplicaSet whose name is "<deployment>-<the pod's pod-template-hash
+	 * label>" is given as that Deployment, a Job whose name is
+	 * "<cronjob>-<8 or more digits>" (the minutes of its schedule) as
+	 * that CronJob; any other kind as it is.
+	 */
+	char owner_kind[KEPLER_KUBE_LABEL_MAX + 1];
+	char owner_name[KEPLER_KUBE_NAME_MAX + 1];
+	char labels[KEPLER_KUBE_LABELS_TEXT_MAX + 1]; /* the labels asked for, in their order */
 };
 
 struct kepler_kube_container {
@@ -57,7 +72,10 @@ struct kepler_kube_names {
 	size_t npods, pods_cap;
 	struct kepler_kube_container *containers;
 	size_t ncontainers, containers_cap;
-	size_t skipped; /* entries refused: a malformed id, uid or name */
+	size_t skipped; /* entries refused: a malformed id, uid or name, owner or label value */
+	/* the pod labels to record (kube.pod-labels), set before parsing; borrowed */
+	const char *const *label_keys;
+	size_t nlabel_keys;
 };
 
 /* An empty table. NULL for out of memory. */
@@ -92,6 +110,15 @@ const struct kepler_kube_container *kepler_kube_names_container(const struct kep
 								const char *id);
 /* The pod of UID @uid, or NULL. */
 const struct kepler_kube_pod *kepler_kube_names_pod(const struct kepler_kube_names *t, const char *uid);
+
+/*
+ * The controller a pod is charged to from its controller reference
+ * (@kind, @name) and its pod-template-hash label (@hash, NULL if none):
+ * writes the kind and name into @ret_kind and @ret_name (sizes as struct
+ * kepler_kube_pod's). False if @kind or @name breaks the Kubernetes rules.
+ */
+bool kepler_kube_owner_resolve(const char *kind, size_t kind_len, const char *name, size_t name_len,
+			       const char *hash, size_t hash_len, char *ret_kind, char *ret_name);
 
 /* "250m" -> 250, "1" -> 1000, "0.5" -> 500, "1.25" -> 1250; false for anything else. */
 bool kepler_kube_parse_cpu(const char *s, size_t len, uint32_t *ret_mcpu);

@@ -29,14 +29,17 @@ static bool name_container(void *ctx, const char *id, const char *pod_uid, const
 	return true;
 }
 
-static bool name_pod(void *ctx, const char *uid, const char **ret_name, const char **ret_ns)
+static bool name_pod(void *ctx, const char *uid, struct kepler_ledger_pod_names *ret)
 {
 	const struct kepler_kube_pod *p = kepler_kube_pod(ctx, uid);
 
 	if (!p)
 		return false;
-	*ret_name = p->name;
-	*ret_ns = p->ns;
+	*ret = (struct kepler_ledger_pod_names){ .name = p->name,
+						 .ns = p->ns,
+						 .owner_kind = p->owner_kind,
+						 .owner_name = p->owner_name,
+						 .labels = p->labels };
 	return true;
 }
 
@@ -74,6 +77,8 @@ int kepler_namer_open(const struct kepler_config *cfg, struct kepler_namer **ret
 		.insecure = cfg->collectd.kube_insecure,
 		.log_dir = cfg->collectd.kube_log_dir,
 		.poll_ns = cfg->collectd.kube_poll_interval_ns,
+		.pod_labels = (const char *const *)cfg->collectd.kube_pod_labels.items,
+		.npod_labels = cfg->collectd.kube_pod_labels.count,
 	};
 	struct kepler_error err = { 0 };
 	struct kepler_namer *n;

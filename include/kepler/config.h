@@ -162,6 +162,7 @@ struct kepler_collectd_config {
 	bool kube_insecure;
 	char *kube_log_dir;
 	uint64_t kube_poll_interval_ns;
+	struct kepler_strlist kube_pod_labels; /* label keys recorded with each pod */
 	/* dev.* (YAML only) */
 	struct kepler_strlist dev_fake_meter_zones;
 	int64_t dev_fake_meter_watts;
@@ -212,20 +213,11 @@ struct kepler_dataset_config {
 };
 
 /* kepler-report's flags. */
-enum kepler_report_by {
-	KEPLER_REPORT_BY_NODE,
-	KEPLER_REPORT_BY_NAMESPACE,
-	KEPLER_REPORT_BY_POD,
-	KEPLER_REPORT_BY_CONTAINER,
-	KEPLER_REPORT_BY_VM,
-	KEPLER_REPORT_BY_PROCESS,
-	KEPLER_REPORT_BY_AUTO /* namespace where the window has one, else process */
-};
 enum kepler_report_format { KEPLER_REPORT_TABLE, KEPLER_REPORT_CSV, KEPLER_REPORT_JSON };
 struct kepler_report_config {
 	char *report_since;
 	char *report_until;
-	enum kepler_report_by report_by; /* in the order of enum kepler_history_kind, then auto */
+	char *report_by; /* a history kind's name, owner, label:KEY or auto (kepler_check_report_by) */
 	enum kepler_report_format report_format;
 	int64_t report_top;
 };
@@ -345,7 +337,7 @@ struct kepler_option {
 	const char *help;           /* one sentence */
 	unsigned progs;             /* enum kepler_prog mask */
 	unsigned flags;             /* enum kepler_opt_flags mask */
-	int64_t min, max;           /* INT, DURATION (ns), SIZE (bytes); 0,0 = any */
+	int64_t min, max;           /* INT, DURATION (ns), SIZE (bytes); LIST: max items; 0,0 = any */
 	const char *const *choices; /* ENUM (required), LIST (optional) */
 };
 
@@ -466,6 +458,22 @@ int kepler_parse_bool(const char *s, bool *ret_value);
 int kepler_check_watts(const char *value, char *why, size_t size);
 int kepler_check_zone_watts(const char *value, char *why, size_t size);
 int kepler_check_intensity(const char *value, char *why, size_t size);
+/* A Kubernetes label key (kube.pod-labels); kepler-report's --by (a kind, owner, label:KEY, auto). */
+int kepler_check_label_key(const char *value, char *why, size_t size);
+int kepler_check_report_by(const char *value, char *why, size_t size);
+
+/*
+ * Kubernetes label rules: a key is [prefix/]name (prefix a DNS-1123
+ * subdomain, name 1-63 of A-Z a-z 0-9 - _ . with alphanumerics at both
+ * ends; kepler-c takes keys up to KEPLER_LABEL_KEY_MAX), a value 0-63 of
+ * the same. They hold no ',' and no '=', which the pod labels' text
+ * (struct kepler_pod) uses to separate them.
+ */
+#define KEPLER_LABEL_KEY_MAX 127
+#define KEPLER_KUBE_POD_LABELS_MAX 8 /* kube.pod-labels' keys */
+#define KEPLER_LABEL_VALUE_MAX 63
+bool kepler_label_key_valid(const char *s, size_t n);
+bool kepler_label_value_valid(const char *s, size_t n);
 int kepler_parse_int(const char *s, int64_t *ret_value);
 /*
  * A point in time: RFC 3339 ("2026-11-22T10:00:00Z", fraction and offset

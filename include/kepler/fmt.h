@@ -23,7 +23,14 @@ enum kepler_level {
 	KEPLER_LEVEL_CONTAINER = 1u << 2,
 	KEPLER_LEVEL_VM = 1u << 3,
 	KEPLER_LEVEL_POD = 1u << 4,
-	KEPLER_LEVEL_ALL = 0x1f,
+	KEPLER_LEVEL_ALL = 0x1f, /* the workload levels above */
+	/*
+	 * kepler-c's chargeback levels (metrics.level; kepler-exporter and
+	 * kepler-push): energy and CO2e counters per namespace and per pod
+	 * owner, from the store's history ledger (readers/common/co2e_families.h)
+	 */
+	KEPLER_LEVEL_NAMESPACE = 1u << 5,
+	KEPLER_LEVEL_OWNER = 1u << 6,
 };
 
 /* The level bit of workload kind @k. */
@@ -32,7 +39,7 @@ static inline unsigned kepler_level_of(enum kepler_kind k)
 	return 1u << ((unsigned)k + 1);
 }
 
-/* The bits of a list of level names (node, process, container, vm, pod). */
+/* The bits of a list of level names (node, process, container, vm, pod, namespace, owner). */
 unsigned kepler_levels_from_list(const struct kepler_strlist *names);
 
 struct kepler_prom_options {

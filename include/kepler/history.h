@@ -30,7 +30,7 @@
 
 /* The tier record's own format (docs/store.md, "History"). */
 #define KEPLER_HISTORY_FORMAT_MAJOR 1
-#define KEPLER_HISTORY_FORMAT_MINOR 1
+#define KEPLER_HISTORY_FORMAT_MINOR 2
 
 /* µJ × (mg CO₂e per kWh) in one mg of CO₂e: 3.6e12 µJ a kWh. */
 #define KEPLER_UJ_PER_KWH UINT64_C(3600000000000)
@@ -64,11 +64,15 @@ enum kepler_history_flags {
  * One identity and its counters. Strings are never NULL ("" when absent).
  * Identity fields by kind: namespace: name; pod: id (UID), name, ns;
  * container: id, name, ns and pod_id (its pod's), runtime; vm: id, name;
- * process: name (comm), exe, container_id, vm_id; node: none.
+ * process: name (comm), exe, container_id, vm_id; node: none. A pod's
+ * owner_kind, owner_name and labels (struct kepler_pod; format 1.2, "" in
+ * older records) describe it, as its name does: they follow the newest
+ * snapshot that names it.
  */
 struct kepler_history_row {
 	enum kepler_history_kind kind;
 	char *id, *name, *ns, *pod_id, *runtime, *exe, *container_id, *vm_id;
+	char *owner_kind, *owner_name, *labels;
 	uint64_t first_ns, last_ns; /* wall clock of the first and last snapshot that named it */
 	uint64_t cpu_time_ns;
 	uint64_t *energy_uj; /* per ledger zone (kepler_history_zones()) */

@@ -19,15 +19,15 @@
 #include "kepler/error.h"
 
 /*
- * The blob format the store writes (4.1: zstd-compressed sections, records
+ * The blob format the store writes (4.2: zstd-compressed sections, records
  * as bit-packed blocks of differences) and the plain one
- * kepler_snapshot_encode() makes (1.6); this code reads every 1.x, 2.x, 3.x
+ * kepler_snapshot_encode() makes (1.7); this code reads every 1.x, 2.x, 3.x
  * and 4.x (docs/store.md, "Versioning").
  */
 #define KEPLER_FORMAT_MAJOR 4
-#define KEPLER_FORMAT_MINOR 1
+#define KEPLER_FORMAT_MINOR 2
 #define KEPLER_PLAIN_FORMAT_MAJOR 1
-#define KEPLER_PLAIN_FORMAT_MINOR 6
+#define KEPLER_PLAIN_FORMAT_MINOR 7
 
 /*
  * Energy zones in a snapshot: the CPU meter's (package, core, uncore, dram,
@@ -231,7 +231,23 @@ struct kepler_pod {
 	const char *name;
 	const char *ns; /* namespace */
 	struct kepler_usage usage;
+	/*
+	 * format 4.2 / 1.7 ("" before, and when unknown): the pod's controller
+	 * (Deployment, StatefulSet, DaemonSet, CronJob, Job, ReplicaSet, or any
+	 * other kind; "" for a bare pod) and the labels kube.pod-labels names,
+	 * as "KEY=VALUE,KEY=VALUE" in that order (a label the pod lacks is
+	 * left out; kepler_pod_label() reads one).
+	 */
+	const char *owner_kind;
+	const char *owner_name;
+	const char *labels;
 };
+
+/*
+ * The value of label @key in pod labels text @labels ("KEY=VALUE,..."):
+ * its start and *@ret_len, or NULL when the text has no such label.
+ */
+const char *kepler_pod_label(const char *labels, const char *key, size_t *ret_len);
 
 struct kepler_snapshot {
 	uint64_t seq;           /* assigned by the store at commit */

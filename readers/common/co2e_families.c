@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,7 @@ static int follow(struct kepler_co2e_families *c, struct kepler_store *store,
 	if (kepler_store_history_follow(store, &c->h, snap->seq, snap->wall_ns, &err) == 0)
 		return 0;
 	if (!c->said)
-		kepler_warn("the CO2e families are not exported: %s", err.msg);
+		kepler_warn("the CO2e, namespace and owner families are not exported: %s", err.msg);
 	c->said = true;
 	return -1;
 }
@@ -116,18 +117,174 @@ static void family(struct kepler_co2e_families *c, struct kepler_buf *o, enum ke
 	}
 }
 
+/* ---- chargeback: namespaces and owners ---- */
+
+/* One owner's counters: the sums of its pods' ledger rows (CO2e exact: whole mg and remainder). */
+struct owner {
+	const struct kepler_history_row *like; /* a pod of it: namespace, owner kind and name */
+	struct kepler_history_row sum;         /* energy_uj, co2e_mg, co2e_rem per zone */
+};
+
+static bool same_owner(const struct kepler_history_row *a, const struct kepler_history_row *b)
+{
+	return !strcmp(a->ns, b->ns) && !strcmp(a->owner_kind, b->owner_kind) &&
+	       !strcmp(a->owner_name, b->owner_name);
+}
+
+/* The owners of the ledger's pods in *@ret (free each sum's energy_uj, then the array); -ENOMEM. */
+static int owners(const struct kepler_history *h, size_t nz, struct owner **ret, size_t *ret_n)
+{
+	size_t n = 0, cap = 0;
+	struct owner *o = NULL;
+
+	for (size_t i = 0; i < kepler_history_count(h); i++) {
+		const struct kepler_history_row *r = kepler_history_row(h, i);
+		size_t k;
+
+		if (r->kind != KEPLER_HISTORY_POD)
+			continue;
+		for (k = 0; k < n && !same_owner(o[k].like, r); k++) /* a node's few hundred pods */
+			;
+		if (k == n) {
+			uint64_t *v;
+
+			if (n == cap) {
+				struct owner *m = realloc(o, (cap = cap ? 2 * cap : 16) * sizeof(*o));
+
+				if (!m)
+					goto nomem;
+				o = m;
+			}
+			if (!(v = calloc(3 * (nz ? nz : 1), sizeof(*v))))
+				goto nomem;
+			o[n++] = (struct owner){
+				.like = r,
+				.sum = { .energy_uj = v, .co2e_mg = v + nz, .co2e_rem = v + 2 * nz }
+			};
+		}
+		for (size_t z = 0; z < nz; z++) {
+			struct kepler_history_row *s = &o[k].sum;
+
+			s->energy_uj[z] += r->energy_uj[z];
+			s->co2e_mg[z] += r->co2e_mg[z];
+			s->co2e_rem[z] += r->co2e_rem[z]; /* each below KEPLER_UJ_PER_KWH */
+			if (s->co2e_rem[z] >= KEPLER_UJ_PER_KWH) {
+				s->co2e_rem[z] -= KEPLER_UJ_PER_KWH;
+				s->co2e_mg[z]++;
+			}
+		}
+	}
+	*ret = o;
+	*ret_n = n;
+	return 0;
+nomem:
+	for (size_t k = 0; k < n; k++)
+		free(o[k].sum.energy_uj);
+	free(o);
+	return -ENOMEM;
+}
+
+/* A namespace's or an owner's labels after node_name. */
+static void group_labels(struct kepler_buf *o, const struct kepler_history_row *like, bool owner)
+{
+	if (owner) {
+		label(o, "owner_kind", like->owner_kind, false);
+		label(o, "owner_name", like->owner_name, false);
+		label(o, "pod_namespace", like->ns, false);
+	} else {
+		label(o, "pod_namespace", like->name, false);
+	}
+}
+
+/* @co2e: grams, else joules. Rows: the namespaces' of the ledger, or @own's owners. */
+static void chargeback(struct kepler_co2e_families *c, struct kepler_buf *o, bool owner, bool co2e,
+		       const struct owner *own, size_t nown, const char *node)
+{
+	const char *const *zones;
+	size_t nz = kepler_history_zones(c->h, &zones);
+	const char *what = owner ? "owner" : "namespace";
+	size_t n = owner ? nown : kepler_history_count(c->h);
+
+	if (co2e)
+		kepler_buf_printf(o,
+				  "# HELP kepler_%s_co2e_grams_total CO2e of the energy of each %s's pods "
+				  "(the sum of their kepler_pod_co2e_grams_total).\n"
+				  "# TYPE kepler_%s_co2e_grams_total counter\n",
+				  what, what, what);
+	else
+		kepler_buf_printf(o,
+				  "# HELP kepler_%s_cpu_joules_total Energy of each %s's pods in joules, "
+				  "active and idle (the sum of their kepler_pod_cpu_joules_total and "
+				  "kepler_pod_cpu_idle_joules_total), from the store's history.\n"
+				  "# TYPE kepler_%s_cpu_joules_total counter\n",
+				  what, what, what);
+	for (size_t i = 0; i < n; i++) {
+		const struct kepler_history_row *r = owner ? &own[i].sum : kepler_history_row(c->h, i);
+		const struct kepler_history_row *like = owner ? own[i].like : r;
+
+		if (!owner && r->kind != KEPLER_HISTORY_NAMESPACE)
+			continue;
+		for (size_t z = 0; z < nz; z++) {
+			kepler_buf_printf(
+				o, co2e ? "kepler_%s_co2e_grams_total{" : "kepler_%s_cpu_joules_total{",
+				what);
+			label(o, "node_name", node, true);
+			group_labels(o, like, owner);
+			label(o, "zone", zones[z], false);
+			kepler_buf_adds(o, "} ");
+			if (co2e) {
+				co2e_grams(o, r, z);
+			} else {
+				kepler_buf_fixed(o, r->energy_uj[z], 6);
+				kepler_buf_addc(o, '\n');
+			}
+		}
+	}
+}
+
+static void chargeback_families(struct kepler_co2e_families *c, struct kepler_buf *out, unsigned levels,
+				bool co2e, const char *node)
+{
+	const char *const *zones;
+	size_t nz = kepler_history_zones(c->h, &zones), nown = 0;
+	struct owner *own = NULL;
+
+	if (levels & KEPLER_LEVEL_NAMESPACE) {
+		chargeback(c, out, false, false, NULL, 0, node);
+		if (co2e)
+			chargeback(c, out, false, true, NULL, 0, node);
+	}
+	if (!(levels & KEPLER_LEVEL_OWNER))
+		return;
+	if (owners(c->h, nz, &own, &nown) < 0) {
+		out->error = -ENOMEM;
+		return;
+	}
+	chargeback(c, out, true, false, own, nown, node);
+	if (co2e)
+		chargeback(c, out, true, true, own, nown, node);
+	for (size_t k = 0; k < nown; k++)
+		free(own[k].sum.energy_uj);
+	free(own);
+}
+
 void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_store *store,
-				 const struct kepler_snapshot *snap, const char *node_name,
+				 const struct kepler_snapshot *snap, const char *node_name, unsigned levels,
 				 struct kepler_buf *out)
 {
 	struct kepler_error err = { 0 };
 	uint32_t mg = 0;
 
-	if (kepler_store_intensity(store, snap->seq, &mg, &err) < 0 || !mg)
+	if (kepler_store_intensity(store, snap->seq, &mg, &err) < 0)
+		mg = 0;
+	if (!mg && !(levels & (KEPLER_LEVEL_NAMESPACE | KEPLER_LEVEL_OWNER)))
 		return;
 	if (follow(c, store, snap) < 0)
 		return;
 	c->said = false;
+	chargeback_families(c, out, levels, mg != 0, node_name);
+	if (!mg)
+		return;
 	kepler_buf_adds(
 		out,
 		"# HELP kepler_carbon_intensity_grams_per_kwh The grid's carbon intensity in force at the "
@@ -136,13 +293,17 @@ void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_s
 	label(out, "node_name", node_name, true);
 	kepler_buf_adds(out, "} ");
 	grams(out, mg);
-	family(c, out, KEPLER_HISTORY_NODE, "kepler_node_co2e_grams_total",
-	       "CO2e of the node's energy in each zone: each interval's energy times the intensity then.",
-	       node_name);
-	family(c, out, KEPLER_HISTORY_POD, "kepler_pod_co2e_grams_total", "CO2e of each pod's energy.",
-	       node_name);
-	family(c, out, KEPLER_HISTORY_CONTAINER, "kepler_container_co2e_grams_total",
-	       "CO2e of each container's energy.", node_name);
-	family(c, out, KEPLER_HISTORY_VM, "kepler_vm_co2e_grams_total", "CO2e of each VM's energy.",
-	       node_name);
+	if (levels & KEPLER_LEVEL_NODE)
+		family(c, out, KEPLER_HISTORY_NODE, "kepler_node_co2e_grams_total",
+		       "CO2e of the node's energy in each zone: each interval's energy times the intensity then.",
+		       node_name);
+	if (levels & KEPLER_LEVEL_POD)
+		family(c, out, KEPLER_HISTORY_POD, "kepler_pod_co2e_grams_total",
+		       "CO2e of each pod's energy.", node_name);
+	if (levels & KEPLER_LEVEL_CONTAINER)
+		family(c, out, KEPLER_HISTORY_CONTAINER, "kepler_container_co2e_grams_total",
+		       "CO2e of each container's energy.", node_name);
+	if (levels & KEPLER_LEVEL_VM)
+		family(c, out, KEPLER_HISTORY_VM, "kepler_vm_co2e_grams_total", "CO2e of each VM's energy.",
+		       node_name);
 }

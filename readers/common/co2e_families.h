@@ -13,6 +13,14 @@
  *   kepler_container_co2e_grams_total{node_name,container_id,container_name,pod_id,zone}
  *   kepler_vm_co2e_grams_total{node_name,vm_id,vm_name,zone}
  *   kepler_carbon_intensity_grams_per_kwh{node_name} (the newest snapshot's)
+ * each of a workload level in metrics.level; and for the chargeback levels
+ * (KEPLER_LEVEL_NAMESPACE, _OWNER), with or without an intensity, the
+ * joules (active and idle) and CO2e of each namespace's and each pod
+ * owner's pods, summed from the same ledger:
+ *   kepler_namespace_cpu_joules_total{node_name,pod_namespace,zone}
+ *   kepler_namespace_co2e_grams_total{node_name,pod_namespace,zone}
+ *   kepler_owner_cpu_joules_total{node_name,owner_kind,owner_name,pod_namespace,zone}
+ *   kepler_owner_co2e_grams_total{node_name,owner_kind,owner_name,pod_namespace,zone}
  */
 #ifndef KEPLER_READERS_CO2E_FAMILIES_H
 #define KEPLER_READERS_CO2E_FAMILIES_H
@@ -31,10 +39,11 @@ void kepler_co2e_families_reset(struct kepler_co2e_families *c);
 
 /*
  * Bring the ledger to @snap (the snapshot being rendered) and append the
- * families to @out; nothing while @snap has no intensity recorded.
+ * families of @levels (enum kepler_level) to @out: the CO2e ones while
+ * @snap has an intensity recorded, the chargeback joules always.
  */
 void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_store *store,
-				 const struct kepler_snapshot *snap, const char *node_name,
+				 const struct kepler_snapshot *snap, const char *node_name, unsigned levels,
 				 struct kepler_buf *out);
 
 #endif

@@ -259,6 +259,13 @@ static void groups(struct kepler_buf *out, const struct kepler_snapshot *s, enum
 			kv_str(out, group_keys[k].parent, w.parent, false);
 		if (k == KEPLER_KIND_CONTAINER && s->idle_policy == KEPLER_IDLE_SIZE)
 			kv_u64(out, "size_shares", s->containers[i].size_shares, false);
+		if (k == KEPLER_KIND_POD) {
+			const struct kepler_pod *p = &s->pods[i];
+
+			kv_str(out, "owner_kind", p->owner_kind ? p->owner_kind : "", false);
+			kv_str(out, "owner_name", p->owner_name ? p->owner_name : "", false);
+			kv_str(out, "labels", p->labels ? p->labels : "", false);
+		}
 		usage(out, s, w.usage);
 	}
 	kepler_buf_addc(out, ']');

@@ -19,11 +19,13 @@ typedef unsigned __int128 u128;
 
 unsigned kepler_levels_from_list(const struct kepler_strlist *names)
 {
-	static const char *const known[] = { "node", "process", "container", "vm", "pod" };
+	static const char *const known[] = {
+		"node", "process", "container", "vm", "pod", "namespace", "owner"
+	};
 	unsigned bits = 0;
 
 	for (size_t i = 0; names && i < names->count; i++)
-		for (unsigned k = 0; k < 5; k++)
+		for (unsigned k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 			if (!strcasecmp(names->items[i], known[k]))
 				bits |= 1u << k;
 	return bits;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt_internal.h"
+#include "kepler/config.h"
 #include "kepler/fmt.h"
 
 struct group_family {
@@ -212,6 +213,84 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 	}
 }
 
+/* A pod label's Prometheus name: "label_" and the key with every other character as '_'. */
+static void label_name(const char *key, size_t klen, char *out, size_t size)
+{
+	size_t n = (size_t)snprintf(out, size, "label_");
+
+	for (size_t i = 0; i < klen && n + 1 < size; i++) {
+		char c = key[i];
+
+		out[n++] =
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+	}
+	out[n] = 0;
+}
+
+struct pod_label {
+	char name[KEPLER_LABEL_KEY_MAX + 8];
+	const char *value;
+	size_t len;
+};
+
+static int by_label_name(const void *a, const void *b)
+{
+	return strcmp(((const struct pod_label *)a)->name, ((const struct pod_label *)b)->name);
+}
+
+/*
+ * kepler_pod_info: one series per pod, value 1, with its owner and the
+ * labels kube.pod-labels records (label_KEY, as kube-state-metrics names
+ * them), so that a PromQL join adds them to any pod series without every
+ * series carrying them. Two keys of one name (a.b and a_b) keep the first.
+ */
+static void pod_info(struct prom *pr)
+{
+	const struct kepler_snapshot *s = pr->s;
+
+	prom_family(
+		pr->out, "kepler_pod_info", "gauge",
+		"Pod owner (its controller: a ReplicaSet's Deployment, a Job's CronJob) and the pod labels "
+		"kube.pod-labels records, value 1, for joins");
+	for (size_t i = 0; i < s->npods; i++) {
+		const struct kepler_pod *p = &s->pods[i];
+		struct pod_label l[KEPLER_KUBE_POD_LABELS_MAX];
+		size_t n = 0;
+
+		for (const char *t = p->labels ? p->labels : ""; *t && n < KEPLER_KUBE_POD_LABELS_MAX;) {
+			const char *end = strchr(t, ','), *eq;
+
+			if (!end)
+				end = t + strlen(t);
+			if ((eq = memchr(t, '=', (size_t)(end - t)))) {
+				label_name(t, (size_t)(eq - t), l[n].name, sizeof(l[n].name));
+				l[n].value = eq + 1;
+				l[n].len = (size_t)(end - eq - 1);
+				n++;
+			}
+			t = *end ? end + 1 : end;
+		}
+		qsort(l, n, sizeof(*l), by_label_name);
+		kepler_buf_adds(pr->out, "kepler_pod_info{");
+		for (size_t k = 0; k < n; k++) {
+			char v[KEPLER_LABEL_VALUE_MAX + 1];
+
+			if (k && !strcmp(l[k].name, l[k - 1].name))
+				continue;
+			snprintf(v, sizeof(v), "%.*s", (int)l[k].len, l[k].value);
+			prom_label(pr->out, l[k].name, v, k == 0);
+		}
+		prom_label(pr->out, "node_name", pr->node, n == 0);
+		prom_label(pr->out, "owner_kind", p->owner_kind, false);
+		prom_label(pr->out, "owner_name", p->owner_name, false);
+		prom_label(pr->out, "pod_id", p->id, false);
+		prom_label(pr->out, "pod_name", p->name, false);
+		prom_label(pr->out, "pod_namespace", p->ns, false);
+		kepler_buf_add(pr->out, "} 1", 3);
+		prom_end_value(pr->out);
+	}
+}
+
 /* @ctx: the enum kepler_kind */
 static void group_gpu_labels(struct prom *pr, size_t i, void *ctx)
 {
@@ -238,6 +317,8 @@ void prom_workloads(struct prom *pr)
 		group_energy(pr, kind, true, true);
 		group_seconds(pr, kind);
 		prom_gpu_workloads(pr, kind, group_gpu_labels, &kind, NULL);
+		if (kind == KEPLER_KIND_POD)
+			pod_info(pr);
 	}
 	free(pr->ctop);
 	free(pr->cany);

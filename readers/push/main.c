@@ -203,7 +203,8 @@ static int render(struct pusher *p, uint64_t seq)
 	kepler_buf_reset(&p->cache.text);
 	r = kepler_fmt_prom(snap, &p->opts, &p->cache.text);
 	if (r == 0 && p->carbon)
-		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, &p->cache.text);
+		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, p->opts.levels,
+					    &p->cache.text);
 	if (r == 0 && p->cache.text.error)
 		r = -ENOMEM;
 	if (r == 0)

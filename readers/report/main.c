@@ -20,48 +20,11 @@
 #include "kepler/history.h"
 #include "kepler/log.h"
 #include "kepler/store.h"
+#include "report.h"
 
 #define SEC 1000000000ULL
 #define EXIT_NO_HISTORY 1
 #define EXIT_USAGE 2
-#define MAX_PERIODS 64
-
-/* The ledger at one end of the window. */
-struct end {
-	struct kepler_history *h;
-	uint64_t at_ns;    /* the time its counters are of */
-	uint32_t period_s; /* the tier record it began from (0: none) */
-	size_t snapshots;  /* raw snapshots applied after it */
-	bool missed;       /* the record was written for a boundary passed while no collector ran */
-	bool from_ring;    /* counters from the ring's oldest snapshot (kepler_store_history_at()) */
-	char damaged[KEPLER_ERROR_MSG_MAX]; /* the damaged record the ring replaced, "" if none */
-	char resolution[32];                /* "snapshot", or the tier's period ("1h") */
-};
-
-/* One row of the report: a ledger row of the window's end, less its value at the start. */
-struct row {
-	const struct kepler_history_row *r;
-	uint64_t cpu_time_ns;
-	uint64_t energy_uj[KEPLER_MAX_ZONES];
-	uint64_t co2e_mg[KEPLER_MAX_ZONES];
-	uint64_t co2e_rem[KEPLER_MAX_ZONES]; /* µJ × mg/kWh short of another whole mg (apportion()) */
-};
-
-struct job {
-	const struct kepler_config *cfg;
-	struct kepler_store *store;
-	struct kepler_store_meta meta;
-	uint64_t since, until;
-	uint32_t periods[MAX_PERIODS];
-	size_t nperiods;
-	struct end a, b;
-	enum kepler_history_kind kind;
-	struct row *rows;
-	size_t nrows;
-	bool co2e_known;
-	const char *const *zones;
-	size_t nzones;
-};
 
 static void describe(struct end *e)
 {
@@ -251,6 +214,8 @@ static int collect_rows(struct job *j)
 		if (wanted(j, r) && row_of(j, r, &j->rows[j->nrows]))
 			j->nrows++;
 	}
+	if (j->by >= REPORT_BY_OWNER && report_group_rows(j) < 0)
+		return -ENOMEM;
 	sort_job = j;
 	qsort(j->rows, j->nrows, sizeof(*j->rows), by_energy);
 	return apportion(j);
@@ -283,9 +248,18 @@ GETTER(f_runtime, runtime)
 GETTER(f_exe, exe)
 GETTER(f_cid, container_id)
 GETTER(f_vid, vm_id)
+GETTER(f_okind, owner_kind)
+GETTER(f_oname, owner_name)
+GETTER(f_labels, labels)
 #undef GETTER
 
-static const struct field fields[KEPLER_HISTORY_KIND_COUNT][5] = {
+static const char *f_label_key(const struct kepler_history_row *r, const struct job *j)
+{
+	(void)r;
+	return j->label;
+}
+
+static const struct field fields[REPORT_BY_COUNT][5] = {
 	[KEPLER_HISTORY_NODE] = { { "node_name", f_node } },
 	[KEPLER_HISTORY_NAMESPACE] = { { "pod_namespace", f_name } },
 	[KEPLER_HISTORY_POD] = { { "pod_id", f_id }, { "pod_name", f_name }, { "pod_namespace", f_ns } },
@@ -299,7 +273,19 @@ static const struct field fields[KEPLER_HISTORY_KIND_COUNT][5] = {
 				     { "exe", f_exe },
 				     { "container_id", f_cid },
 				     { "vm_id", f_vid } },
+	[REPORT_BY_OWNER] = { { "pod_namespace", f_ns },
+			      { "owner_kind", f_okind },
+			      { "owner_name", f_oname } },
+	[REPORT_BY_LABEL] = { { "label_key", f_label_key }, { "label_value", f_labels } },
 };
+
+/* What --by said, as JSON and the table name it. */
+static const char *by_name(const struct job *j)
+{
+	return j->by == REPORT_BY_OWNER   ? "owner"
+	       : j->by == REPORT_BY_LABEL ? "label"
+					  : kepler_history_kind_name((enum kepler_history_kind)j->by);
+}
 
 static void rfc3339(uint64_t ns, char *buf, size_t size)
 {
@@ -330,15 +316,15 @@ static void out_json(struct job *j, struct kepler_buf *o)
 			  (unsigned long long)j->a.at_ns, (unsigned long long)j->b.at_ns);
 	kepler_buf_printf(o, "\"resolution\":\"%s\",\"since_resolution\":\"%s\",\"until_resolution\":\"%s\",",
 			  resolution(j), j->a.resolution, j->b.resolution);
-	kepler_buf_printf(o, "\"by\":\"%s\",\"rows\":[", kepler_history_kind_name(j->kind));
+	kepler_buf_printf(o, "\"by\":\"%s\",\"rows\":[", by_name(j));
 	for (size_t i = 0; i < j->nrows; i++) {
 		const struct row *r = &j->rows[i];
 
 		kepler_buf_adds(o, i ? ",{" : "{");
-		for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++) {
-			kepler_fmt_json_string(o, fields[j->kind][f].name);
+		for (size_t f = 0; f < 5 && fields[j->by][f].name; f++) {
+			kepler_fmt_json_string(o, fields[j->by][f].name);
 			kepler_buf_addc(o, ':');
-			kepler_fmt_json_string(o, fields[j->kind][f].get(r->r, j));
+			kepler_fmt_json_string(o, fields[j->by][f].get(r->r, j));
 			kepler_buf_addc(o, ',');
 		}
 		kepler_buf_printf(o, "\"cpu_time_ns\":%llu,\"zones\":[", (unsigned long long)r->cpu_time_ns);
@@ -362,16 +348,16 @@ static void out_csv(struct job *j, struct kepler_buf *o)
 	rfc3339(j->a.at_ns, s, sizeof(s));
 	rfc3339(j->b.at_ns, u, sizeof(u));
 	kepler_buf_adds(o, "since,until,resolution,");
-	for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++)
-		kepler_buf_printf(o, "%s,", fields[j->kind][f].name);
+	for (size_t f = 0; f < 5 && fields[j->by][f].name; f++)
+		kepler_buf_printf(o, "%s,", fields[j->by][f].name);
 	kepler_buf_adds(o, "cpu_time_ns,zone,energy_uj,co2e_mg\n");
 	for (size_t i = 0; i < j->nrows; i++)
 		for (size_t z = 0; z < j->nzones; z++) {
 			const struct row *r = &j->rows[i];
 
 			kepler_buf_printf(o, "%s,%s,%s,", s, u, resolution(j));
-			for (size_t f = 0; f < 5 && fields[j->kind][f].name; f++) {
-				kepler_fmt_csv_field(o, fields[j->kind][f].get(r->r, j));
+			for (size_t f = 0; f < 5 && fields[j->by][f].name; f++) {
+				kepler_fmt_csv_field(o, fields[j->by][f].get(r->r, j));
 				kepler_buf_addc(o, ',');
 			}
 			kepler_buf_printf(o, "%llu,", (unsigned long long)r->cpu_time_ns);
@@ -397,6 +383,10 @@ static void cell(struct kepler_buf *o, const char *s, int w)
 
 static const char *title(const struct job *j, const struct kepler_history_row *r)
 {
+	if (j->by == REPORT_BY_OWNER)
+		return *r->ns ? r->ns : "-";
+	if (j->by == REPORT_BY_LABEL)
+		return r->labels;
 	switch (j->kind) {
 	case KEPLER_HISTORY_NODE: return kepler_store_meta_node(&j->meta);
 	case KEPLER_HISTORY_POD: return *r->ns ? r->ns : "-";
@@ -424,16 +414,20 @@ static void out_table(struct job *j, struct kepler_buf *o)
 	char s[40], u[40];
 	size_t top = j->cfg->report.report_top > 0 ? (size_t)j->cfg->report.report_top : j->nrows;
 	uint64_t rest_uj[KEPLER_MAX_ZONES] = { 0 }, rest_mg[KEPLER_MAX_ZONES] = { 0 };
-	static const char *const detail[KEPLER_HISTORY_KIND_COUNT] = { "",    "",           "POD",
-								       "POD", "HYPERVISOR", "EXE" };
+	static const char *const detail[REPORT_BY_COUNT] = { "",           "",    "POD",   "POD",
+							     "HYPERVISOR", "EXE", "OWNER", "" };
+	static const char *const head[REPORT_BY_COUNT] = { "NAME", "NAME", "NAMESPACE", "NAME",
+							   "NAME", "NAME", "NAMESPACE", "VALUE" };
 
 	rfc3339(j->a.at_ns, s, sizeof(s));
 	rfc3339(j->b.at_ns, u, sizeof(u));
 	kepler_buf_printf(o, "%s: %s to %s (%.2f h), resolution %s; by %s, %zu rows\n",
 			  kepler_store_meta_node(&j->meta), s, u, (double)(j->b.at_ns - j->a.at_ns) / 3.6e12,
-			  resolution(j), kepler_history_kind_name(j->kind), j->nrows);
-	cell(o, j->kind == KEPLER_HISTORY_POD ? "NAMESPACE" : "NAME", 24);
-	cell(o, detail[j->kind], 28);
+			  resolution(j), by_name(j), j->nrows);
+	if (j->by == REPORT_BY_LABEL)
+		kepler_buf_printf(o, "label %s\n", j->label);
+	cell(o, head[j->by], 24);
+	cell(o, detail[j->by], 28);
 	for (size_t z = 0; z < j->nzones; z++) {
 		char h[40];
 
@@ -445,12 +439,19 @@ static void out_table(struct job *j, struct kepler_buf *o)
 	kepler_buf_addc(o, '\n');
 	for (size_t i = 0; i < j->nrows; i++) {
 		const struct row *r = &j->rows[i];
-		const char *d = j->kind == KEPLER_HISTORY_POD         ? r->r->name
+		char owner[KEPLER_LABEL_VALUE_MAX + 260];
+		const char *d = j->by == REPORT_BY_OWNER              ? owner
+				: j->by == REPORT_BY_LABEL            ? ""
+				: j->kind == KEPLER_HISTORY_POD       ? r->r->name
 				: j->kind == KEPLER_HISTORY_CONTAINER ? r->r->pod_id
 				: j->kind == KEPLER_HISTORY_VM        ? r->r->runtime
 				: j->kind == KEPLER_HISTORY_PROCESS   ? r->r->exe
 								      : "";
 
+		if (j->by == REPORT_BY_OWNER)
+			snprintf(owner, sizeof(owner), "%s%s%s",
+				 *r->r->owner_kind ? r->r->owner_kind : "(none)",
+				 *r->r->owner_kind ? "/" : "", r->r->owner_name);
 		if (i < top) {
 			table_line(j, o, title(j, r->r), d, r->energy_uj, r->co2e_mg);
 			continue;
@@ -473,9 +474,19 @@ static int parse_args(const struct kepler_config *cfg, struct job *j)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-	j->kind = cfg->report.report_by == KEPLER_REPORT_BY_AUTO
-			  ? KEPLER_HISTORY_NAMESPACE
-			  : (enum kepler_history_kind)cfg->report.report_by;
+	const char *by = cfg->report.report_by;
+	enum kepler_history_kind k = KEPLER_HISTORY_NAMESPACE;
+
+	if (!strcmp(by, "owner") || !strncmp(by, "label:", 6)) { /* pods' rows, grouped */
+		j->by = by[0] == 'o' ? REPORT_BY_OWNER : REPORT_BY_LABEL;
+		j->label = by + 6;
+		j->kind = KEPLER_HISTORY_POD;
+	} else { /* kepler_check_report_by() let only a kind or auto through */
+		if (strcmp(by, "auto"))
+			kepler_history_kind_from_name(by, &k);
+		j->kind = k;
+		j->by = (unsigned)k;
+	}
 	if (kepler_parse_time_flag("since", cfg->report.report_since, now, &j->since) < 0 ||
 	    kepler_parse_time_flag("until", cfg->report.report_until, now, &j->until) < 0)
 		return -EINVAL;
@@ -535,18 +546,23 @@ int main(int argc, char **argv)
 		kepler_err("out of memory");
 		goto out;
 	}
-	if (!j.nrows && cfg.report.report_by == KEPLER_REPORT_BY_AUTO) {
+	if (!j.nrows && !strcmp(cfg.report.report_by, "auto")) {
 		/* no pods in the window (a host without Kubernetes): the processes, rather than no rows */
 		kepler_info(
 			"no namespace in the window (no pods): one row per process group (--by sets the kind)");
 		free(j.rows);
 		j.rows = NULL;
 		j.kind = KEPLER_HISTORY_PROCESS;
+		j.by = (unsigned)j.kind;
 		if (collect_rows(&j) < 0) {
 			kepler_err("out of memory");
 			goto out;
 		}
 	}
+	if (j.by == REPORT_BY_LABEL && j.nrows == 1 && !strcmp(j.rows[0].r->labels, REPORT_NO_LABEL))
+		kepler_warn("no pod in the window has label %s recorded: the collector records the labels "
+			    "kube.pod-labels names",
+			    j.label);
 	if (cfg.report.report_format == KEPLER_REPORT_JSON)
 		out_json(&j, &out);
 	else if (cfg.report.report_format == KEPLER_REPORT_CSV)
@@ -563,6 +579,7 @@ int main(int argc, char **argv)
 out:
 	kepler_buf_free(&out);
 	free(j.rows);
+	report_groups_free(&j);
 	kepler_history_free(j.a.h);
 	kepler_history_free(j.b.h);
 	kepler_store_close(j.store);

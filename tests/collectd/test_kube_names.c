@@ -87,6 +87,67 @@ static void test_podlist(void **state)
 	free(json);
 }
 
+/*
+ * Owners and labels: a ReplicaSet's pod as its Deployment (the
+ * pod-template-hash label matches the name's suffix), a Job's as its CronJob
+ * (a name ending in 8+ digits), a StatefulSet's and a DaemonSet's as they
+ * are, a bare pod with none, a non-controller reference ignored; the labels
+ * kube.pod-labels names, in its order, a value that breaks the rules skipped.
+ */
+static void test_owners_and_labels(void **state)
+{
+	static const char *const keys[] = { "team", "app.kubernetes.io/name", "absent" };
+	struct kepler_kube_names *t = kepler_kube_names_new();
+	struct kepler_error err = { 0 };
+	char kind[KEPLER_KUBE_LABEL_MAX + 1], name[KEPLER_KUBE_NAME_MAX + 1];
+	const struct kepler_kube_pod *p;
+	size_t len;
+	char *json = slurp(KEPLER_SOURCE_DIR "/tests/data/kubelet/podlist.json", &len);
+
+	(void)state;
+	t->label_keys = keys;
+	t->nlabel_keys = 3;
+	KEPLER_OK(kepler_kube_names_parse_podlist(t, json, len, &err));
+	p = kepler_kube_names_pod(t, UID_SHOP);
+	assert_string_equal(p->owner_kind, "Deployment");
+	assert_string_equal(p->owner_name, "web");
+	assert_string_equal(p->labels, "team=shop,app.kubernetes.io/name=web");
+	p = kepler_kube_names_pod(t, "12345678-90ab-4cde-8f01-234567890abc");
+	assert_string_equal(p->owner_kind, "CronJob");
+	assert_string_equal(p->owner_name, "nightly-report");
+	assert_string_equal(p->labels, "team=data"); /* its app.kubernetes.io/name value breaks the rules */
+	for (size_t i = 0; i < t->npods; i++)
+		if (!strcmp(t->pods[i].name, "coredns-5d78c9869d-4kq8j")) {
+			assert_string_equal(t->pods[i].owner_kind,
+					    ""); /* a bare pod (a non-controller reference) */
+			assert_string_equal(t->pods[i].labels, "");
+		}
+	kepler_kube_names_free(t);
+	free(json);
+	/* the rules, alone */
+	assert_true(kepler_kube_owner_resolve("ReplicaSet", 10, "api-5f9c", 8, "5f9c", 4, kind, name));
+	assert_string_equal(kind, "Deployment");
+	assert_string_equal(name, "api");
+	assert_true(kepler_kube_owner_resolve("ReplicaSet", 10, "api-5f9c", 8, "abcd", 4, kind, name));
+	assert_string_equal(kind, "ReplicaSet"); /* a hash that is not its suffix: a ReplicaSet of its own */
+	assert_string_equal(name, "api-5f9c");
+	assert_true(kepler_kube_owner_resolve("ReplicaSet", 10, "api-5f9c", 8, NULL, 0, kind, name));
+	assert_string_equal(kind, "ReplicaSet");
+	assert_true(kepler_kube_owner_resolve("Job", 3, "backup-29395260", 15, NULL, 0, kind, name));
+	assert_string_equal(kind, "CronJob");
+	assert_string_equal(name, "backup");
+	assert_true(kepler_kube_owner_resolve("Job", 3, "migrate-2", 9, NULL, 0, kind, name));
+	assert_string_equal(kind, "Job"); /* a Job's own name: too few digits for a schedule */
+	assert_string_equal(name, "migrate-2");
+	assert_true(kepler_kube_owner_resolve("Job", 3, "29395260", 8, NULL, 0, kind, name));
+	assert_string_equal(kind, "Job");
+	assert_true(kepler_kube_owner_resolve("StatefulSet", 11, "db", 2, NULL, 0, kind, name));
+	assert_string_equal(kind, "StatefulSet");
+	assert_false(kepler_kube_owner_resolve("Stateful Set", 12, "db", 2, NULL, 0, kind, name));
+	assert_false(kepler_kube_owner_resolve("Job", 3, "Evil\"Name", 9, NULL, 0, kind, name));
+	assert_false(kepler_kube_owner_resolve("", 0, "db", 2, NULL, 0, kind, name));
+}
+
 static void test_podlist_garbage(void **state)
 {
 	static const char *const bad[] = {
@@ -344,13 +405,10 @@ static void test_thread_kubelet_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_podlist),
-		cmocka_unit_test(test_podlist_garbage),
-		cmocka_unit_test(test_podlist_memory_bounded),
-		cmocka_unit_test(test_log_links),
-		cmocka_unit_test(test_cpu_quantities),
-		cmocka_unit_test(test_thread_logs),
-		cmocka_unit_test(test_thread_kubelet_down),
+		cmocka_unit_test(test_podlist),         cmocka_unit_test(test_owners_and_labels),
+		cmocka_unit_test(test_podlist_garbage), cmocka_unit_test(test_podlist_memory_bounded),
+		cmocka_unit_test(test_log_links),       cmocka_unit_test(test_cpu_quantities),
+		cmocka_unit_test(test_thread_logs),     cmocka_unit_test(test_thread_kubelet_down),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -32,7 +32,7 @@ records=$(grep -o 'record: [a-z_:0-9]*' "$tmp/rules/kepler-c.rules.yaml" | sort 
 records_tested=$(grep -o '^      - expr: [a-z_:0-9]*$' "$tmp/rules/kepler-c.rules.test.yaml" | sort -u | wc -l)
 out=$(cd "$tmp/rules" && promtool test rules kepler-c.rules.test.yaml 2>&1) && [ "$tested" -eq "$n" ] &&
 	[ "$records_tested" -eq "$records" ] && [ "$records" -gt 0 ] &&
-	ok "promtool test rules: all $n alerts tested, fire and stay quiet as expected; all $records recording rules (energy and CO2e per namespace, an hour and a day) give the sums of their pods" ||
+	ok "promtool test rules: all $n alerts tested, fire and stay quiet as expected; all $records recording rules (energy and CO2e per namespace, per owner and per team, an hour and a day) give the sums of their pods" ||
 	fail "promtool test rules ($tested of $n alerts, $records_tested of $records recording rules tested): $out"
 
 # ---- the ConfigMap's config ----

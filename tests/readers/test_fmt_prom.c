@@ -185,9 +185,13 @@ static void tiny_build(struct tiny *t)
 	t->v = (struct kepler_vm){
 		"vm-1", "guest", "kvm", { KEPLER_STATE_RUNNING, 1500000000, 600000000, &t->e[3], NULL }
 	};
-	t->pod = (struct kepler_pod){
-		"uid-1", "web-0", "default", { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4], NULL }
-	};
+	t->pod = (struct kepler_pod){ "uid-1",
+				      "web-0",
+				      "default",
+				      { KEPLER_STATE_TERMINATED, 200000000, 200000000, &t->e[4], NULL },
+				      "StatefulSet",
+				      "web",
+				      "team=shop,app.kubernetes.io/name=web" };
 	t->s.nprocesses = 2;
 	t->s.processes = t->p;
 	t->s.ncontainers = 1;
@@ -270,6 +274,9 @@ static const char golden_head[] =
 	"# HELP kepler_pod_cpu_watts Power consumption of cpu at pod level in watts (a model estimate, not a measurement, for a zone where kepler_node_zone_source_info has source=\"model\")\n"
 	"# TYPE kepler_pod_cpu_watts gauge\n"
 	"kepler_pod_cpu_watts{node_name=\"n1\",pod_id=\"uid-1\",pod_name=\"web-0\",pod_namespace=\"default\",state=\"terminated\",zone=\"package\"} 0.125\n"
+	"# HELP kepler_pod_info Pod owner (its controller: a ReplicaSet's Deployment, a Job's CronJob) and the pod labels kube.pod-labels records, value 1, for joins\n"
+	"# TYPE kepler_pod_info gauge\n"
+	"kepler_pod_info{label_app_kubernetes_io_name=\"web\",label_team=\"shop\",node_name=\"n1\",owner_kind=\"StatefulSet\",owner_name=\"web\",pod_id=\"uid-1\",pod_name=\"web-0\",pod_namespace=\"default\"} 1\n"
 	"# HELP kepler_node_zone_source_info Energy source of each zone: rapl, hwmon, nvml (a GPU), model (an estimate, not a measurement) or fake\n"
 	"# TYPE kepler_node_zone_source_info gauge\n"
 	"kepler_node_zone_source_info{node_name=\"n1\",path=\"/sys/class/powercap/intel-rapl:0\",source=\"rapl\",zone=\"package\"} 1\n"
@@ -721,7 +728,8 @@ static void test_gpu_families(void **state)
 	c = (struct kepler_container){
 		"c1", "trainer", "containerd", "uid-1", { KEPLER_STATE_RUNNING, 1, 1, e[2], NULL }, 0
 	};
-	pod = (struct kepler_pod){ "uid-1", "job-0", "ml", { KEPLER_STATE_RUNNING, 1, 1, e[3], NULL } };
+	pod = (struct kepler_pod){ "uid-1", "job-0", "ml", { KEPLER_STATE_RUNNING, 1, 1, e[3], NULL },
+				   "",      "",      "" };
 	s.processes = p;
 	s.nprocesses = 2;
 	s.containers = &c;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,7 @@ static void test_record_round_trip_and_damage(void **state)
 	(void)state;
 	for (uint64_t i = 1; i <= 3; i++) {
 		make(&f, i, 100 + i, 1000);
+		f.pod.owner_kind = "Deployment", f.pod.owner_name = "web", f.pod.labels = "team=shop,tier=";
 		assert_int_equal(kepler_history_add(h, &f.s, 400000), 0);
 	}
 	assert_int_equal(kepler_history_encode(h, &hdr, 0, &blob, &len, &err), 0);
@@ -216,6 +218,14 @@ static void test_record_round_trip_and_damage(void **state)
 		assert_memory_equal(a->co2e_mg, c->co2e_mg, NZ * sizeof(uint64_t));
 		assert_memory_equal(a->co2e_rem, c->co2e_rem, NZ * sizeof(uint64_t));
 		assert_string_equal(a->ns, c->ns);
+		assert_string_equal(a->owner_kind, c->owner_kind);
+		assert_string_equal(a->owner_name, c->owner_name);
+		assert_string_equal(a->labels, c->labels);
+		if (a->kind == KEPLER_HISTORY_POD) {
+			assert_string_equal(c->owner_kind, "Deployment");
+			assert_string_equal(c->owner_name, "web");
+			assert_string_equal(c->labels, "team=shop,tier=");
+		}
 	}
 	kepler_history_free(back);
 	/* every truncation and every flipped byte is refused with a message, never a crash */
@@ -238,22 +248,6 @@ static void test_record_round_trip_and_damage(void **state)
 	assert_string_equal(err.msg, "tier record: checksum mismatch");
 	memset(b + 8, 0, 4);
 	b[8] = KEPLER_HISTORY_MISSED;
-	/* a format 1.0 record (its checksum of the frame alone) still decodes; unknown flags do not */
-	{
-		uint64_t sum = XXH3_64bits(b + 40, len - 40);
-
-		b[6] = 0;
-		for (int i = 0; i < 8; i++)
-			b[32 + i] = (unsigned char)(sum >> (8 * i));
-		assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), 0);
-		assert_int_equal(got.format_minor, 0);
-		assert_int_equal(got.flags, KEPLER_HISTORY_MISSED);
-		kepler_history_free(back);
-		b[9] = 0x80;
-		assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), -EPROTO);
-		assert_string_equal(err.msg, "tier record: unknown flags 0x8001");
-		b[9] = 0;
-	}
 	/* a newer major format names both versions */
 	b[4] = 9;
 	assert_int_equal(kepler_history_decode(blob, len, &back, &got, &err), -EPROTONOSUPPORT);
@@ -269,6 +263,70 @@ static void test_record_round_trip_and_damage(void **state)
 	assert_int_equal(kepler_history_count(back), 1); /* the node only */
 	kepler_history_free(back);
 	free(blob);
+	kepler_history_free(h);
+}
+
+/*
+ * Records of older formats decode: tests/golden/history-1.1.record was
+ * written by the format 1.1 codec (commit 1398388) from this file's fixture
+ * (snapshots 1-3 at 1001-1003 s, 1000·i µJ, 400 g/kWh, the 1h tier of 2 h):
+ * the same counters as this codec's ledger of them, owners and labels "".
+ * The same bytes as a 1.0 record (its checksum of the frame alone) too.
+ */
+static void test_records_of_older_formats(void **state)
+{
+	struct kepler_history *h = kepler_history_new(), *back = NULL;
+	struct kepler_history_header got;
+	struct kepler_error err = { 0 };
+	struct fixture f;
+	char path[4096];
+	unsigned char b[4096];
+	size_t len;
+	FILE *in;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/golden/history-1.1.record", KEPLER_SOURCE_DIR);
+	in = fopen(path, "rb");
+	assert_non_null(in);
+	len = fread(b, 1, sizeof(b), in);
+	fclose(in);
+	for (uint64_t i = 1; i <= 3; i++) {
+		make(&f, i, 1000 + i, 1000 * i);
+		assert_int_equal(kepler_history_add(h, &f.s, 400000), 0);
+	}
+	assert_int_equal(kepler_history_decode(b, len, &back, &got, &err), 0);
+	assert_int_equal(got.format_minor, 1);
+	assert_int_equal(kepler_history_count(back), kepler_history_count(h));
+	for (size_t i = 0; i < kepler_history_count(h); i++) {
+		const struct kepler_history_row *a = kepler_history_row(h, i),
+						*c = kepler_history_find(back, a);
+
+		assert_non_null(c);
+		assert_memory_equal(a->energy_uj, c->energy_uj, NZ * sizeof(uint64_t));
+		assert_memory_equal(a->co2e_mg, c->co2e_mg, NZ * sizeof(uint64_t));
+		assert_memory_equal(a->co2e_rem, c->co2e_rem, NZ * sizeof(uint64_t));
+		assert_string_equal(c->owner_kind, "");
+		assert_string_equal(c->labels, "");
+	}
+	kepler_history_free(back);
+	memset(b + 8, 0, 4);
+	b[8] = KEPLER_HISTORY_MISSED;
+	/* a format 1.0 record (its checksum of the frame alone) still decodes; unknown flags do not */
+	{
+		uint64_t sum = XXH3_64bits(b + 40, len - 40);
+
+		b[6] = 0;
+		for (int i = 0; i < 8; i++)
+			b[32 + i] = (unsigned char)(sum >> (8 * i));
+		assert_int_equal(kepler_history_decode(b, len, &back, &got, &err), 0);
+		assert_int_equal(got.format_minor, 0);
+		assert_int_equal(got.flags, KEPLER_HISTORY_MISSED);
+		kepler_history_free(back);
+		b[9] = 0x80;
+		assert_int_equal(kepler_history_decode(b, len, &back, &got, &err), -EPROTO);
+		assert_string_equal(err.msg, "tier record: unknown flags 0x8001");
+		b[9] = 0;
+	}
 	kepler_history_free(h);
 }
 
@@ -333,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_co2e_exact),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_record_round_trip_and_damage),
+		cmocka_unit_test(test_records_of_older_formats),
 		cmocka_unit_test(test_carbon_file),
 	};
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

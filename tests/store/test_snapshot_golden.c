@@ -7,7 +7,9 @@
  * compared with tests/golden/snapshot-200.plain and .packed. A change of
  * format is deliberate: bump the format version, then rewrite the golden
  * files with KEPLER_GOLDEN_UPDATE=1 build/tests/test_snapshot_golden and
- * say why in the commit.
+ * say why in the commit. The golden files of the formats before
+ * (snapshot-200-1.6.plain, -4.1.packed: the same fixture without the pods'
+ * owners and labels) still decode to it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,11 +116,43 @@ static void test_packed(void **state)
 	fixture_free(&f);
 }
 
+/* Blobs of the formats before 4.2 / 1.7 decode to the fixture, its pods' owner and labels "". */
+static void test_older_formats(void **state)
+{
+	static const char *const older[] = { "snapshot-200-1.6.plain", "snapshot-200-4.1.packed" };
+	struct kepler_error err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct kepler_snapshot *back = NULL;
+		struct fixture f;
+		char path[512];
+		size_t len;
+		void *blob;
+		const char *diff;
+
+		snprintf(path, sizeof(path), "%s/tests/golden/%s", KEPLER_SOURCE_DIR, older[i]);
+		blob = slurp(path, &len);
+		assert_non_null(blob);
+		build(&f);
+		f.snap.pods[0].owner_kind = f.snap.pods[0].owner_name = f.snap.pods[0].labels = "";
+		KEPLER_OK(kepler_snapshot_decode(blob, len, &back, &err));
+		diff = snapshot_diff(&f.snap, back);
+		if (diff)
+			fail_msg("%s: %s", older[i], diff);
+		print_message("%s decodes: the fixture, no owners\n", older[i]);
+		kepler_snapshot_free(back);
+		free(blob);
+		fixture_free(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_packed),
+		cmocka_unit_test(test_older_formats),
 	};
 
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
