@@ -36,6 +36,7 @@ fuzz() {
 corpus=build-fuzz/corpus/decode
 mkdir -p "$corpus"
 build-fuzz/tests/fuzz/make_seeds "$corpus"
+cp tests/golden/snapshot-200-1.6.plain tests/golden/snapshot-200-4.1.packed "$corpus/" # formats before 1.7 / 4.2
 host=build-fuzz/corpus/host
 mkdir -p "$host"
 printf '\x00240422366267\n' >"$host/energy_uj"
@@ -74,6 +75,7 @@ printf 'kepler-memory 1 3 0\npackage\tcore\tdram\ncontainer\t0123456789abcdef012
 history=build-fuzz/corpus/history
 mkdir -p "$history"
 build-fuzz/tests/fuzz/make_seeds --history "$history"
+cp tests/golden/history-1.1.record "$history/" # a record of the format before 1.2
 rc=0
 fuzz fuzz_decode $((secs / 2)) "$corpus" 65536 || rc=$?
 fuzz fuzz_host_input $((secs / 4)) "$host" 8192 || rc=$?

@@ -62,8 +62,11 @@ static void load_today(struct app *a, uint64_t seq, uint64_t wall_ns)
 	if (day != a->day_ns) {
 		kepler_history_free(a->day);
 		a->day = NULL;
-		if (kepler_store_history_at(a->store, day, &a->day, &at, &err) < 0)
+		/* a ledger from the ring's oldest snapshot cannot be subtracted from the live one */
+		if (kepler_store_history_at(a->store, day, &a->day, &at, &err) < 0 || at.from_ring) {
+			kepler_history_free(a->day);
 			a->day = NULL;
+		}
 		a->day_ns = day;
 	}
 	a->view.live = a->live;

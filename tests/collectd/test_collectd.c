@@ -254,7 +254,8 @@ static void test_sums_over_intervals(void **state)
 	struct kepler_store *r;
 	pid_t burst[BURST];
 	uint64_t last_total[16] = { 0 }, burst_seq, pkg_uj = 0, pkg_ns = 0, last_mono = 0, gap_us;
-	unsigned seen_terminated[BURST] = { 0 }, late_cpu[BURST] = { 0 }, got_energy = 0;
+	unsigned seen_terminated[BURST] = { 0 }, late_cpu[BURST] = { 0 }, seen[BURST] = { 0 }, got_energy = 0;
+	uint64_t lost = 0; /* processes the snapshots after the burst say were lost to full eBPF maps */
 	bool was_terminated[BURST] = { false }, had_energy[BURST] = { false }, owed[BURST] = { false };
 	uint64_t started[BURST] = { 0 }; /* each burst process's start time, once seen: (pid, start) is it */
 	unsigned owed_n = 0;
@@ -320,6 +321,8 @@ static void test_sums_over_intervals(void **state)
 		 * (it may have been reported running before, with its time so
 		 * far), later ones carry it forward with no new CPU time.
 		 */
+		if (seq > burst_seq)
+			lost += s->lost_entries;
 		for (int i = 0; i < BURST; i++) {
 			const struct kepler_process *p = find_pid(s, burst[i]);
 			bool term = p && p->usage.state == KEPLER_STATE_TERMINATED;
@@ -331,6 +334,7 @@ static void test_sums_over_intervals(void **state)
 			if (!p || seq <= burst_seq || (started[i] && p->start_time_ns != started[i]))
 				continue;
 			started[i] = p->start_time_ns;
+			seen[i]++;
 			had_energy[i] |= p->usage.zones[0].delta_uj > 0;
 			/* CPU time in an interval whose package had active energy to share */
 			owed[i] |= p->usage.cpu_time_delta_ns > 0 && s->zones[0].active.delta_uj > 0;
@@ -357,9 +361,16 @@ static void test_sums_over_intervals(void **state)
 	/* with procfs, processes shorter than an interval are not seen at all */
 	if (geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0) {
 		for (int i = 0; i < BURST; i++) {
+			if (!seen[i] && lost) { /* said in the snapshots, as a full map is: not a silent loss */
+				print_message("burst process %d never seen: %llu processes lost to full eBPF maps "
+					      "after the burst, as the snapshots say\n",
+					      burst[i], (unsigned long long)lost);
+				continue;
+			}
 			if (seen_terminated[i] != 1 || late_cpu[i])
-				fail_msg("burst process %d ended %u times, with CPU after its end %u times",
-					 burst[i], seen_terminated[i], late_cpu[i]);
+				fail_msg("burst process %d ended %u times, with CPU after its end %u times "
+					 "(in %u snapshots after the burst; %llu processes lost to full maps)",
+					 burst[i], seen_terminated[i], late_cpu[i], seen[i], (unsigned long long)lost);
 			got_energy += had_energy[i];
 			owed_n += owed[i];
 			if (owed[i] && !had_energy[i])
