@@ -361,16 +361,20 @@ static void test_sums_over_intervals(void **state)
 	/* with procfs, processes shorter than an interval are not seen at all */
 	if (geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0) {
 		for (int i = 0; i < BURST; i++) {
-			if (!seen[i] && lost) { /* said in the snapshots, as a full map is: not a silent loss */
-				print_message("burst process %d never seen: %llu processes lost to full eBPF maps "
-					      "after the burst, as the snapshots say\n",
-					      burst[i], (unsigned long long)lost);
+			if (!seen[i] &&
+			    lost) { /* said in the snapshots, as a full map is: not a silent loss */
+				print_message(
+					"burst process %d never seen: %llu processes lost to full eBPF maps "
+					"after the burst, as the snapshots say\n",
+					burst[i], (unsigned long long)lost);
 				continue;
 			}
 			if (seen_terminated[i] != 1 || late_cpu[i])
-				fail_msg("burst process %d ended %u times, with CPU after its end %u times "
-					 "(in %u snapshots after the burst; %llu processes lost to full maps)",
-					 burst[i], seen_terminated[i], late_cpu[i], seen[i], (unsigned long long)lost);
+				fail_msg(
+					"burst process %d ended %u times, with CPU after its end %u times "
+					"(in %u snapshots after the burst; %llu processes lost to full maps)",
+					burst[i], seen_terminated[i], late_cpu[i], seen[i],
+					(unsigned long long)lost);
 			got_energy += had_energy[i];
 			owed_n += owed[i];
 			if (owed[i] && !had_energy[i])
