@@ -10,9 +10,8 @@
 #include "kepler/config.h"
 #include "kepler/history.h"
 
-/* a row's strings: id, name, ns, pod_id, runtime, exe, container_id, vm_id, then (format 1.2) owner_kind, owner_name, labels */
+/* a row's strings: id, name, ns, pod_id, runtime, exe, container_id, vm_id, owner_kind, owner_name, labels */
 #define HISTORY_NSTR 11
-#define HISTORY_NSTR_1_1 8 /* a row's strings in records before format 1.2 */
 
 struct kepler_history {
 	char *zones[KEPLER_MAX_ZONES];

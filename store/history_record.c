@@ -7,11 +7,15 @@
  *   u64 payload length, u64 XXH3-64 checksum, then the zstd frame of the
  *   payload:
  *   u64 seq, u64 wall_ns, u32 intensity (mg/kWh), u32 zones, each zone's
- *   name (u16 length, bytes), u32 rows, and each row: u8 kind, eleven strings
- *   (id, name, ns, pod_id, runtime, exe, container_id, vm_id, owner_kind,
- *   owner_name, labels: u16 length, bytes; the first eight only before
- *   format 1.2), u64 first_ns, last_ns, cpu_time_ns, then per zone u64
- *   energy_uj, co2e_mg, co2e_rem.
+ *   name (u16 length, bytes), u32 rows, and each row: u8 kind, eight string
+ *   slots (u16 length, bytes), u64 first_ns, last_ns, cpu_time_ns, then per
+ *   zone u64 energy_uj, co2e_mg, co2e_rem. The slots are id, name, ns,
+ *   pod_id, runtime, exe, container_id, vm_id, each kind using its own
+ *   (kepler/history.h); a pod, which has no runtime, exe nor container,
+ *   keeps its owner_kind, owner_name and labels in those three slots. So a
+ *   record of pods with owners is still format 1.1: a reader that knows
+ *   nothing of owners reads it as before (a pod's unused slots are never
+ *   keys nor shown), and this one reads older records' pods as having none.
  * The checksum covers the whole record, header included (its own field
  * read as 0), from format 1.1 on; a 1.0 record's covers the frame only.
  */
@@ -29,6 +33,20 @@
 #define HISTORY_SUM_AT 32
 #define HISTORY_MAX_PAYLOAD (UINT64_C(256) << 20) /* 256 MiB: 10 times a record of 100,000 identities */
 #define HISTORY_MAX_STRING 4096
+#define HISTORY_SLOTS 8 /* a row's string slots in a record */
+
+/*
+ * The row field (history_row_str()'s index) that a record's slot @i holds
+ * for kind @k; @i from HISTORY_SLOTS on: the fields of no slot, in turn.
+ * A pod's runtime, exe and container_id slots hold its owner_kind,
+ * owner_name and labels.
+ */
+static int slot_field(enum kepler_history_kind k, int i)
+{
+	static const int pod[HISTORY_NSTR] = { 0, 1, 2, 3, 8, 9, 10, 7, 4, 5, 6 };
+
+	return k == KEPLER_HISTORY_POD ? pod[i] : i;
+}
 
 /*
  * The checksum of the record @p of @len bytes (at least the header): from
@@ -117,8 +135,8 @@ static void encode_payload(const struct kepler_history *h, uint64_t since_ns, st
 			continue;
 		n++;
 		put_le(w, (uint64_t)r->kind, 1);
-		for (int s = 0; s < HISTORY_NSTR; s++)
-			put_str(w, history_row_cstr(r, s));
+		for (int s = 0; s < HISTORY_SLOTS; s++)
+			put_str(w, history_row_cstr(r, slot_field(r->kind, s)));
 		put_le(w, r->first_ns, 8);
 		put_le(w, r->last_ns, 8);
 		put_le(w, r->cpu_time_ns, 8);
@@ -219,7 +237,7 @@ static char *get_str(struct rbuf *r)
 	return s;
 }
 
-static int decode_row(struct kepler_history *h, struct rbuf *in, int nstr, struct kepler_error *err)
+static int decode_row(struct kepler_history *h, struct rbuf *in, struct kepler_error *err)
 {
 	struct kepler_history_row *r = calloc(1, sizeof(*r));
 	uint64_t kind = get_le(in, 1);
@@ -227,8 +245,13 @@ static int decode_row(struct kepler_history *h, struct rbuf *in, int nstr, struc
 	if (!r)
 		return kepler_error_set(err, -ENOMEM, "decoding a tier record: out of memory");
 	r->kind = (enum kepler_history_kind)kind;
-	for (int i = 0; i < HISTORY_NSTR; i++)
-		if (!(*history_row_str(r, i) = i < nstr ? get_str(in) : strdup(""))) {
+	for (int i = HISTORY_SLOTS; i < HISTORY_NSTR; i++) /* fields in no slot of this kind: "" */
+		if (!(*history_row_str(r, slot_field(r->kind, i)) = strdup(""))) {
+			history_row_free(r);
+			return kepler_error_set(err, -ENOMEM, "decoding a tier record: out of memory");
+		}
+	for (int i = 0; i < HISTORY_SLOTS; i++)
+		if (!(*history_row_str(r, slot_field(r->kind, i)) = get_str(in))) {
 			bool bad = in->bad;
 
 			history_row_free(r);
@@ -264,9 +287,8 @@ static int decode_row(struct kepler_history *h, struct rbuf *in, int nstr, struc
 		       : 0;
 }
 
-static int decode_payload(struct kepler_history *h, struct rbuf *in, uint32_t minor, struct kepler_error *err)
+static int decode_payload(struct kepler_history *h, struct rbuf *in, struct kepler_error *err)
 {
-	int nstr = minor < 2 ? HISTORY_NSTR_1_1 : HISTORY_NSTR;
 	uint64_t nz, nrows;
 	int e;
 
@@ -293,7 +315,7 @@ static int decode_payload(struct kepler_history *h, struct rbuf *in, uint32_t mi
 		return kepler_error_set(err, -EPROTO, "tier record: %llu rows cannot fit in %zu bytes",
 					(unsigned long long)nrows, in->len - in->at);
 	for (uint64_t i = 0; i < nrows; i++)
-		if ((e = decode_row(h, in, nstr, err)) < 0)
+		if ((e = decode_row(h, in, err)) < 0)
 			return e;
 	if (in->at != in->len)
 		return kepler_error_set(err, -EPROTO, "tier record: %zu bytes after the last row",
@@ -348,7 +370,7 @@ int kepler_history_decode(const void *blob, size_t len, struct kepler_history **
 	} else {
 		struct rbuf in = { pay, plen, 0, false };
 
-		e = decode_payload(h, &in, ret_hdr->format_minor, err);
+		e = decode_payload(h, &in, err);
 	}
 	free(pay);
 	if (e < 0) {

@@ -30,7 +30,7 @@
 
 /* The tier record's own format (docs/store.md, "History"). */
 #define KEPLER_HISTORY_FORMAT_MAJOR 1
-#define KEPLER_HISTORY_FORMAT_MINOR 2
+#define KEPLER_HISTORY_FORMAT_MINOR 1
 
 /* µJ × (mg CO₂e per kWh) in one mg of CO₂e: 3.6e12 µJ a kWh. */
 #define KEPLER_UJ_PER_KWH UINT64_C(3600000000000)
@@ -65,9 +65,9 @@ enum kepler_history_flags {
  * Identity fields by kind: namespace: name; pod: id (UID), name, ns;
  * container: id, name, ns and pod_id (its pod's), runtime; vm: id, name;
  * process: name (comm), exe, container_id, vm_id; node: none. A pod's
- * owner_kind, owner_name and labels (struct kepler_pod; format 1.2, "" in
- * older records) describe it, as its name does: they follow the newest
- * snapshot that names it.
+ * owner_kind, owner_name and labels (struct kepler_pod; "" in records
+ * written before them) describe it, as its name does: they follow the
+ * newest snapshot that names it.
  */
 struct kepler_history_row {
 	enum kepler_history_kind kind;

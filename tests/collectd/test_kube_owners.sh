@@ -6,7 +6,7 @@
 # (ReplicaSet web-<hash>, the pod-template-hash label), StatefulSet "db",
 # a pod of CronJob "nightly" (Job nightly-<minutes>), Job "migrate-2" and a
 # bare pod; team labels on all but the bare pod. The collector records
-# --kube.pod-labels team,app.kubernetes.io/part-of (intensity 350 g/kWh); then:
+# --kube.pod-labels team,app.kubernetes.io/part-of (intensity 350 g/kWh, a 2 s tier: reports rest on tier records); then:
 #   - kepler-report --by owner and --by label:team: every row's energy per
 #     zone equals the sum of its pods' snapshot deltas over the window, to
 #     the µJ (the snapshots read back with kepler-stdout), and the rows add
@@ -78,7 +78,7 @@ store=$tmp/store
 "$build/collectd/kepler-collectd" --store.path "$store" --meter.source fake --monitor.interval 1s \
 	--store.group "" --kube.enabled --kube.poll-interval 2s --kube.pod-source kubelet \
 	--kube.kubelet-url "https://127.0.0.1:$kport" --kube.token-file "$tmp/token" --kube.ca-file "$tmp/ca.crt" \
-	--kube.node-name worker-1 --kube.pod-labels "team, app.kubernetes.io/part-of" --carbon.intensity 350 >"$tmp/collector.log" 2>&1 &
+	--kube.node-name worker-1 --kube.pod-labels "team, app.kubernetes.io/part-of" --carbon.intensity 350 --store.tiers 2s:1h >"$tmp/collector.log" 2>&1 &
 pids+=($!)
 
 # until a snapshot names all six pods with their owners (however late a loaded machine polls)

@@ -267,11 +267,12 @@ static void test_record_round_trip_and_damage(void **state)
 }
 
 /*
- * Records of older formats decode: tests/golden/history-1.1.record was
- * written by the format 1.1 codec (commit 1398388) from this file's fixture
- * (snapshots 1-3 at 1001-1003 s, 1000·i µJ, 400 g/kWh, the 1h tier of 2 h):
- * the same counters as this codec's ledger of them, owners and labels "".
- * The same bytes as a 1.0 record (its checksum of the frame alone) too.
+ * Records written before pods had owners decode:
+ * tests/golden/history-1.1.record was written by the codec of commit
+ * 1398388 (format 1.1, as now) from this file's fixture (snapshots 1-3 at
+ * 1001-1003 s, 1000·i µJ, 400 g/kWh, the 1h tier of 2 h): the same
+ * counters as this codec's ledger of them, owners and labels "". The same
+ * bytes as a 1.0 record (its checksum of the frame alone) too.
  */
 static void test_records_of_older_formats(void **state)
 {
