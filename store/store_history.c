@@ -563,28 +563,7 @@ int kepler_store_history_at(struct kepler_store *s, uint64_t wall_ns, struct kep
 	if (r == 0 && last > kepler_history_seq(*ret))
 		r = kepler_store_history_replay(s, *ret, last, &at->snapshots, &at->at_ns, err);
 	else if (r == -ENOENT)
-		r = 0, last = 0;
-	if (r == 0 && !at->from_ring && last > kepler_history_seq(*ret)) {
-		/*
-		 * The ring pruned snapshots after the record: its ledger stands at
-		 * the last it could add, earlier than @wall_ns. Where the ring's
-		 * oldest snapshot is at or before @wall_ns, the ledger from it
-		 * instead (both ends of a window must then be so built: from_ring
-		 * says so); else the record's, at its time (the boundary before).
-		 */
-		struct kepler_history *base = NULL;
-		struct kepler_history_at rat = { .from_ring = true };
-
-		if (ring_base(s, wall_ns, &base, &rat.at_ns, err) == 0 && rat.at_ns == wall_ns &&
-		    kepler_store_history_replay(s, base, last, &rat.snapshots, &rat.at_ns, err) == 0 &&
-		    kepler_history_seq(base) == last) {
-			kepler_history_free(*ret);
-			*ret = base;
-			*at = rat;
-		} else {
-			kepler_history_free(base);
-		}
-	}
+		r = 0;
 	if (r < 0) {
 		kepler_history_free(*ret);
 		*ret = NULL;

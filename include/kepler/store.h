@@ -379,8 +379,7 @@ struct kepler_history_at {
  * up to the newest at or before @wall_ns; with no record, every snapshot
  * from the store's first (an empty ledger when it began later), else from
  * the ring's oldest (at->from_ring). Set at->from_ring to ask for the
- * latter. Where the ring has pruned snapshots after the record, from the
- * ring's oldest too when it reaches @wall_ns (at->from_ring), else the
+ * latter. Where the ring has pruned the snapshots after the record, the
  * record's ledger at its own time (at->at_ns before @wall_ns). A damaged record is replaced by the ring's oldest snapshot where
  * the ring covers @wall_ns (at->damaged says which), else -EUCLEAN naming
  * it. -ENODATA for an empty store.
