@@ -235,11 +235,13 @@ static int check_pages(struct kepler_store *s, bool free_only, struct kepler_err
 
 	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
 	w.fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (w.fd < 0 && (errno == EACCES || errno == EPERM)) /* not damage: a directory above it, closed to us */
-		return kepler_error_set(err, -errno,
-					"cannot open '%s' to check it: %s (the collector runs as collector.user "
-					"after start: every directory above the store must let it in)",
-					file, strerror(errno));
+	if (w.fd < 0 &&
+	    (errno == EACCES || errno == EPERM)) /* not damage: a directory above it, closed to us */
+		return kepler_error_set(
+			err, -errno,
+			"cannot open '%s' to check it: %s (the collector runs as collector.user "
+			"after start: every directory above the store must let it in)",
+			file, strerror(errno));
 	if (w.fd < 0)
 		return damaged(s, "data.mdb", strerror(errno), err);
 	newest = store_meta_read(w.fd, m);
