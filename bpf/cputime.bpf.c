@@ -120,6 +120,28 @@ struct {
 	__type(value, struct kepler_cputime_running);
 } on_cpu SEC(".maps");
 
+/*
+ * Pieces cut at changes of identity (struct kepler_cputime_piece), for
+ * user space, which reads them at each refresh; one that finds it full is
+ * counted in pieces_lost (that time then goes to the new identity, as it
+ * did before pieces were cut).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} pieces SEC(".maps");
+
+__u64 pieces_lost = 0;
+
+/*
+ * The least CPU time a piece holds: a change of identity that follows the
+ * last cut (or the process's start) by less cuts none, and that time goes
+ * to the new identity. A fork runs a few hundred µs before its exec, and
+ * cutting a piece of every fork on a busy node would cost more than it
+ * corrects. Set by user space before load.
+ */
+const volatile __u64 piece_min_ns = 1000000;
+
 /* Charges lost because the map was full (rare: an atomic add is cheap enough). */
 __u64 overflows = 0;
 
@@ -262,6 +284,7 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 	slot->value.execs = 0;
 	slot->value.cgroup_id = cgroup_id;
 	slot->value.cgroup_id_v2 = cgroup_v2;
+	slot->value.piece_at = 0;
 	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &idx, BPF_NOEXIST) == 0) {
 		__sync_fetch_and_add(&slot->live, 1); /* a full barrier: the fields are seen first */
@@ -438,8 +461,65 @@ int BPF_PROG(kepler_process_exit, struct task_struct *task)
 }
 
 /*
+ * Cut a piece of process @key's account at a change of identity: what its
+ * entry @v holds so far ran as the entry says (comm, cgroups, execs, and
+ * the program the `exes` map has for it). Before the caller records the
+ * new identity in the entry.
+ */
+static __always_inline void cut(const struct kepler_cputime_key *key, struct kepler_cputime_value *v,
+				__u32 why)
+{
+	struct kepler_cputime_piece *pc;
+	struct kepler_cputime_exe *exe;
+	__u64 cpu = v->cpu_ns;
+
+	if (cpu < v->piece_at + piece_min_ns)
+		return;
+	pc = bpf_ringbuf_reserve(&pieces, sizeof(*pc), 0);
+	if (!pc) {
+		__sync_fetch_and_add(&pieces_lost, 1);
+		return;
+	}
+	v->piece_at = cpu;
+	pc->key = *key;
+	pc->cpu_ns = cpu;
+	pc->counters[0] = v->counters[0];
+	pc->counters[1] = v->counters[1];
+	pc->counters[2] = v->counters[2];
+	pc->counted_ns = v->counted_ns;
+	pc->cgroup_id = v->cgroup_id;
+	pc->cgroup_id_v2 = v->cgroup_id_v2;
+	pc->execs = v->execs;
+	pc->why = why;
+	__builtin_memcpy(pc->comm, v->comm, sizeof(pc->comm));
+	exe = bpf_map_lookup_elem(&exes, key);
+	if (!exe || bpf_probe_read_kernel_str(pc->exe, sizeof(pc->exe), exe->path) <= 0)
+		pc->exe[0] = '\0';
+	bpf_ringbuf_submit(pc, 0);
+}
+
+/*
+ * The CPU time @task ran since its last charge, charged now to its process
+ * as it is (comm, cgroups): the time before a change of identity goes to
+ * the identity it ran as. sum_exec_runtime is brought up to date at each
+ * tick and switch: a running task's last tick's worth goes to the next.
+ */
+static __always_inline void charge_until_now(struct task_struct *task, struct task_struct *leader)
+{
+	__u64 *last = bpf_task_storage_get(&charged_at, task, 0, 0);
+	__u64 sum = task->se.sum_exec_runtime, none[KEPLER_CPUTIME_NCOUNTERS] = {};
+
+	if (!last || !*last || sum <= *last)
+		return;
+	charge(task, leader, sum - *last, none, 0, 0, cgroup_id_of(task),
+	       cgroup_v1_cpu ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0);
+	*last = sum;
+}
+
+/*
  * exec(): the process is another program from now on (every container's
- * entrypoint starts as `runc init`, shells exec their last command). The
+ * entrypoint starts as `runc init`, shells exec their last command). Its
+ * time so far is cut off as a piece under the old program (cut()); the
  * new comm goes into the entry, and the exec count tells user space to
  * identify the process again (exe, cgroup, container); the program's path
  * goes into `exes`.
@@ -452,16 +532,62 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, struct lin
 	struct kepler_cputime_exe *exe;
 	__u32 zero = 0;
 
-	key_of(p, p,
-	       &key); /* the leader: de_thread() made the exec'ing thread the leader, with its start time */
+	/* the leader: de_thread() made the exec'ing thread the leader, with its start time */
+	key_of(p, p, &key);
+	charge_until_now(p, p);
 	v = value_at(bpf_map_lookup_elem(&processes, &key));
 	if (v) {
+		cut(&key, v, KEPLER_CPUTIME_PIECE_EXEC);
 		bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), p->comm);
 		__sync_fetch_and_add(&v->execs, 1);
 	}
 	exe = bpf_map_lookup_elem(&exe_scratch, &zero);
 	if (exe && bpf_probe_read_kernel_str(exe->path, sizeof(exe->path), bprm->interp) > 0)
 		bpf_map_update_elem(&exes, &key, exe, BPF_ANY);
+	return 0;
+}
+
+/*
+ * A task moved to another cgroup (fired once per move, after it, with the
+ * group leader when the whole process moved). Where that changed the
+ * cgroup the process's time is recorded in (the v1 cpu controller's, or
+ * v2's; a move in another v1 hierarchy changes neither), its time so far
+ * is cut off as a piece in the cgroup it ran in, which the entry still
+ * says (its last charge): a container's first process ran in its
+ * runtime's cgroup until the runtime moved it. The task's own time since
+ * its last charge goes there first; another CPU may be switching it at
+ * this moment (a move of a running task), when one of the two charges may
+ * count that slice twice: at most one slice, rarely.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(kepler_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     _Bool threadgroup)
+{
+	struct task_struct *leader = task->group_leader;
+	struct kepler_cputime_key key;
+	struct kepler_cputime_value *v;
+	__u64 now, now_v2, *last, sum;
+
+	barrier_var(leader);
+	key_of(task, leader, &key);
+	v = value_at(bpf_map_lookup_elem(&processes, &key));
+	if (!v)
+		return 0; /* never charged: nothing ran to cut */
+	now = cgroup_id_of(task);
+	now_v2 = cgroup_v1_cpu ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
+	if (now == v->cgroup_id && now_v2 == v->cgroup_id_v2)
+		return 0;
+	last = bpf_task_storage_get(&charged_at, task, 0, 0);
+	sum = task->se.sum_exec_runtime;
+	if (last && *last && sum > *last) {
+		__u64 none[KEPLER_CPUTIME_NCOUNTERS] = {};
+
+		add_to(v, sum - *last, none, 0);
+		*last = sum;
+	}
+	cut(&key, v, KEPLER_CPUTIME_PIECE_MOVE);
+	v->cgroup_id = now;
+	v->cgroup_id_v2 = now_v2;
 	return 0;
 }
 

@@ -52,6 +52,12 @@ struct kepler_cputime_value {
 	 * it. 0 otherwise.
 	 */
 	__u64 cgroup_id_v2;
+	/*
+	 * cpu_ns when the last piece was cut (struct kepler_cputime_piece): a
+	 * change of identity cuts one only when at least piece_min_ns ran
+	 * since, so that a fork's few hundred µs before its exec cost nothing.
+	 */
+	__u64 piece_at;
 };
 
 /*
@@ -96,6 +102,33 @@ struct kepler_cputime_running {
 #define KEPLER_EXE_LEN 256
 struct kepler_cputime_exe {
 	char path[KEPLER_EXE_LEN];
+};
+
+/*
+ * A piece of a process's account, cut when its identity changes: at an
+ * exec (another program, another comm) and at a move to another cgroup
+ * (a container's runtime puts its first process into the container's
+ * cgroup after it has run a while). Everything in the process's entry up
+ * to cpu_ns (its counters up to counters and counted_ns) ran as the comm,
+ * program and cgroups recorded here; what follows runs as the entry says
+ * now. Sent to user space through the `pieces` ring buffer, in the order
+ * they were cut for each process.
+ */
+enum kepler_cputime_piece_why {
+	KEPLER_CPUTIME_PIECE_EXEC = 1,
+	KEPLER_CPUTIME_PIECE_MOVE = 2,
+};
+
+struct kepler_cputime_piece {
+	struct kepler_cputime_key key;
+	__u64 cpu_ns;                       /* the entry's cpu_ns at the cut */
+	__u64 counters[3];                  /* and its counters */
+	__u64 counted_ns;                   /* and counted_ns */
+	__u64 cgroup_id, cgroup_id_v2;      /* where that time ran (as in the entry) */
+	__u32 execs;                        /* the entry's execs before the cut */
+	__u32 why;                          /* enum kepler_cputime_piece_why */
+	char comm[KEPLER_CPUTIME_COMM_LEN]; /* the comm that time ran as */
+	char exe[KEPLER_EXE_LEN];           /* the program, "" if the `exes` map had none */
 };
 
 /* The perf counters read at each switch when hw_counters is set. */

@@ -163,6 +163,7 @@ static int copy_processes(struct kepler_collector *c)
 		p->cache_misses = kp->cache_misses;
 		p->unit = 0;
 		p->prev_index = kp->prev_index;
+		p->piece = kp->piece;
 		if (sized && kepler_policies_unit(c->policies, p, id->cpu_cgroup) < 0)
 			return -ENOMEM;
 	}

@@ -15,9 +15,10 @@
  *
  * A fold lives as long as the group it belongs to (the node's as long as
  * the collector), and is in the snapshots its group is in. A fold
- * forgotten with its group starts again from 0 if the group comes back: a
- * counter reset, which Prometheus's rate() takes. Folds are resumed after
- * a restart as their groups are (resume.c).
+ * forgotten with its group leaves a tombstone (as the group does: the
+ * store's memory keeps it), and goes on from it if the group comes back
+ * under the same id, after a restart too: its counters never go down.
+ * Folds are resumed after a restart as their groups are (resume.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,14 +57,32 @@ static struct group_rec *fold_find(struct kepler_ledger *l, const char *containe
 	return i >= 0 ? &l->folds.recs[i] : NULL;
 }
 
+/* A fold's tombstone id: "c:" and its container's id, "v:" and its VM's; "" for the node's (none). */
+static const char *tomb_id(const char *container_id, const char *vm_id, char *buf, size_t size)
+{
+	if (!container_id[0] && !vm_id[0])
+		return "";
+	snprintf(buf, size, "%s:%s", container_id[0] ? "c" : "v", container_id[0] ? container_id : vm_id);
+	return buf;
+}
+
 struct group_rec *ledger_fold_get(struct kepler_ledger *l, const char *container_id, const char *vm_id)
 {
 	struct group_rec *g = fold_find(l, container_id, vm_id);
-	char key[KEPLER_KEY_MAX];
+	char key[KEPLER_KEY_MAX], tid[KEPLER_KEY_MAX + 3];
+	const struct tombstone *dead;
+	const char *id;
 
-	return g ? g
-		 : ledger_table_add(&l->folds, key, fold_key(container_id, vm_id, key), container_id, vm_id,
-				    "");
+	if (g)
+		return g;
+	g = ledger_table_add(&l->folds, key, fold_key(container_id, vm_id, key), container_id, vm_id, "");
+	id = tomb_id(container_id, vm_id, tid, sizeof(tid));
+	if (g && id[0] && (dead = ledger_tomb_find(l, KEPLER_KIND_PROCESS, id))) { /* back: it goes on */
+		memcpy(g->total, dead->total, sizeof(g->total));
+		g->cpu_total = dead->cpu_total;
+		g->count_total = dead->count_total;
+	}
+	return g;
 }
 
 int ledger_reserve_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -140,10 +159,10 @@ void ledger_apply_folds(struct kepler_ledger *l, const struct kepler_ledger_inpu
 		struct proc_rec *r = &cur->recs[i];
 		struct group_rec *f;
 
-		r->p.flags = 0;
+		r->p.flags &= ~(uint32_t)KEPLER_PROCESS_FOLDED;
 		if (!is_short(l, r, in->mono_ns) || !(f = fold_find(l, r->p.container_id, r->p.vm_id)))
 			continue; /* (every terminated process's fold was reserved) */
-		r->p.flags = KEPLER_PROCESS_FOLDED;
+		r->p.flags |= KEPLER_PROCESS_FOLDED;
 		fold_add(l, f, &r->p.usage, r->folded_before);
 	}
 	for (size_t i = 0; i < l->folds.n; i++) {
@@ -204,7 +223,16 @@ void ledger_compact_folds(struct kepler_ledger *l)
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct group_rec *f = &t->recs[i];
+		char tid[KEPLER_KEY_MAX + 3];
+		const char *id = tomb_id(f->name, f->extra, tid, sizeof(tid));
 
+		/*
+		 * One that had members outlives its group as a tombstone; one kept
+		 * but in no snapshot (its group resumed and not seen since) too, so
+		 * that a restart before its group comes back finds its totals
+		 */
+		if (id[0] && strlen(id) <= KEPLER_KEY_MAX && (f->keep ? !f->emit : !f->fresh))
+			ledger_bury(l, KEPLER_KIND_PROCESS, id, f);
 		if (!f->keep) {
 			ledger_group_rec_free(f);
 			continue;

@@ -33,7 +33,7 @@ struct group_rec *ledger_group_find(struct kepler_ledger *l, enum kepler_kind k,
 }
 
 /* The newest tombstone of @id, or NULL. */
-static struct tombstone *tomb_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
+struct tombstone *ledger_tomb_find(struct kepler_ledger *l, enum kepler_kind k, const char *id)
 {
 	for (size_t i = 0; i < LEDGER_TOMBSTONES; i++) {
 		struct tombstone *t =
@@ -45,18 +45,21 @@ static struct tombstone *tomb_find(struct kepler_ledger *l, enum kepler_kind k, 
 	return NULL;
 }
 
-/* Keep the totals of @g, which the table forgets now. */
-static void bury(struct kepler_ledger *l, enum kepler_kind k, const struct group_rec *g)
+void ledger_bury(struct kepler_ledger *l, enum kepler_kind k, const char *id, const struct group_rec *g)
 {
-	struct tombstone *t = tomb_find(l, k, g->id);
+	struct tombstone *t = ledger_tomb_find(l, k, id);
 
+	if (t && t->cpu_total == g->cpu_total && t->count_total == g->count_total &&
+	    !memcmp(t->total, g->total, sizeof(t->total)))
+		return; /* as kept already */
 	if (!t) {
 		t = &l->tombs[k][l->tomb_next[k]];
 		l->tomb_next[k] = (l->tomb_next[k] + 1) % LEDGER_TOMBSTONES;
 	}
-	snprintf(t->id, sizeof(t->id), "%s", g->id);
+	snprintf(t->id, sizeof(t->id), "%s", id);
 	memcpy(t->total, g->total, sizeof(t->total));
 	t->cpu_total = g->cpu_total;
+	t->count_total = g->count_total;
 	l->memory_dirty = true;
 }
 
@@ -93,7 +96,7 @@ struct group_rec *ledger_group_get(struct kepler_ledger *l, enum kepler_kind k, 
 		return g;
 	g = ledger_table_add(&l->groups[k], id, strlen(id), name, extra, pod_id);
 	if (g && l->tombs[k] &&
-	    (dead = tomb_find(l, k, id))) { /* back under the same id: its counters go on */
+	    (dead = ledger_tomb_find(l, k, id))) { /* back under the same id: its counters go on */
 		memcpy(g->total, dead->total, sizeof(g->total));
 		g->cpu_total = dead->cpu_total;
 		g->revived = true;
@@ -450,10 +453,16 @@ void ledger_compact_groups(struct kepler_ledger *l)
 
 			if (!g->keep) {
 				if (!g->fresh) /* it had members: its totals outlive it */
-					bury(l, (enum kepler_kind)k, g);
+					ledger_bury(l, (enum kepler_kind)k, g->id, g);
 				ledger_group_rec_free(g);
 				continue;
 			}
+			/*
+			 * Resumed, not seen since: kept, but in no snapshot, so that the
+			 * store's memory must have its totals for a restart before it is
+			 */
+			if (g->dormant)
+				ledger_bury(l, (enum kepler_kind)k, g->id, g);
 			g->present = false;
 			g->revived = false;
 			t->recs[n++] = *g;

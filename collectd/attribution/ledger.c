@@ -26,7 +26,7 @@ int kepler_ledger_new(const struct kepler_ledger_params *p, struct kepler_ledger
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	l->params = *p;
 	l->idle = p->idle == KEPLER_IDLE_CPU || p->idle == KEPLER_IDLE_SIZE;
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
+	for (int k = KEPLER_KIND_PROCESS; k < KEPLER_KIND_COUNT; k++) {
 		l->tombs[k] = calloc(LEDGER_TOMBSTONES, sizeof(*l->tombs[k]));
 		if (!l->tombs[k]) {
 			kepler_ledger_free(l);

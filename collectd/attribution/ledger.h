@@ -104,6 +104,7 @@ struct kepler_ledger_proc {
 	 * process up by key.
 	 */
 	uint32_t prev_index;
+	bool piece; /* a piece of a process's account (informer.h): flagged KEPLER_PROCESS_PIECE */
 };
 
 /*

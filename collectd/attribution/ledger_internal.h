@@ -91,7 +91,17 @@ struct tombstone {
 	char id[KEPLER_KEY_MAX + 1]; /* "" when unused */
 	uint64_t total[LEDGER_MAX_SLOTS];
 	uint64_t cpu_total;
+	uint64_t count_total; /* a fold's: the processes folded */
 };
+
+/* groups.c: the newest tombstone of @id among kind @k's (KEPLER_KIND_PROCESS: folds'), or NULL. */
+struct tombstone *ledger_tomb_find(struct kepler_ledger *l, enum kepler_kind k, const char *id);
+
+/*
+ * groups.c: keep the totals of @g (a group, or a fold: @k PROCESS) under
+ * @id among kind @k's tombstones, which the store's memory keeps.
+ */
+void ledger_bury(struct kepler_ledger *l, enum kepler_kind k, const char *id, const struct group_rec *g);
 
 /* The node's totals per zone: energy, active, idle, and active no process took. */
 enum { NODE_ENERGY, NODE_ACTIVE, NODE_IDLE, NODE_UNATTRIBUTED, NODE_TOTALS };
@@ -115,7 +125,8 @@ struct kepler_ledger {
 	uint64_t resumed_until_ns;
 	/* containers, VMs and pods, indexed by enum kepler_kind (PROCESS unused) */
 	struct group_table groups[KEPLER_KIND_COUNT];
-	struct tombstone *tombs[KEPLER_KIND_COUNT]; /* LEDGER_TOMBSTONES each (PROCESS unused) */
+	/* LEDGER_TOMBSTONES each; [KEPLER_KIND_PROCESS]: the folds of containers and VMs (folds.c) */
+	struct tombstone *tombs[KEPLER_KIND_COUNT];
 	/* folds of short processes (folds.c): id the key, name the container id, extra the VM id */
 	struct group_table folds;
 	struct kepler_fold *fold_out;
@@ -127,6 +138,16 @@ struct kepler_ledger {
 	unsigned nresume;
 	char resume_names[KEPLER_MAX_ZONES][64];
 	uint64_t resume_base[KEPLER_MAX_ZONES][NODE_TOTALS];
+	/*
+	 * The pieces of one process's account met so far in this build
+	 * (processes.c): what they added to its totals, energy (nslots) and
+	 * CPU time, which its own record, next in the input, adds too.
+	 */
+	struct {
+		uint64_t uj[2 * KEPLER_MAX_ZONES];
+		uint32_t pid;
+		bool any;
+	} pieces;
 	/* the snapshot handed out */
 	struct kepler_snapshot snap;
 	size_t snap_procs_cap;

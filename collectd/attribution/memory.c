@@ -9,7 +9,10 @@
  *   kepler-memory 1 NZONES IDLE
  *   ZONE<TAB>ZONE...
  *   KIND<TAB>ID<TAB>CPU_NS<TAB>UJ UJ ...       (NZONES active, then NZONES idle if IDLE)
+ *   fold<TAB>c:ID|v:ID<TAB>CPU_NS<TAB>UJ UJ ...<TAB>PROCESSES
  *
+ * (the folds of containers and VMs that left with their group: folds.c;
+ * a collector before them skips those lines as malformed)
  * Loaded at start after the resume (same boot), in the resumed snapshot's
  * zone order, which must be the text's; remapped with the rest at the
  * first build. Lines that do not parse are skipped and counted.
@@ -81,6 +84,12 @@ static bool plain(const char *id)
 	return id[0] != '\0';
 }
 
+/* A tombstone kind's name in the text: "fold" for the folds' (kept under PROCESS). */
+static const char *kind_name(int k)
+{
+	return k == KEPLER_KIND_PROCESS ? "fold" : kepler_kind_name((enum kepler_kind)k);
+}
+
 int kepler_ledger_memory_save(const struct kepler_ledger *l, char **ret)
 {
 	struct text t = { 0 };
@@ -90,17 +99,18 @@ int kepler_ledger_memory_save(const struct kepler_ledger *l, char **ret)
 	for (unsigned z = 0; z < l->nzones; z++)
 		put(&t, "%s%s", z ? "\t" : "", l->zone_names[z]);
 	put(&t, "\n");
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++)
+	for (int k = KEPLER_KIND_PROCESS; k < KEPLER_KIND_COUNT; k++)
 		for (size_t i = 0; l->tombs[k] && i < LEDGER_TOMBSTONES; i++) {
 			/* oldest first, so that a load refills the ring in the same order */
 			const struct tombstone *d = &l->tombs[k][(l->tomb_next[k] + i) % LEDGER_TOMBSTONES];
 
 			if (!plain(d->id))
 				continue;
-			put(&t, "%s\t%s\t%" PRIu64 "\t", kepler_kind_name((enum kepler_kind)k), d->id,
-			    d->cpu_total);
+			put(&t, "%s\t%s\t%" PRIu64 "\t", kind_name(k), d->id, d->cpu_total);
 			for (unsigned s = 0; s < l->nslots; s++)
 				put(&t, "%s%" PRIu64, s ? " " : "", d->total[s]);
+			if (k == KEPLER_KIND_PROCESS)
+				put(&t, "\t%" PRIu64, d->count_total);
 			put(&t, "\n");
 		}
 	if (t.failed) {
@@ -113,8 +123,8 @@ int kepler_ledger_memory_save(const struct kepler_ledger *l, char **ret)
 
 static int kind_of(const char *name, size_t len)
 {
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
-		const char *n = kepler_kind_name((enum kepler_kind)k);
+	for (int k = KEPLER_KIND_PROCESS; k < KEPLER_KIND_COUNT; k++) {
+		const char *n = kind_name(k);
 
 		if (strlen(n) == len && !memcmp(n, name, len))
 			return k;
@@ -137,6 +147,28 @@ static bool parse_u64(const char **p, const char *end, uint64_t *ret)
 	*p = q;
 	*ret = v;
 	return true;
+}
+
+/*
+ * Tombstone @d into kind @k's ring. The resume buried groups already (the
+ * resumed snapshot's, ended or not seen since), from totals newer than a
+ * memory saved before that snapshot may hold: where the ring has @id, each
+ * total keeps the larger (totals only grow), so an older memory never
+ * takes a group back.
+ */
+static void merge(struct kepler_ledger *l, enum kepler_kind k, const struct tombstone *d)
+{
+	struct tombstone *t = ledger_tomb_find(l, k, d->id);
+
+	if (!t) {
+		l->tombs[k][l->tomb_next[k]] = *d;
+		l->tomb_next[k] = (l->tomb_next[k] + 1) % LEDGER_TOMBSTONES;
+		return;
+	}
+	for (size_t s = 0; s < LEDGER_MAX_SLOTS; s++)
+		t->total[s] = t->total[s] > d->total[s] ? t->total[s] : d->total[s];
+	t->cpu_total = t->cpu_total > d->cpu_total ? t->cpu_total : d->cpu_total;
+	t->count_total = t->count_total > d->count_total ? t->count_total : d->count_total;
 }
 
 /* One tombstone line, [@p, @end) without its newline, into the ring; false if malformed. */
@@ -167,10 +199,11 @@ static bool load_line(struct kepler_ledger *l, const char *p, const char *end, u
 		/* in the resume layout: nresume active slots, then nresume idle ones */
 		d.total[s < nz ? s : l->nresume + (s - nz)] = v;
 	}
+	if (k == KEPLER_KIND_PROCESS && (p == end || *p++ != '\t' || !parse_u64(&p, end, &d.count_total)))
+		return false;
 	if (p != end || !l->tombs[k])
 		return false;
-	l->tombs[k][l->tomb_next[k]] = d;
-	l->tomb_next[k] = (l->tomb_next[k] + 1) % LEDGER_TOMBSTONES;
+	merge(l, (enum kepler_kind)k, &d);
 	return true;
 }
 

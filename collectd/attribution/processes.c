@@ -172,7 +172,7 @@ static void fill_process(struct kepler_process *p, const struct kepler_ledger_pr
 	p->cache_misses = kp->cache_misses;
 	p->usage.state = kp->state;
 	p->usage.cpu_time_ns = kp->cpu_time_ns;
-	p->flags = 0; /* folds.c sets it */
+	p->flags = kp->piece ? KEPLER_PROCESS_PIECE : 0; /* folds.c adds FOLDED */
 }
 
 void ledger_release_processes(struct kepler_ledger *l, size_t n)
@@ -222,9 +222,10 @@ int ledger_reserve_processes(struct kepler_ledger *l, const struct kepler_ledger
 /*
  * The record this process continues: the previous interval's, else a
  * resumed one. Measured processes' records lie in the order of the input,
- * so the input's hint finds most without a lookup.
+ * so the input's hint finds most without a lookup. @take: mark it carried
+ * (a piece's process only looks at it: its own record takes it next).
  */
-static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler_ledger_proc *kp)
+static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler_ledger_proc *kp, bool take)
 {
 	struct proc_gen *prev = &l->gen[!l->cur];
 	struct proc_rec *old;
@@ -232,32 +233,73 @@ static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler
 	if (kp->prev_index && kp->prev_index <= prev->n) {
 		old = &prev->recs[kp->prev_index - 1];
 		if (old->p.pid == kp->pid && old->p.start_time_ns == kp->start_time_ns && !old->taken) {
-			old->taken = true;
+			old->taken = take;
 			return old;
 		}
 	}
 	old = ledger_gen_find(prev, kp->pid, kp->start_time_ns);
 	if (old) {
-		old->taken = true;
+		old->taken |= take;
 		return old;
 	}
 	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)) ||
 	    old->p.usage.state != KEPLER_STATE_RUNNING)
 		return NULL;
-	old->taken = true; /* reported: no longer carried as dormant */
+	old->taken |= take; /* reported: no longer carried as dormant */
 	return old;
+}
+
+/*
+ * The process a piece at @i belongs to: the next record of the input that
+ * is not a piece (the informer puts a process's pieces right before it),
+ * NULL if that is not one of the same pid.
+ */
+static const struct kepler_ledger_proc *owner_of_piece(const struct kepler_ledger_input *in, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < in->nprocs && in->procs[j].piece)
+		j++;
+	return j < in->nprocs && in->procs[j].pid == in->procs[i].pid ? &in->procs[j] : NULL;
+}
+
+/*
+ * Energy slot @k's total of record @r before this interval's @d: its
+ * previous record's, and what its process's pieces already added in this
+ * build (a piece's totals are its process's at the cut, so that every
+ * counter of the process goes up, whatever its labels).
+ */
+static uint64_t total_before(const struct kepler_ledger *l, const struct proc_rec *old, bool idle, unsigned k,
+			     uint32_t pid)
+{
+	uint64_t t = 0;
+
+	if (old && (!idle || old->p.usage.idle))
+		t = idle ? old->p.usage.idle[k].total_uj : old->p.usage.zones[k].total_uj;
+	if (l->pieces.any && l->pieces.pid == pid)
+		t += l->pieces.uj[(idle ? l->nzones : 0) + k];
+	return t;
+}
+
+static void forget_pieces(struct kepler_ledger *l)
+{
+	l->pieces.any = false;
+	memset(l->pieces.uj, 0, sizeof(l->pieces.uj));
 }
 
 static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_input *in, size_t i)
 {
-	const struct kepler_ledger_proc *kp = &in->procs[i];
+	const struct kepler_ledger_proc *kp = &in->procs[i],
+					*owner = kp->piece ? owner_of_piece(in, i) : NULL;
 	struct proc_gen *cur = &l->gen[l->cur];
 	struct proc_rec *r = ledger_gen_add(cur, l->nslots), *old;
 	struct kepler_energy *slots = r->p.usage.zones;
 
-	old = previous_of(l, kp);
-	r->fresh = !old && !in->first;
-	r->folded_before = old && (old->p.flags & KEPLER_PROCESS_FOLDED);
+	if (l->pieces.any && l->pieces.pid != kp->pid)
+		forget_pieces(l); /* (an owner that did not follow its pieces) */
+	old = kp->piece ? (owner ? previous_of(l, owner, false) : NULL) : previous_of(l, kp, true);
+	r->fresh = kp->piece || (!old && !in->first);
+	r->folded_before = !kp->piece && old && (old->p.flags & KEPLER_PROCESS_FOLDED);
 	fill_process(&r->p, kp);
 	/*
 	 * Never below what was stored: after a restart the informer reads a
@@ -272,18 +314,28 @@ static void add_measured(struct kepler_ledger *l, const struct kepler_ledger_inp
 		uint64_t d = l->shares[(size_t)z * in->nprocs + i];
 
 		r->p.usage.zones[z].delta_uj = d;
-		r->p.usage.zones[z].total_uj = (old ? old->p.usage.zones[z].total_uj : 0) + d;
+		r->p.usage.zones[z].total_uj = total_before(l, old, false, z, kp->pid) + d;
 	}
 	for (unsigned z = 0; l->idle && z < l->nzones; z++) {
 		uint64_t d = l->idle_shares[(size_t)z * in->nprocs + i];
 
 		r->p.usage.idle[z].delta_uj = d;
-		r->p.usage.idle[z].total_uj =
-			(old && old->p.usage.idle ? old->p.usage.idle[z].total_uj : 0) + d;
+		r->p.usage.idle[z].total_uj = total_before(l, old, true, z, kp->pid) + d;
+	}
+	if (kp->piece && owner) {
+		l->pieces.pid = kp->pid;
+		l->pieces.any = true; /* (cleared when it was not) */
+		for (unsigned z = 0; z < l->nzones; z++)
+			l->pieces.uj[z] += r->p.usage.zones[z].delta_uj;
+		for (unsigned z = 0; l->idle && z < l->nzones; z++)
+			l->pieces.uj[l->nzones + z] += r->p.usage.idle[z].delta_uj;
+	} else if (!kp->piece) {
+		forget_pieces(l);
 	}
 	if (kp->state == KEPLER_STATE_TERMINATED) {
-		r->ended_mono_ns = old && old->p.usage.state == KEPLER_STATE_TERMINATED ? old->ended_mono_ns
-											: in->mono_ns;
+		r->ended_mono_ns = !kp->piece && old && old->p.usage.state == KEPLER_STATE_TERMINATED
+					   ? old->ended_mono_ns
+					   : in->mono_ns;
 		ledger_gen_own(cur, r, l->owned[i]); /* moved */
 		l->owned[i] = NULL;
 		point_into(&r->p, r->owned);
@@ -368,6 +420,7 @@ void ledger_apply_processes(struct kepler_ledger *l, const struct kepler_ledger_
 	 * spread by pid and cold (their insert's cache miss was 4 % of the
 	 * collector at 1,000 processes).
 	 */
+	forget_pieces(l);
 	for (size_t i = 0; i < n; i++) {
 		if (i + SLOT_PREFETCH_AHEAD < n)
 			ledger_gen_prefetch_slot(&l->gen[l->cur], in->procs[i + SLOT_PREFETCH_AHEAD].pid);

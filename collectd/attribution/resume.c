@@ -65,8 +65,8 @@ int ledger_remap_resumed(struct kepler_ledger *l, const char (*names)[64], unsig
 	free(g->pool);
 	g->pool = pool;
 	g->pool_cap = cap;
-	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT; k++) {
-		for (size_t i = 0; i < l->groups[k].n; i++)
+	for (int k = KEPLER_KIND_PROCESS; k < KEPLER_KIND_COUNT; k++) {
+		for (size_t i = 0; k != KEPLER_KIND_PROCESS && i < l->groups[k].n; i++)
 			remap_totals(l->groups[k].recs[i].total, map, nslots);
 		for (size_t i = 0; k == KEPLER_KIND_CONTAINER && i < l->folds.n; i++)
 			remap_totals(l->folds.recs[i].total, map, nslots);

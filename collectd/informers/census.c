@@ -191,6 +191,7 @@ bool kepler_informer_identify_from_census(struct kepler_informer *inf, const str
 	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
 	e->execs = s->execs;
 	e->cgroup_id = s->cgroup_id;
+	e->cgroup_id_v2 = s->cgroup_id_v2;
 	inf->stats.census_hits++;
 	return true;
 }

@@ -52,15 +52,20 @@ struct ebpf_state {
 		uint64_t ns;
 	} * pending; /* uncharged time of the tasks on a CPU now, [ncpus] */
 	uint32_t npending;
-	uint32_t self_tid;    /* the collecting thread's TID in the host's numbering, 0 if unknown */
-	pid_t self_gettid;    /* and as gettid() gives it (another namespace's, maybe) */
-	int *perf_fds;        /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
-	bool census_loaded;   /* the census iterator loaded with the programs (until it runs) */
-	char census_why[256]; /* why it did not */
+	uint32_t self_tid;          /* the collecting thread's TID in the host's numbering, 0 if unknown */
+	pid_t self_gettid;          /* and as gettid() gives it (another namespace's, maybe) */
+	int *perf_fds;              /* [KEPLER_CPUTIME_NCOUNTERS * ncpus], -1 when not open */
+	struct ring_buffer *pieces; /* the `pieces` ring (read_pieces()) */
+	uint64_t last_pieces_lost;  /* the program's pieces_lost at the last refresh */
+	bool census_loaded;         /* the census iterator loaded with the programs (until it runs) */
+	char census_why[256];       /* why it did not */
 };
 
 /* The refresh's operations (informer_ebpf.c). */
 extern const struct kepler_informer_ops kepler_ebpf_ops;
+
+/* The ring's callback for each piece (informer_ebpf.c): @ctx is the informer. */
+int kepler_ebpf_on_piece(void *ctx, void *data, size_t size);
 
 /* Close the hardware counters' descriptors (ebpf_open.c); the state keeps -1 for each. */
 void kepler_ebpf_close_perf(struct ebpf_state *st);

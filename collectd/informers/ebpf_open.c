@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -341,9 +342,15 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 			      "per-CPU task records", err);
 	if (r < 0)
 		return r;
+	st->pieces = ring_buffer__new(bpf_map__fd(st->skel->maps.pieces), kepler_ebpf_on_piece, inf, NULL);
+	if (!st->pieces)
+		return kepler_error_set(err, -errno ? -errno : -ENOMEM, "cannot map the eBPF pieces ring: %s",
+					strerror(errno));
+	inf->piece_salt = (uint64_t)time(NULL);
 	inf->hw_counters = st->skel->rodata->hw_counters;
 	snprintf(inf->describe, sizeof(inf->describe),
-		 "ebpf (tp_btf/sched_switch and sched_process_exit, up to %u processes; "
+		 "ebpf (tp_btf/sched_switch, sched_process_exit and exec, cgroup_attach_task, up to %u "
+		 "processes; "
 		 "hardware counters %s: %s; cgroup %s, %s)",
 		 st->max_entries, inf->hw_counters ? "from" : "unavailable", why,
 		 kepler_cgroup_layout_name(inf->cgroups.tree.layout),

@@ -240,6 +240,44 @@ int kepler_informer_identify(struct kepler_informer *inf, const struct kepler_pr
 	memcpy(e->identified_comm, s->comm, sizeof(e->identified_comm));
 	e->execs = s->execs;
 	e->cgroup_id = s->cgroup_id;
+	e->cgroup_id_v2 = s->cgroup_id_v2;
+	return 0;
+}
+
+int kepler_informer_identify_piece(struct kepler_informer *inf, const struct kepler_proc_piece *pc,
+				   const struct kepler_proc_identity *was, struct kepler_proc_entry *e)
+{
+	struct kepler_proc_identity *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return -ENOMEM;
+	if (was) {
+		*id = *was;
+		/* each string once more from the pool (interned: the same pointers, counted) */
+		id->exe = id->cgroup = id->cpu_cgroup = NULL;
+		set_string(inf, &id->exe, was->exe);
+		set_string(inf, &id->cgroup, was->cgroup);
+		set_string(inf, &id->cpu_cgroup, was->cpu_cgroup);
+	} else {
+		struct kepler_proc_sample ran = { .pid = pc->pid,
+						  .cgroup_id = pc->cgroup_id,
+						  .cgroup_id_v2 = pc->cgroup_id_v2,
+						  .exited = true };
+
+		id->container.runtime = id->vm.hypervisor = "";
+		resolve_gone(inf, &ran, id);
+		if (pc->exe[0])
+			set_string(inf, &id->exe, pc->exe);
+	}
+	if (!kepler_informer_complete_identity(inf, id))
+		return -ENOMEM;
+	e->pub.id = id;
+	memcpy(e->pub.comm, pc->comm, sizeof(e->pub.comm));
+	e->pub.comm[sizeof(e->pub.comm) - 1] = '\0';
+	memcpy(e->identified_comm, e->pub.comm, sizeof(e->identified_comm));
+	e->execs = pc->execs;
+	e->cgroup_id = pc->cgroup_id;
+	e->cgroup_id_v2 = pc->cgroup_id_v2;
 	return 0;
 }
 

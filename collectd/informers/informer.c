@@ -106,9 +106,45 @@ static inline bool same_comm(const char a[KEPLER_COMM_MAX], const char b[KEPLER_
 	return memcmp(a, b, KEPLER_COMM_MAX) == 0 || strncmp(a, b, KEPLER_COMM_MAX) == 0;
 }
 
+/*
+ * The pieces cut from @s's account (pieces.c) as entries of their own,
+ * before its entry; @base: the source's counters @old last saw (0 for a
+ * new process), moved to the last piece's. *@ret_made: how many.
+ */
+static int cut_pieces(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+		      const struct kepler_proc_entry *old, bool first, struct kepler_piece_base *base,
+		      uint32_t *ret_made)
+{
+	*ret_made = 0;
+	memset(base, 0, sizeof(*base));
+	if (old) {
+		if (s->cpu_ns < old->source_cpu)
+			return 0; /* the source's counter restarted: its pieces are not comparable */
+		base->cpu = old->source_cpu;
+		memcpy(base->counters, old->source_counters, sizeof(base->counters));
+		base->counted = old->source_counted;
+		base->mapped = old->source_mapped;
+	}
+	if (!s->npieces || first)
+		return 0; /* the first refresh reports no time */
+	return kepler_informer_add_pieces(inf, s, old, base, ret_made);
+}
+
+/* The process's entry goes on after its pieces: what ran since the last. */
+static void after_pieces(struct kepler_proc_entry *e, const struct kepler_piece_base *base, uint32_t made)
+{
+	e->source_cpu = base->cpu;
+	memcpy(e->source_counters, base->counters, sizeof(e->source_counters));
+	e->source_counted = base->counted;
+	e->source_mapped = base->mapped;
+	e->pieces_made += made;
+}
+
 static int update_one(struct kepler_informer *inf, const struct kepler_proc_sample *s, bool first)
 {
 	struct kepler_proc_entry *old, *e;
+	struct kepler_piece_base base;
+	uint32_t made;
 	bool fresh = true;
 	int r;
 
@@ -120,11 +156,16 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		old = &inf->table.items[s->table_hint - 1]; /* looked up by the source */
 	else
 		old = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
+	if (old && !old->pub.id)
+		old = NULL; /* moved already */
+	r = cut_pieces(inf, s, old, first, &base, &made);
+	if (r < 0)
+		return r;
 	/* built in place at the end of the new table: one copy of the old entry, no clearing */
 	e = kepler_proc_table_push(&inf->next);
 	if (!e)
 		return -ENOMEM;
-	if (old && old->pub.id) {
+	if (old) {
 		*e = *old;
 		e->pub.prev_index = (uint32_t)(old - inf->table.items) + 1;
 		old->pub.id = NULL;              /* moved */
@@ -133,6 +174,8 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 			e->source_cpu = 0;
 			memset(e->source_counters, 0, sizeof(e->source_counters));
 		}
+		if (made)
+			after_pieces(e, &base, made);
 		fresh = false;
 		e->pub.cpu_time_delta_ns = s->cpu_ns - e->source_cpu;
 		if (s->has_stat)
@@ -144,6 +187,7 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 		 * that ran, is checked again every RECHECK_REFRESHES refreshes.
 		 */
 		if (s->execs != e->execs || (s->cgroup_id && s->cgroup_id != e->cgroup_id) ||
+		    (s->cgroup_id_v2 && s->cgroup_id_v2 != e->cgroup_id_v2) ||
 		    !same_comm(s->comm, e->identified_comm) ||
 		    (inf->kind == KEPLER_INFORMER_PROCFS && e->pub.cpu_time_delta_ns &&
 		     (inf->stats.refreshes + s->pid) % RECHECK_REFRESHES == 0)) {
@@ -167,7 +211,11 @@ static int update_one(struct kepler_informer *inf, const struct kepler_proc_samp
 			kepler_proc_table_pop(&inf->next);
 			return r;
 		}
-		e->pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns;
+		if (made) {
+			after_pieces(e, &base, made);
+			fresh = false; /* its counters grow from the last piece's */
+		}
+		e->pub.cpu_time_delta_ns = first ? 0 : s->cpu_ns - e->source_cpu;
 	}
 	set_counters(inf, e, s, fresh && !first);
 	if (fresh && first)
@@ -222,6 +270,7 @@ int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err
 	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
 	inf->stats.uncounted_ns = 0;
 	inf->nsamples = 0;
+	inf->npieces = 0;
 	return kepler_informer_read_node(inf, err);
 }
 
@@ -264,6 +313,7 @@ static bool sample_wanted(struct kepler_informer *inf, uint32_t pid, struct kepl
 	s->cpu_ns = old->source_cpu;
 	s->pending_ns = old->source_pending;
 	s->cgroup_id = old->cgroup_id;
+	s->cgroup_id_v2 = old->cgroup_id_v2;
 	s->execs = old->execs;
 	memcpy(s->comm, old->identified_comm, sizeof(s->comm));
 	memcpy(s->counters, old->source_counters, sizeof(s->counters));
@@ -313,7 +363,7 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 	inf->cgroups.rescanned = false;
 	inf->cgroups_v2.rescanned = false;
 	kepler_proc_table_clear(&inf->next);
-	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count) < 0)
+	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count + inf->npieces) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < inf->nsamples; i++) {
 		/* its index slot is spread by pid and cold: loaded some entries ahead */
@@ -409,6 +459,7 @@ static void informer_reset(struct kepler_informer *inf)
 	kepler_proc_table_free(&inf->table);
 	kepler_proc_table_free(&inf->next);
 	free(inf->samples);
+	free(inf->pieces);
 	free(inf->procfs);
 	kepler_cgroup_ids_free(&inf->cgroups);
 	kepler_cgroup_ids_free(&inf->cgroups_v2);

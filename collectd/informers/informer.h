@@ -61,6 +61,16 @@ struct kepler_proc {
 	uint64_t cycles, instructions, cache_misses; /* this interval, or unavailable */
 	struct kepler_proc_identity *id;             /* never NULL, owned by the informer */
 	uint32_t prev_index; /* 1 + its index in the previous refresh's list; 0 when new */
+	/*
+	 * A piece of a process's account: the CPU time it ran under an identity
+	 * it has left in this interval (an exec, a move to another cgroup),
+	 * reported as that identity, terminated; start_time_ns is the process's
+	 * plus an offset below one clock tick, so that (pid, start time) names
+	 * one entry; cpu_time_delta_ns is the piece's, cpu_time_ns the
+	 * process's at the cut. The process's own entry, right after its
+	 * pieces, holds what ran after the last. ebpf only.
+	 */
+	bool piece;
 };
 
 struct kepler_node_cpu {
@@ -86,6 +96,12 @@ struct kepler_informer_stats {
 	/* ebpf: CPUs taken as idle without an IPI (no busy tick, last switch to idle), in all */
 	uint64_t cpus_not_asked;
 	bool census_by_iterator; /* ebpf: that census came from a BPF task iterator (else from /proc) */
+	/*
+	 * ebpf: pieces cut at changes of identity made into entries, and those
+	 * whose time was reported already (cut between the refresh's reads) or
+	 * lost (the ring full: their time went to the new identity), in all
+	 */
+	uint64_t pieces_total, pieces_late_total, pieces_lost_total;
 	/* wanted processes (kepler_informer_want) that are not there, this refresh */
 	uint32_t wanted_unresolved;
 };

@@ -30,10 +30,12 @@
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 80, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 88, "value layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_running) == 64,
 	       "running layout shared with BPF: a cache line each");
-_Static_assert(sizeof(struct kepler_cputime_slot) == 104, "slot layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_slot) == 112, "slot layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_piece) == 352, "piece layout shared with BPF");
+_Static_assert(sizeof(((struct kepler_cputime_piece *)0)->exe) == KEPLER_PIECE_EXE_MAX, "piece exe");
 
 /*
  * An entry idle for 16, 32, 64, 128, 256 refreshes (and every 256 after)
@@ -302,6 +304,8 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		 */
 		s->exited = (v->flags & KEPLER_CPUTIME_DEAD) != 0;
 		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
+		if (inf->npieces)
+			kepler_informer_pieces_of(inf, k->tgid, k->start_time_ns, s);
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 		s->table_hint = e ? (uint32_t)(e - inf->table.items) + 1 : KEPLER_NOT_IN_TABLE;
 		/*
@@ -358,6 +362,49 @@ static uint32_t read_slots(struct ebpf_state *st)
 	return total;
 }
 
+/* A piece cut by the program (bpf/cputime.bpf.c's cut()), into inf->pieces. */
+int kepler_ebpf_on_piece(void *ctx, void *data, size_t size)
+{
+	const struct kepler_cputime_piece *b = data;
+	struct kepler_informer *inf = ctx;
+	struct kepler_proc_piece *pc;
+
+	if (size < sizeof(*b) || !(pc = kepler_informer_add_piece(inf)))
+		return 0;
+	pc->pid = b->key.tgid;
+	pc->key_start_ns = b->key.start_time_ns;
+	pc->cpu_ns = b->cpu_ns;
+	memcpy(pc->counters, b->counters, sizeof(pc->counters));
+	pc->counted_ns = b->counted_ns;
+	pc->cgroup_id = b->cgroup_id;
+	pc->cgroup_id_v2 = b->cgroup_id_v2;
+	pc->execs = b->execs;
+	memcpy(pc->comm, b->comm, sizeof(pc->comm));
+	pc->comm[sizeof(pc->comm) - 1] = '\0';
+	memcpy(pc->exe, b->exe, sizeof(pc->exe));
+	pc->exe[sizeof(pc->exe) - 1] = '\0';
+	return 0;
+}
+
+/*
+ * The pieces cut since the last refresh, read before the slots: each one's
+ * cpu_ns is then at most what the slots show (a piece cut after this
+ * waits in the ring for the next refresh).
+ */
+static void read_pieces(struct kepler_informer *inf)
+{
+	struct ebpf_state *st = inf->priv;
+	uint64_t lost;
+
+	if (!st->pieces)
+		return;
+	ring_buffer__consume(st->pieces);
+	kepler_informer_sort_pieces(inf);
+	lost = __atomic_load_n(&st->skel->bss->pieces_lost, __ATOMIC_RELAXED);
+	inf->stats.pieces_lost_total += lost - st->last_pieces_lost;
+	st->last_pieces_lost = lost;
+}
+
 static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 {
 	struct ebpf_state *st = inf->priv;
@@ -366,6 +413,7 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 	int r;
 
 	st->ndead = 0;
+	read_pieces(inf);
 	memcpy(st->before, st->switched_in, (size_t)st->ncpus * sizeof(*st->before));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read before the slots */
 	total = read_slots(st);
@@ -423,6 +471,7 @@ static void ebpf_close(struct kepler_informer *inf)
 		munmap(st->switched_in, st->cpus_map_size);
 	if (st->on_cpu)
 		munmap(st->on_cpu, st->cpus_map_size);
+	ring_buffer__free(st->pieces);
 	cputime__destroy(st->skel);
 	kepler_ebpf_close_perf(st);
 	free(st->slot_of);

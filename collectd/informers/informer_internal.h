@@ -33,7 +33,33 @@ struct kepler_proc_sample {
 	 * index of its entry, KEPLER_NOT_IN_TABLE for none; 0: not looked up.
 	 */
 	uint32_t table_hint;
+	/* ebpf: the pieces cut from its account since the last refresh, inf->pieces[piece0, +npieces) */
+	uint32_t piece0, npieces;
 	struct kepler_pid_stat stat;
+};
+
+#define KEPLER_PIECE_EXE_MAX 256
+
+/*
+ * A piece of a process's account (pieces.c): the source's counter up to
+ * cpu_ns ran as this comm, program and cgroups, which the process has
+ * since left (an exec, a move to another cgroup).
+ */
+struct kepler_proc_piece {
+	uint32_t pid;
+	uint64_t key_start_ns; /* the source's start time, not rounded (the sample's key_start_ns) */
+	uint64_t cpu_ns;       /* the source's cumulative counter at the change */
+	uint64_t counters[3];
+	uint64_t counted_ns;
+	uint64_t cgroup_id, cgroup_id_v2;
+	uint32_t execs; /* the source's exec count before the change */
+	char comm[KEPLER_COMM_MAX];
+	char exe[KEPLER_PIECE_EXE_MAX]; /* "" if unknown */
+};
+
+/* Where the pieces of a process begin and end in its source's counters (pieces.c). */
+struct kepler_piece_base {
+	uint64_t cpu, counters[3], counted, mapped;
 };
 
 /* An entry of the process table: the public record and the engine's state. */
@@ -48,6 +74,8 @@ struct kepler_proc_entry {
 	uint32_t execs;                        /* the sample's execs when the identity was resolved */
 	char identified_comm[KEPLER_COMM_MAX]; /* and its comm */
 	uint64_t cgroup_id;                    /* and its cgroup id (ebpf; 0 unknown) */
+	uint64_t cgroup_id_v2;                 /* and its v2 cgroup id (ebpf, hybrid nodes; 0 unknown) */
+	uint32_t pieces_made;                  /* pieces of its account made into entries so far */
 	bool drop;                             /* reported terminated: gone at the next refresh */
 };
 
@@ -127,6 +155,9 @@ struct kepler_informer {
 	int statfd; /* its stat, kept open (-1 until read) */
 	struct kepler_proc_sample *samples;
 	size_t nsamples, samples_cap;
+	struct kepler_proc_piece *pieces; /* this refresh's, sorted by (pid, key_start_ns, cpu_ns) */
+	size_t npieces, pieces_cap;
+	uint64_t piece_salt;                         /* pieces' start-time offsets begin here (pieces.c) */
 	uint32_t wanted[KEPLER_INFORMER_WANTED_MAX]; /* kepler_informer_want() */
 	size_t nwanted;
 	/*
@@ -171,6 +202,35 @@ bool kepler_informer_alloc_cpu_busy(struct kepler_informer *inf, size_t n);
 
 /* node_cpu.c: the node's CPU time and each CPU's busy ticks from /proc/stat. -errno (message in @err). */
 int kepler_informer_read_node(struct kepler_informer *inf, struct kepler_error *err);
+
+/* pieces.c: room for one more piece (NULL when out of memory or at the bound, counted lost). */
+struct kepler_proc_piece *kepler_informer_add_piece(struct kepler_informer *inf);
+
+/* pieces.c: sort this refresh's pieces (after the source's collect). */
+void kepler_informer_sort_pieces(struct kepler_informer *inf);
+
+/* pieces.c: the pieces of process (@pid, @key_start_ns) into @s->piece0 and @s->npieces. */
+void kepler_informer_pieces_of(const struct kepler_informer *inf, uint32_t pid, uint64_t key_start_ns,
+			       struct kepler_proc_sample *s);
+
+/*
+ * pieces.c: an entry of inf->next for each piece of @s whose time follows
+ * @base (the source's counters the entry @old, NULL if none, last saw),
+ * each terminated, its identity the one it ran as, its time the growth
+ * from the piece before; @base moved to the last. *@ret_made: how many.
+ * -ENOMEM.
+ */
+int kepler_informer_add_pieces(struct kepler_informer *inf, const struct kepler_proc_sample *s,
+			       const struct kepler_proc_entry *old, struct kepler_piece_base *base,
+			       uint32_t *ret_made);
+
+/*
+ * identity.c: the identity of a piece of a process's account: @was (the
+ * process's identity before the change, copied) where given, else from the
+ * piece's cgroups and program. -ENOMEM.
+ */
+int kepler_informer_identify_piece(struct kepler_informer *inf, const struct kepler_proc_piece *pc,
+				   const struct kepler_proc_identity *was, struct kepler_proc_entry *e);
 
 /*
  * identity.c: a process's identity (exe, cgroup, container, VM) and comm,

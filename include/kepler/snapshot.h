@@ -186,6 +186,20 @@ enum kepler_process_flags {
 	 * kepler_fold), which readers may show instead.
 	 */
 	KEPLER_PROCESS_FOLDED = 1u << 0,
+	/*
+	 * A piece of a process's account (a bit readers before it ignore: to
+	 * them, a short process that ended): the
+	 * CPU time, and the energy, that process @pid ran in this interval
+	 * under an identity it has since left (comm, exe, container, VM: before
+	 * an exec, or before a move to another cgroup), recorded as that
+	 * identity and terminated. Its start_time_ns is the process's plus an
+	 * offset below one clock tick, so that (pid, start_time_ns) still names
+	 * one record. Its deltas are the piece's; its totals (energy, CPU time)
+	 * the process's at the cut, so that a counter of the process goes up
+	 * whatever labels it had. The process's own record holds what ran
+	 * after. The eBPF informer cuts them (docs/attribution.md).
+	 */
+	KEPLER_PROCESS_PIECE = 1u << 1,
 };
 
 /*

@@ -212,6 +212,8 @@ static void processes(struct kepler_buf *out, const struct kepler_snapshot *s)
 		counter(out, "cache_misses", p->cache_misses);
 		key(out, "folded", false);
 		kepler_buf_adds(out, (p->flags & KEPLER_PROCESS_FOLDED) ? "true" : "false");
+		key(out, "piece", false);
+		kepler_buf_adds(out, (p->flags & KEPLER_PROCESS_PIECE) ? "true" : "false");
 		usage(out, s, &p->usage);
 	}
 	kepler_buf_addc(out, ']');

@@ -158,11 +158,15 @@ static void refresh(struct kepler_informer *inf)
 		fail_msg("refresh: %s", err.msg);
 }
 
+/* Process @pid's own record (not a piece cut from its account at a change of identity). */
 static const struct kepler_proc *find_pid(struct kepler_informer *inf, pid_t pid)
 {
-	for (size_t i = 0; i < kepler_informer_count(inf); i++)
-		if (kepler_informer_proc(inf, i)->pid == (uint32_t)pid)
-			return kepler_informer_proc(inf, i);
+	for (size_t i = 0; i < kepler_informer_count(inf); i++) {
+		const struct kepler_proc *p = kepler_informer_proc(inf, i);
+
+		if (p->pid == (uint32_t)pid && !p->piece)
+			return p;
+	}
 	return NULL;
 }
 

@@ -468,9 +468,120 @@ static void test_monotonic_check(void **state)
 static const struct kepler_process *find(const struct kepler_snapshot *s, uint32_t pid)
 {
 	for (size_t i = 0; i < s->nprocesses; i++)
-		if (s->processes[i].pid == pid)
+		if (s->processes[i].pid == pid && !(s->processes[i].flags & KEPLER_PROCESS_PIECE))
 			return &s->processes[i];
 	return NULL;
+}
+
+static const struct kepler_container *container_of(const struct kepler_snapshot *s, const char *id);
+
+static const struct kepler_process *find_piece(const struct kepler_snapshot *s, uint32_t pid, uint64_t start)
+{
+	for (size_t i = 0; i < s->nprocesses; i++)
+		if (s->processes[i].pid == pid && s->processes[i].start_time_ns == start)
+			return &s->processes[i];
+	return NULL;
+}
+
+/*
+ * Pieces of a process's account (informer.h), right before the process in
+ * the input: each is charged its own CPU time's energy, as the identity it
+ * ran as (its container gets it), flagged; its totals are the process's at
+ * the cut, the process's own record goes on from the last piece's: every
+ * counter of the process goes up, the monotonic check holds, and the
+ * snapshot's sums hold.
+ */
+static void test_pieces(void **state)
+{
+	struct kepler_ledger_params p = { .terminated_ttl_ns = 60 * SEC, .max_terminated = 500 };
+	static struct world w;
+	static const char c_before[] = "c0ffee0000000000000000000000000000000000000000000000000000000001";
+	struct kepler_monotonic *m;
+	struct kepler_ledger *l;
+	struct kepler_snapshot *s;
+	struct kepler_ledger_input in;
+	struct kepler_error err;
+	const struct kepler_process *p1, *a, *b;
+	uint64_t before, t = 0;
+	char why[256];
+
+	(void)state;
+	world_init(&w, 3);
+	assert_int_equal(kepler_monotonic_new(&m), 0);
+	KEPLER_OK(kepler_ledger_new(&p, &l, &err));
+	in = input(&w, t, true);
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	for (size_t i = 0; i < 3; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, t += 5 * SEC, false);
+	in.zones[0].delta_uj = 30 * J;
+	in.busy_delta_ns = in.total_delta_ns = 3 * SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
+	before = find(s, 101)->usage.zones[0].total_uj;
+	assert_int_equal(before, 10 * J);
+	/*
+	 * pid 101 ran 1 s in container c_before as "old", then 2 s as
+	 * "middle" (no container), then moved and ran 3 s as itself
+	 */
+	w.n = 5;
+	w.procs[4] = w.procs[2];
+	w.procs[3] = w.procs[1];
+	w.procs[1] = w.procs[3];
+	w.procs[1].piece = true;
+	w.procs[1].start_time_ns += 1;
+	w.procs[1].comm = "old";
+	w.procs[1].container_id = c_before;
+	w.procs[1].container_runtime = "docker";
+	w.procs[1].pod_uid = "";
+	w.procs[1].state = KEPLER_STATE_TERMINATED;
+	w.procs[1].cpu_time_delta_ns = SEC;
+	w.procs[2] = w.procs[1];
+	w.procs[2].start_time_ns += 1;
+	w.procs[2].comm = "middle";
+	w.procs[2].container_id = w.procs[2].container_runtime = "";
+	w.procs[2].cpu_time_delta_ns = 2 * SEC;
+	w.procs[3].cpu_time_delta_ns = 3 * SEC;
+	w.procs[0].cpu_time_delta_ns = w.procs[4].cpu_time_delta_ns = 2 * SEC;
+	in = input(&w, t += 5 * SEC, false);
+	in.zones[0].delta_uj = 100 * J;
+	in.busy_delta_ns = in.total_delta_ns = 10 * SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	check_sums(s);
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
+	a = find_piece(s, 101, 1002);
+	b = find_piece(s, 101, 1003);
+	p1 = find(s, 101);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(p1);
+	assert_true(a->flags & KEPLER_PROCESS_PIECE);
+	assert_false(p1->flags & KEPLER_PROCESS_PIECE);
+	assert_int_equal(a->usage.state, KEPLER_STATE_TERMINATED);
+	assert_int_equal(a->usage.zones[0].delta_uj, 10 * J);
+	assert_int_equal(b->usage.zones[0].delta_uj, 20 * J);
+	assert_int_equal(p1->usage.zones[0].delta_uj, 30 * J);
+	assert_int_equal(a->usage.zones[0].total_uj, before + 10 * J);
+	assert_int_equal(b->usage.zones[0].total_uj, before + 30 * J);
+	assert_int_equal(p1->usage.zones[0].total_uj, before + 60 * J);
+	assert_int_equal(container_of(s, c_before)->usage.zones[0].delta_uj, 10 * J);
+	/* the next interval: the pieces are carried as ended processes, the process goes on */
+	w.n = 3;
+	w.procs[1] = w.procs[3];
+	w.procs[2] = w.procs[4];
+	for (size_t i = 0; i < 3; i++)
+		w.procs[i].cpu_time_delta_ns = SEC;
+	in = input(&w, t += 5 * SEC, false);
+	in.zones[0].delta_uj = 30 * J;
+	in.busy_delta_ns = in.total_delta_ns = 3 * SEC;
+	KEPLER_OK(kepler_ledger_build(l, &in, &s, &err));
+	check_sums(s);
+	assert_int_equal(kepler_monotonic_check(m, s, why, sizeof(why)), 0);
+	assert_int_equal(find(s, 101)->usage.zones[0].total_uj, before + 70 * J);
+	assert_non_null(find_piece(s, 101, 1002));
+	assert_int_equal(find_piece(s, 101, 1002)->usage.zones[0].delta_uj, 0);
+	kepler_ledger_free(l);
+	kepler_monotonic_free(m);
 }
 
 /*
@@ -1405,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_unseen_cpu_is_unattributed),
 		cmocka_unit_test(test_baseline_split),
 		cmocka_unit_test(test_monotonic_check),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_terminated_carry),
 		cmocka_unit_test(test_short_processes_folded),
 		cmocka_unit_test(test_resume),
