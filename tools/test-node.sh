@@ -17,7 +17,7 @@
 # 500 short processes, a besteffort pod asleep.
 #
 # Checks: pod, container and namespace names on /metrics; the short
-# processes' container gets at least 99 % of its cgroup's CPU time (the
+# processes' container gets its cgroup's CPU time within 1 % (the
 # kernel's own accounting) and its pod the energy; conservation is exact in
 # every snapshot; three rollouts (the collector container replaced while
 # the workloads run) leave every counter monotonic and the sleeping pod in
@@ -211,8 +211,8 @@ last = snaps[-1]
 c = next((c for c in last['containers'] if c['container_id'] == c_batch), None)
 p = next((p for p in last['pods'] if p['pod_id'] == u_batch), None)
 got = c['cpu_time_ns'] if c else 0
-say(acct > 0 and got >= 0.99 * acct,
-    f"the batch container (500 short processes): {got / 1e6:.1f} ms of the {acct / 1e6:.1f} ms its cgroup used "
+say(acct > 0 and 0.99 * acct <= got <= 1.01 * acct,
+    f"the batch container (500 short processes, each its runtime's piece cut at the move and the exec): {got / 1e6:.1f} ms of the {acct / 1e6:.1f} ms its cgroup used "
     f"({100 * got / acct if acct else 0:.2f} %)")
 pe = sum(z['energy_uj'] for z in p['zones']) if p else 0
 say(p is not None and pe > 0 and p['cpu_time_ns'] >= got, f"its pod report-1: {pe / 1e6:.3f} J, {p['cpu_time_ns'] / 1e6 if p else 0:.1f} ms")

@@ -266,7 +266,16 @@ int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_in
 	return r;
 }
 
-static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct kepler_usage *u)
+/*
+ * Add member usage @u to @g. @lifetime: the member's CPU time before this
+ * interval ran in no other group this ledger counted (the first build, or
+ * a process first seen now, with no piece cut from it): a group seen for
+ * the first time starts from it. Not so for a process that moved in (its
+ * time before is its earlier group's) nor a piece (its totals are its
+ * process's whole life).
+ */
+static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct kepler_usage *u,
+		      bool lifetime)
 {
 	if (!g->present) {
 		g->present = true;
@@ -279,8 +288,7 @@ static void group_add(struct kepler_ledger *l, struct group_rec *g, const struct
 	for (unsigned z = 0; l->idle && u->idle && z < l->nzones; z++)
 		g->delta[l->nzones + z] += u->idle[z].delta_uj;
 	g->cpu_delta += u->cpu_time_delta_ns;
-	/* a group seen for the first time starts from its members' lifetime CPU */
-	if (g->fresh && !g->revived)
+	if (lifetime && g->fresh && !g->revived)
 		g->cpu_total += u->cpu_time_ns - u->cpu_time_delta_ns;
 	g->running |= u->state == KEPLER_STATE_RUNNING;
 }
@@ -350,7 +358,7 @@ static void add_pods(struct kepler_ledger *l)
 					   .cpu_time_ns = c->cpu_total,
 					   .cpu_time_delta_ns = c->cpu_delta };
 		ledger_point_usage(l, &u, e);
-		group_add(l, g, &u);
+		group_add(l, g, &u, true);
 	}
 }
 
@@ -360,12 +368,16 @@ void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_inp
 
 	for (size_t i = 0; i < cur->n; i++) {
 		const struct kepler_process *p = &cur->recs[i].p;
+		bool after_piece = i && (cur->recs[i - 1].p.flags & KEPLER_PROCESS_PIECE) &&
+				   cur->recs[i - 1].p.pid == p->pid;
+		bool lifetime = in->first ||
+				(cur->recs[i].fresh && !(p->flags & KEPLER_PROCESS_PIECE) && !after_piece);
 		struct group_rec *g;
 
 		if (p->container_id[0] && (g = ledger_group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
-			group_add(l, g, &p->usage);
+			group_add(l, g, &p->usage, lifetime);
 		if (p->vm_id[0] && (g = ledger_group_find(l, KEPLER_KIND_VM, p->vm_id)))
-			group_add(l, g, &p->usage);
+			group_add(l, g, &p->usage, lifetime);
 	}
 	for (size_t i = 0; in->units && i < in->nprocs; i++) { /* containers' sizes (SIZE) */
 		const struct kepler_ledger_proc *p = &in->procs[i];

@@ -270,7 +270,7 @@ int kepler_informer_sample(struct kepler_informer *inf, struct kepler_error *err
 	inf->stats.skipped = inf->stats.lost = inf->stats.vanished = 0;
 	inf->stats.uncounted_ns = 0;
 	inf->nsamples = 0;
-	inf->npieces = 0;
+	kepler_informer_keep_waiting_pieces(inf);
 	return kepler_informer_read_node(inf, err);
 }
 

@@ -387,11 +387,13 @@ int kepler_ebpf_on_piece(void *ctx, void *data, size_t size)
 }
 
 /*
- * The pieces cut since the last refresh, read before the slots: each one's
- * cpu_ns is then at most what the slots show (a piece cut after this
- * waits in the ring for the next refresh).
+ * The pieces cut since the last refresh, read before the slots and again
+ * after them (and after the running tasks' times): one cut while the
+ * slots were read is in this refresh, its time up to the cut told apart
+ * from its process's (one cut after its process was read waits for the
+ * next refresh: pieces.c).
  */
-static void read_pieces(struct kepler_informer *inf)
+static void read_pieces(struct kepler_informer *inf, bool sort)
 {
 	struct ebpf_state *st = inf->priv;
 	uint64_t lost;
@@ -399,6 +401,8 @@ static void read_pieces(struct kepler_informer *inf)
 	if (!st->pieces)
 		return;
 	ring_buffer__consume(st->pieces);
+	if (!sort)
+		return;
 	kepler_informer_sort_pieces(inf);
 	lost = __atomic_load_n(&st->skel->bss->pieces_lost, __ATOMIC_RELAXED);
 	inf->stats.pieces_lost_total += lost - st->last_pieces_lost;
@@ -413,11 +417,12 @@ static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 	int r;
 
 	st->ndead = 0;
-	read_pieces(inf);
+	read_pieces(inf, false);
 	memcpy(st->before, st->switched_in, (size_t)st->ncpus * sizeof(*st->before));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read before the slots */
 	total = read_slots(st);
 	read_running(inf);
+	read_pieces(inf, true);
 	r = add_samples(inf, total);
 	if (r == 0 && total + (uint32_t)st->ncpus < st->max_entries)
 		r = add_unmapped_running(inf); /* not when the map is full: their charges are lost anyway */

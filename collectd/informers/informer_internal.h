@@ -53,6 +53,13 @@ struct kepler_proc_piece {
 	uint64_t counted_ns;
 	uint64_t cgroup_id, cgroup_id_v2;
 	uint32_t execs; /* the source's exec count before the change */
+	/*
+	 * Made into an entry (or found reported already) at this refresh; one
+	 * not used waits for the next (cut after its process was read, or of a
+	 * process not read yet), for at most PIECE_REFRESHES_MAX refreshes
+	 */
+	bool used;
+	uint8_t waited;
 	char comm[KEPLER_COMM_MAX];
 	char exe[KEPLER_PIECE_EXE_MAX]; /* "" if unknown */
 };
@@ -208,6 +215,9 @@ struct kepler_proc_piece *kepler_informer_add_piece(struct kepler_informer *inf)
 
 /* pieces.c: sort this refresh's pieces (after the source's collect). */
 void kepler_informer_sort_pieces(struct kepler_informer *inf);
+
+/* pieces.c: at a refresh's start, keep the pieces the last one did not use (for a while). */
+void kepler_informer_keep_waiting_pieces(struct kepler_informer *inf);
 
 /* pieces.c: the pieces of process (@pid, @key_start_ns) into @s->piece0 and @s->npieces. */
 void kepler_informer_pieces_of(const struct kepler_informer *inf, uint32_t pid, uint64_t key_start_ns,

@@ -26,6 +26,7 @@ struct kepler_proc_piece *kepler_informer_add_piece(struct kepler_informer *inf)
 		inf->stats.pieces_lost_total++;
 		return NULL;
 	}
+	memset(&inf->pieces[inf->npieces], 0, sizeof(inf->pieces[0]));
 	return &inf->pieces[inf->npieces++];
 }
 
@@ -40,6 +41,27 @@ static int by_key(const void *x, const void *y)
 	if (a->cpu_ns != b->cpu_ns)
 		return a->cpu_ns < b->cpu_ns ? -1 : 1;
 	return 0;
+}
+
+/* How many refreshes a piece waits for its process (then its time is counted late). */
+#define PIECE_REFRESHES_MAX 3
+
+void kepler_informer_keep_waiting_pieces(struct kepler_informer *inf)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < inf->npieces; i++) {
+		struct kepler_proc_piece *pc = &inf->pieces[i];
+
+		if (pc->used)
+			continue;
+		if (++pc->waited >= PIECE_REFRESHES_MAX) {
+			inf->stats.pieces_late_total++;
+			continue;
+		}
+		inf->pieces[n++] = *pc;
+	}
+	inf->npieces = n;
 }
 
 void kepler_informer_sort_pieces(struct kepler_informer *inf)
@@ -117,17 +139,20 @@ int kepler_informer_add_pieces(struct kepler_informer *inf, const struct kepler_
 
 	*ret_made = 0;
 	for (uint32_t k = s->piece0; k < s->piece0 + s->npieces; k++) {
-		const struct kepler_proc_piece *pc = &inf->pieces[k];
+		struct kepler_proc_piece *pc = &inf->pieces[k];
 		/* the process's identity before the change is the entry's, while nothing else was cut */
-		const struct kepler_proc_identity *was =
-			old && !made && old->pub.id && pc->cgroup_id == old->cgroup_id &&
-					pc->execs == old->execs
-				? old->pub.id
-				: NULL;
+		const struct kepler_proc_identity *was = old && !made && old->pub.id &&
+									 pc->cgroup_id == old->cgroup_id &&
+									 pc->execs == old->execs
+								 ? old->pub.id
+								 : NULL;
 		struct kepler_proc_entry *e;
 		int r;
 
-		if (pc->cpu_ns <= base->cpu || pc->cpu_ns > s->cpu_ns) {
+		if (pc->cpu_ns > s->cpu_ns)
+			break; /* cut after the process was read: this and the later ones wait */
+		pc->used = true;
+		if (pc->cpu_ns <= base->cpu) {
 			inf->stats.pieces_late_total++; /* reported already, under the identity after */
 			continue;
 		}
@@ -150,9 +175,17 @@ int kepler_informer_add_pieces(struct kepler_informer *inf, const struct kepler_
 		piece_counters(inf, e, pc, base);
 		e->drop = true;
 		kepler_proc_table_index_last(&inf->next);
-		base->cpu = base->mapped = pc->cpu_ns;
-		memcpy(base->counters, pc->counters, sizeof(base->counters));
-		base->counted = pc->counted_ns;
+		/*
+		 * Where the sample's slot was read before the cut (its running
+		 * time, read after, covers it), its map figures are below the
+		 * piece's: the process's own counters grow from the lower
+		 */
+		base->cpu = pc->cpu_ns;
+		base->mapped = pc->cpu_ns < s->mapped_ns ? pc->cpu_ns : s->mapped_ns;
+		for (int i = 0; i < 3; i++)
+			base->counters[i] =
+				pc->counters[i] < s->counters[i] ? pc->counters[i] : s->counters[i];
+		base->counted = pc->counted_ns < s->counted_ns ? pc->counted_ns : s->counted_ns;
 		made++;
 	}
 	inf->stats.pieces_total += made;

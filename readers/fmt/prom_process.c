@@ -84,7 +84,12 @@ static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
 	pl->a[s->nprocesses] = pl->text.len;
 }
 
-/* pid, then running first, then newest first */
+/*
+ * pid, then running first, then the most CPU time first (a process's
+ * pieces, cut at each change of identity, and its own record are its
+ * cumulative at different times: of those with one label set the latest
+ * is kept, so its series never goes down), then newest first
+ */
 static int by_pid(const void *x, const void *y, void *ctx)
 {
 	const struct kepler_process *procs = ctx;
@@ -95,6 +100,8 @@ static int by_pid(const void *x, const void *y, void *ctx)
 		return a->pid < b->pid ? -1 : 1;
 	if (a->usage.state != b->usage.state)
 		return a->usage.state == KEPLER_STATE_RUNNING ? -1 : 1;
+	if (a->usage.cpu_time_ns != b->usage.cpu_time_ns)
+		return a->usage.cpu_time_ns > b->usage.cpu_time_ns ? -1 : 1;
 	if (a->start_time_ns != b->start_time_ns)
 		return a->start_time_ns > b->start_time_ns ? -1 : 1;
 	return 0;
@@ -107,8 +114,9 @@ static bool same_labels(const struct kepler_process *a, const struct kepler_proc
 }
 
 /*
- * A reused pid within the terminated TTL could give two processes the same
- * label set; keep the first of each in (running, newest) order.
+ * A reused pid within the terminated TTL, or a process's pieces, could
+ * give two records the same label set; keep the first of each in by_pid()'s
+ * order.
  */
 static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *pl)
 {

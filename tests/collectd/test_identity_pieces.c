@@ -120,8 +120,8 @@ static struct tally *tally_of(struct tally *t, size_t *n, const char *name)
  * (its pieces and itself) to the tally of its comm, or of its container
  * (@by_container; "" for none). Whether @pid was reported terminated.
  */
-static bool refresh_and_tally(struct kepler_informer *inf, pid_t pid, bool by_container,
-			      struct tally *t, size_t *n)
+static bool refresh_and_tally(struct kepler_informer *inf, pid_t pid, bool by_container, struct tally *t,
+			      size_t *n)
 {
 	struct kepler_error err = { 0 };
 	bool ended = false;
@@ -158,8 +158,8 @@ static void check_within_1pct(const char *what, uint64_t got, uint64_t want)
 
 	print_message("  %-28s eBPF %9.2f ms, kernel %9.2f ms, %+.2f %%\n", what, got / 1e6, want / 1e6, off);
 	if (!want || off < -1.0 || off > 1.0)
-		fail_msg("%s: %llu ns is not within 1 %% of the kernel's %llu ns", what, (unsigned long long)got,
-			 (unsigned long long)want);
+		fail_msg("%s: %llu ns is not within 1 %% of the kernel's %llu ns", what,
+			 (unsigned long long)got, (unsigned long long)want);
 }
 
 static void copy_file(const char *from, const char *to)
@@ -269,11 +269,14 @@ static void test_exec_chain(void **state)
 	/* the last program's time runs to its exit: the process's whole, as wait4 says */
 	at[STAGES] = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 		     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
-	print_message("exec chain of %d programs, pid %d (%llu pieces cut in all):\n", STAGES, (int)child_pid,
-		      (unsigned long long)kepler_informer_stats(inf)->pieces_total);
+	print_message(
+		"exec chain of %d programs, pid %d (pieces on the host: %llu made, %llu late, %llu lost):\n",
+		STAGES, (int)child_pid, (unsigned long long)kepler_informer_stats(inf)->pieces_total,
+		(unsigned long long)kepler_informer_stats(inf)->pieces_late_total,
+		(unsigned long long)kepler_informer_stats(inf)->pieces_lost_total);
 	for (size_t i = 0; i < nt; i++)
-		print_message("  %-16s %u records, %u pieces, %.2f ms\n", t[i].name, t[i].records, t[i].pieces,
-			      t[i].ns / 1e6);
+		print_message("  %-16s %u records, %u pieces, %.2f ms\n", t[i].name, t[i].records,
+			      t[i].pieces, t[i].ns / 1e6);
 	for (int k = 0; k < STAGES; k++) {
 		assert_true(at[k + 1] > at[k]);
 		snprintf(name, sizeof(name), "kstage-%d", k + 1);
@@ -378,8 +381,10 @@ static void burner_moved_between(const char *root, const char *acct, bool v2)
 	for (size_t h = 0; h < trees; h++)
 		move_to(top[h], child_pid);
 	refresh_and_tally(inf, child_pid, true, t, &nt);
-	print_message("burner pid %d moved 8 times (%llu pieces cut in all):\n", (int)child_pid,
-		      (unsigned long long)kepler_informer_stats(inf)->pieces_total);
+	print_message("burner pid %d moved 8 times (pieces on the host: %llu made, %llu late, %llu lost):\n",
+		      (int)child_pid, (unsigned long long)kepler_informer_stats(inf)->pieces_total,
+		      (unsigned long long)kepler_informer_stats(inf)->pieces_late_total,
+		      (unsigned long long)kepler_informer_stats(inf)->pieces_lost_total);
 	for (size_t i = 0; i < nt; i++)
 		print_message("  container '%.4s' %u records, %u pieces, %.2f ms\n", t[i].name, t[i].records,
 			      t[i].pieces, t[i].ns / 1e6);
@@ -387,8 +392,7 @@ static void burner_moved_between(const char *root, const char *acct, bool v2)
 		char what[64];
 
 		snprintf(what, sizeof(what), "container %.4s", ids[c]);
-		check_within_1pct(what, tally_of(t, &nt, ids[c])->ns,
-				  usage_ns(cg[trees - 1][c], v2));
+		check_within_1pct(what, tally_of(t, &nt, ids[c])->ns, usage_ns(cg[trees - 1][c], v2));
 	}
 	kill(child_pid, SIGKILL);
 	waitpid(child_pid, NULL, 0);
@@ -431,7 +435,8 @@ static void test_moves_in_v2_of_hybrid(void **state)
 	(void)state;
 	require_bpf();
 	if (!is_cgroup2("/sys/fs/cgroup/unified") || is_cgroup2("/sys/fs/cgroup/cpu"))
-		kepler_skip("not a hybrid cgroup node (v1 cpu controller, cgroup2 at /sys/fs/cgroup/unified)");
+		kepler_skip(
+			"not a hybrid cgroup node (v1 cpu controller, cgroup2 at /sys/fs/cgroup/unified)");
 	burner_moved_between("/sys/fs/cgroup/unified", NULL, true);
 }
 
