@@ -300,6 +300,9 @@ int kepler_collector_tick(struct kepler_collector *c, struct kepler_tick_report 
 	ret->skipped = snap->skipped_entries;
 	ret->lost = snap->lost_entries;
 	ret->cpus_not_asked = kepler_informer_stats(c->informer)->cpus_not_asked;
+	ret->pieces = kepler_informer_stats(c->informer)->pieces_total;
+	ret->pieces_late = kepler_informer_stats(c->informer)->pieces_late_total;
+	ret->pieces_lost = kepler_informer_stats(c->informer)->pieces_lost_total;
 	ret->took_ns = kepler_mono_ns() - start;
 	return 0;
 }

@@ -26,7 +26,9 @@ struct kepler_tick_report {
 	size_t nprocesses, ncontainers, nvms, npods;
 	uint32_t skipped, lost;
 	uint64_t cpus_not_asked; /* eBPF: CPUs taken as idle without an IPI, since start */
-	int meter_error;         /* 0, or the negative errno of a failed zone read */
+	/* eBPF, since start: pieces cut at changes of identity, made entries, late, lost (informer.h) */
+	uint64_t pieces, pieces_late, pieces_lost;
+	int meter_error; /* 0, or the negative errno of a failed zone read */
 	char meter_msg[512];
 };
 

@@ -35,6 +35,7 @@ static void sleep_until(uint64_t when)
 static void report(const struct kepler_tick_report *t, uint64_t tick_no, uint64_t interval_ns)
 {
 	static char last_meter_msg[512];
+	static uint64_t pieces_lost_said;
 	uint64_t per_minute = interval_ns ? 60000000000ULL / interval_ns : 12;
 
 	if (t->meter_error && (strcmp(last_meter_msg, t->meter_msg) || tick_no % (per_minute + 1) == 0))
@@ -44,10 +45,18 @@ static void report(const struct kepler_tick_report *t, uint64_t tick_no, uint64_
 		kepler_warn("eBPF process map full: %u CPU-time charges dropped this interval "
 			    "(raise dev.bpf.max-processes)",
 			    t->lost);
+	if (t->pieces_lost > pieces_lost_said) /* rare: the ring holds ~740 changes an interval */
+		kepler_warn("eBPF: %llu changes of identity (exec, cgroup move) not told apart so far: "
+			    "the ring of pieces was full, their time went to the identity after",
+			    (unsigned long long)t->pieces_lost);
+	pieces_lost_said = t->pieces_lost;
 	kepler_debug("snapshot %llu: %zu processes, %zu containers, %zu VMs, %zu pods, "
-		     "%u entries skipped, %.2f ms; idle CPUs not asked so far: %llu",
+		     "%u entries skipped, %.2f ms; idle CPUs not asked so far: %llu; pieces of changed "
+		     "identities so far: %llu (late %llu, lost %llu)",
 		     (unsigned long long)t->seq, t->nprocesses, t->ncontainers, t->nvms, t->npods, t->skipped,
-		     (double)t->took_ns / 1e6, (unsigned long long)t->cpus_not_asked);
+		     (double)t->took_ns / 1e6, (unsigned long long)t->cpus_not_asked,
+		     (unsigned long long)t->pieces, (unsigned long long)t->pieces_late,
+		     (unsigned long long)t->pieces_lost);
 }
 
 static int run(struct kepler_collector *c, uint64_t interval)

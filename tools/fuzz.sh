@@ -71,7 +71,7 @@ printf '\x00\xdc\xfa\x00\xf0\x00\x10\x01\xfa\x00\x59\x18\x09\x6b\xe8\x03\x00\x00
 printf '\xd4' >"$dcmi/privilege"
 memory=build-fuzz/corpus/memory
 mkdir -p "$memory"
-printf 'kepler-memory 1 3 0\npackage\tcore\tdram\ncontainer\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\t1000000000\t100000000 0 0\npod\t8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f60\t1000000000\t100000000 0 0\n' >"$memory/seed"
+printf 'kepler-memory 1 3 0\npackage\tcore\tdram\ncontainer\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\t1000000000\t100000000 0 0\npod\t8d6f1b0e-3c2a-4e57-9a1d-0b2c3d4e5f60\t1000000000\t100000000 0 0\nfold\tv:5a6b7c8d-0000-4000-8000-00000000beef\t2000000\t300 0 0\t7\n' >"$memory/seed"
 history=build-fuzz/corpus/history
 mkdir -p "$history"
 build-fuzz/tests/fuzz/make_seeds --history "$history"

@@ -620,6 +620,23 @@ static void test_pid_reuse(void **state)
  * entrypoint starts as `runc init`): its comm and exe are those of the new
  * program at the next refresh, and its CPU time goes on in the same record.
  */
+/* Whether /proc/PID/comm says @comm. */
+static bool comm_is(pid_t pid, const char *comm)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, comm);
+}
+
 static void test_exec_changes_identity(void **state)
 {
 	struct kepler_informer *inf;
@@ -654,7 +671,10 @@ static void test_exec_changes_identity(void **state)
 	before_ns = p->cpu_time_ns;
 	assert_non_null(strstr(exe_before, "test_informer_ebpf"));
 	assert_int_equal(write(to_child[1], &go, 1), 1);
-	usleep(200000); /* the shell loops: running, exec'd */
+	/* until the kernel says it exec'd (its comm), however slowly a loaded machine runs it */
+	for (int i = 0; i < 3000 && !comm_is(child_pid, "sh"); i++)
+		usleep(10000);
+	usleep(100000); /* the shell loops: running */
 	refresh(inf);
 	p = find_pid(inf, child_pid);
 	assert_non_null(p);
@@ -706,6 +726,17 @@ static const char *containers_root(void)
 
 	kepler_cgroup_tree_find("/sys", &tree);
 	return tree.path;
+}
+
+/*
+ * A container id of this run's own (64 hex digits ending in the test's
+ * pid): another run of these tests beside this one, which makes its
+ * containers too, never names the same container.
+ */
+static const char *own_id(char buf[65], const char *prefix)
+{
+	snprintf(buf, 65, "%.52s%012x", prefix, (unsigned)getpid());
+	return buf;
 }
 
 /* What the census iterator handed over. */
@@ -879,7 +910,8 @@ static void move_to_cgroup(const char *cg, pid_t pid)
  */
 static void test_census_iterator_matches_proc(void **state)
 {
-	static const char id[] = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	char idbuf[65];
+	const char *id = own_id(idbuf, "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
 	uint64_t tick = kepler_ns_per_tick(), before_starts[8192];
 	uint32_t before[8192];
 	struct census_seen c = { 0 };
@@ -1184,7 +1216,8 @@ static void test_census_at_open_from_proc(void **state)
  */
 static void test_cgroup_move_changes_container(void **state)
 {
-	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char idbuf[65];
+	const char *id = own_id(idbuf, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	char top[256], cg[512], procs[600], exe[4096];
 	struct kepler_informer *inf;
 	const struct kepler_proc *p;
@@ -1253,7 +1286,8 @@ struct ended {
 
 static void short_processes_in(const char *root)
 {
-	static const char id[] = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	char idbuf[65];
+	const char *id = own_id(idbuf, "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
 	static struct ended seen[1024];
 	char top[256], cg[512], procs[600];
 	struct kepler_informer *inf;

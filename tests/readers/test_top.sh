@@ -10,8 +10,10 @@ top=$build/readers/top/kepler-top
 command -v tmux >/dev/null || { echo "SKIP: tmux missing (tools/setup.sh installs it)"; exit 77; }
 . "$(dirname "$0")/../lib.sh"
 sess=kepler-top-test-$$
-at_exit+=('tmux kill-session -t "$sess" 2>/dev/null')
-screen() { tmux capture-pane -p -t "$sess"; }
+# a tmux server of its own (-L): another job's server, or its end, cannot take this session with it
+tm() { tmux -L "$sess" "$@"; }
+at_exit+=('tm kill-server 2>/dev/null')
+screen() { tm capture-pane -p -t "$sess"; }
 # wait_for TEXT: until the pane shows it (30 s at most: a bound for what never comes)
 wait_for() {
 	for _ in $(seq 300); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
@@ -61,7 +63,7 @@ sys.exit(0 if abs(uj / 3.6e9 - wh) < 0.0001 else 1)' "$burner" "${uj:-0}" &&
 	ok "TODAY Wh from the history: the burner's $(awk '{print $(NF-1)}' <<<"$burner") Wh = its $uj µJ in snapshot $oseq" ||
 	fail "today: $burner ($uj µJ)"
 
-tmux new-session -d -s "$sess" -x 120 -y 40 \
+tm new-session -d -s "$sess" -x 120 -y 40 \
 	"$top --store.path '$tmp/store'; echo \"EXIT=\$?\" > '$tmp/exit'; sleep 5"
 wait_for "[Processes]" && ok "started in a 120x40 tmux pane" || fail "no screen: $(screen | head -5)"
 screen | head -1 | grep -q '^kepler-top .* snapshot [0-9]' && ok "header: $(screen | head -1 | sed 's/  */ /g')" || fail "header: $(screen | head -1)"
@@ -71,7 +73,7 @@ screen | grep -Eq '^package W, last [0-9]+ s: ([▁▂▃▄▅▆▇█]|[-_.:=
 	ok "sparkline: $(screen | grep '^package W')" || fail "sparkline: $(screen | sed -n 3p)"
 row=$(first_row)
 # the first row is the busiest process of the snapshot on screen (paused, so it stays)
-tmux send-keys -t "$sess" p
+tm send-keys -t "$sess" p
 wait_for "[PAUSED]"
 seq=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
 row=$(first_row)
@@ -79,86 +81,86 @@ pid=$(awk '{print $1}' <<<"$row")
 [ -n "$pid" ] && busiest "$seq" "$pid" &&
 	ok "busiest process first (snapshot $seq, $best uJ in package): $(sed 's/  */ /g' <<<"$row")" ||
 	fail "first row pid $pid has $mine uJ, the busiest $best: $row"
-tmux send-keys -t "$sess" p
+tm send-keys -t "$sess" p
 wait_for "sort: watts"
-tmux send-keys -t "$sess" Tab
+tm send-keys -t "$sess" Tab
 wait_for "[Containers]" && ok "Tab: containers view" || fail "Tab did not switch: $(screen | sed -n 5,6p)"
-tmux send-keys -t "$sess" Tab Tab Tab
+tm send-keys -t "$sess" Tab Tab Tab
 wait_for "[Processes]" && ok "Tab cycles back to processes" || fail "Tab cycle"
-tmux send-keys -t "$sess" n
+tm send-keys -t "$sess" n
 wait_for "sort: name" && screen | row_names >"$tmp/names" && [ -s "$tmp/names" ] && LC_ALL=C sort -c "$tmp/names" &&
 	ok "n: sorted by name ($(wc -l <"$tmp/names") rows in order), first row now $(first_row | awk '{print $2}')" ||
 	fail "sort by name: $(screen | row_names | head -5 | tr '\n' ' ')"
 # e: by energy, which with a history is the TODAY column the table shows (before: the hidden
 # cumulative energy); paused, so the numbers stay
-tmux send-keys -t "$sess" e p
+tm send-keys -t "$sess" e p
 wait_for "sort: energy" && wait_for "[PAUSED]"
 screen | grep -E '^ +[0-9]+ ' | awk '$(NF-1) ~ /^[0-9.]+$/ {print $(NF-1)}' >"$tmp/today" # (an exe with a space moves the column: left out)
 [ -s "$tmp/today" ] && sort -g -r -c "$tmp/today" 2>/dev/null &&
 	ok "e: sorted by the TODAY column shown ($(head -3 "$tmp/today" | paste -sd' ') ... Wh)" ||
 	fail "sort by energy is not the TODAY column: $(paste -sd' ' "$tmp/today")"
-tmux send-keys -t "$sess" p
-tmux send-keys -t "$sess" w
+tm send-keys -t "$sess" p
+tm send-keys -t "$sess" w
 wait_for "sort: watts" && ok "w: back to watts" || fail "sort watts"
-tmux send-keys -t "$sess" / k e p l e r - b u Enter
+tm send-keys -t "$sess" / k e p l e r - b u Enter
 wait_for "filter: kepler-bu" && [ "$(screen | grep -cE '^ +[0-9]+ ')" = 1 ] && grep -q kepler-burner <<<"$(first_row)" &&
 	ok "/ filter: only kepler-burner left" || fail "filter: $(screen | sed -n 5,9p)"
-tmux send-keys -t "$sess" / Escape
+tm send-keys -t "$sess" / Escape
 sleep 0.5
 ! screen | grep -q "filter:" && ok "Esc clears the filter" || fail "filter not cleared"
-tmux send-keys -t "$sess" h
+tm send-keys -t "$sess" h
 wait_for "Keys" && ok "h: help" || fail "no help"
-tmux send-keys -t "$sess" x
+tm send-keys -t "$sess" x
 sleep 0.3
-tmux resize-window -t "$sess" -x 40 -y 10
+tm resize-window -t "$sess" -x 40 -y 10
 sleep 1
-tmux has-session -t "$sess" 2>/dev/null && [ -n "$(screen)" ] && [ ! -e "$tmp/exit" ] && ok "resized to 40x10: still running" || fail "resize to 40x10"
-tmux resize-window -t "$sess" -x 20 -y 3
+tm has-session -t "$sess" 2>/dev/null && [ -n "$(screen)" ] && [ ! -e "$tmp/exit" ] && ok "resized to 40x10: still running" || fail "resize to 40x10"
+tm resize-window -t "$sess" -x 20 -y 3
 sleep 0.5
 [ ! -e "$tmp/exit" ] && ok "3 lines by 20 columns: still running ($(screen | head -1))" || fail "tiny terminal"
-tmux resize-window -t "$sess" -x 120 -y 40
+tm resize-window -t "$sess" -x 120 -y 40
 wait_for "[Processes]" && ok "back to 120x40: full screen again" || fail "after resize: $(screen | head -3)"
 
 # travelling back through the store, and live again
-tmux send-keys -t "$sess" '['
+tm send-keys -t "$sess" '['
 # (new snapshots keep coming: the one shown stays, so how far back it is grows)
 wait_for "HISTORY: " && shown=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p') &&
 	newest=$(screen | sed -n 's/^HISTORY: .* before the newest (\([0-9]*\)).*/\1/p') &&
 	[ -n "$shown" ] && [ -n "$newest" ] && [ "$shown" -lt "$newest" ] &&
 	ok "[: back in the store (snapshot $shown of $newest)" || fail "[: $(screen | head -3)"
-tmux send-keys -t "$sess" '{'
+tm send-keys -t "$sess" '{'
 wait_for "HISTORY: " && s1=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
 sleep 1.2 # new snapshots arrive: the one shown stays
 s2=$(screen | head -1 | sed -n 's/.* snapshot \([0-9]*\) .*/\1/p')
 [ -n "$s1" ] && [ "$s1" = "$s2" ] && ok "{: back 60 (or to the ring's oldest), snapshot $s1 stays while new ones arrive" ||
 	fail "{: snapshot $s1 then $s2"
-tmux send-keys -t "$sess" L
+tm send-keys -t "$sess" L
 for _ in $(seq 50); do screen | grep -q "HISTORY:" || break; sleep 0.1; done
 ! screen | grep -q "HISTORY:" && ok "L: live again ($(screen | head -1 | sed 's/  */ /g'))" || fail "L: $(screen | head -3)"
 
 # no busy loop: CPU time of kepler-top over 5 s while nothing changes (paused)
 tpid=$(pgrep -f "^$top --store.path" | head -1)
-tmux send-keys -t "$sess" p
+tm send-keys -t "$sess" p
 wait_for "[PAUSED]" && ok "p: paused" || fail "pause"
 c0=$(awk '{print $1}' "/proc/$tpid/schedstat")
 sleep 5
 c1=$(awk '{print $1}' "/proc/$tpid/schedstat")
 ms=$(( (c1 - c0) / 1000000 ))
 [ "$ms" -lt 100 ] && ok "idle for 5 s: ${ms} ms of CPU (no busy loop)" || fail "busy: ${ms} ms of CPU in 5 s"
-tmux send-keys -t "$sess" p
+tm send-keys -t "$sess" p
 
 # the collector stops: a visible warning
 kill -TERM $cpid; wait $cpid 2>/dev/null
 wait_for "STALE" && ok "collector stopped: $(screen | grep STALE)" || fail "no stale warning: $(screen | head -3)"
 
-tmux send-keys -t "$sess" q
+tm send-keys -t "$sess" q
 for _ in $(seq 50); do [ -e "$tmp/exit" ] && break; sleep 0.1; done
 [ "$(cat "$tmp/exit" 2>/dev/null)" = "EXIT=0" ] && ok "q: exit 0" || fail "q: $(cat "$tmp/exit" 2>/dev/null)"
 
 # TERM=dumb: plain screens, no curses
-tmux kill-session -t "$sess" 2>/dev/null
-TERM=dumb tmux new-session -d -s "$sess" -x 100 -y 30 "TERM=dumb NO_COLOR=1 $top --store.path '$tmp/store'"
-wait_for "kepler-top " && ! tmux capture-pane -p -e -t "$sess" | grep -q $'\033\[[0-9;]*m' &&
+tm kill-session -t "$sess" 2>/dev/null
+TERM=dumb tm new-session -d -s "$sess" -x 100 -y 30 "TERM=dumb NO_COLOR=1 $top --store.path '$tmp/store'"
+wait_for "kepler-top " && ! tm capture-pane -p -e -t "$sess" | grep -q $'\033\[[0-9;]*m' &&
 	ok "TERM=dumb NO_COLOR: plain text screen" || fail "TERM=dumb: $(screen | head -3)"
 # an unprivileged user in the store's group
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
