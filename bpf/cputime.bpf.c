@@ -285,6 +285,8 @@ static __always_inline void charge(struct task_struct *task, struct task_struct 
 	slot->value.cgroup_id = cgroup_id;
 	slot->value.cgroup_id_v2 = cgroup_v2;
 	slot->value.piece_at = 0;
+	slot->value.home_cgroup_id = cgroup_id;
+	slot->value.home_cgroup_id_v2 = cgroup_v2;
 	bpf_probe_read_kernel_str(slot->value.comm, sizeof(slot->value.comm), leader->comm);
 	if (bpf_map_update_elem(&processes, &key, &idx, BPF_NOEXIST) == 0) {
 		__sync_fetch_and_add(&slot->live, 1); /* a full barrier: the fields are seen first */
@@ -487,8 +489,8 @@ static __always_inline void cut(const struct kepler_cputime_key *key, struct kep
 	pc->counters[1] = v->counters[1];
 	pc->counters[2] = v->counters[2];
 	pc->counted_ns = v->counted_ns;
-	pc->cgroup_id = v->cgroup_id;
-	pc->cgroup_id_v2 = v->cgroup_id_v2;
+	pc->cgroup_id = v->home_cgroup_id;
+	pc->cgroup_id_v2 = v->home_cgroup_id_v2;
 	pc->execs = v->execs;
 	pc->why = why;
 	__builtin_memcpy(pc->comm, v->comm, sizeof(pc->comm));
@@ -553,8 +555,8 @@ int BPF_PROG(kepler_process_exec, struct task_struct *p, int old_pid, struct lin
  * cgroup the process's time is recorded in (the v1 cpu controller's, or
  * v2's; a move in another v1 hierarchy changes neither), its time so far
  * is cut off as a piece in the cgroup it ran in, which the entry still
- * says (its last charge): a container's first process ran in its
- * runtime's cgroup until the runtime moved it. The task's own time since
+ * says (its home cgroups, as of its last move): a container's first
+ * process ran in its runtime's cgroup until the runtime moved it. The task's own time since
  * its last charge goes there first; another CPU may be switching it at
  * this moment (a move of a running task), when one of the two charges may
  * count that slice twice: at most one slice, rarely.
@@ -575,7 +577,7 @@ int BPF_PROG(kepler_cgroup_attach, struct cgroup *dst, const char *path, struct 
 		return 0; /* never charged: nothing ran to cut */
 	now = cgroup_id_of(task);
 	now_v2 = cgroup_v1_cpu ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
-	if (now == v->cgroup_id && now_v2 == v->cgroup_id_v2)
+	if (now == v->home_cgroup_id && now_v2 == v->home_cgroup_id_v2)
 		return 0;
 	last = bpf_task_storage_get(&charged_at, task, 0, 0);
 	sum = task->se.sum_exec_runtime;
@@ -586,8 +588,8 @@ int BPF_PROG(kepler_cgroup_attach, struct cgroup *dst, const char *path, struct 
 		*last = sum;
 	}
 	cut(&key, v, KEPLER_CPUTIME_PIECE_MOVE);
-	v->cgroup_id = now;
-	v->cgroup_id_v2 = now_v2;
+	v->home_cgroup_id = v->cgroup_id = now;
+	v->home_cgroup_id_v2 = v->cgroup_id_v2 = now_v2;
 	return 0;
 }
 

@@ -58,6 +58,15 @@ struct kepler_cputime_value {
 	 * since, so that a fork's few hundred µs before its exec cost nothing.
 	 */
 	__u64 piece_at;
+	/*
+	 * The cgroups (as cgroup_id and cgroup_id_v2) the process is in as of
+	 * its last move: set when the entry is made and by the move hook
+	 * alone. A move is told by comparing with these, and a piece's time
+	 * ran in them: a charge on another CPU that read the cgroup just
+	 * before the move may write cgroup_id after the hook did, and would
+	 * hide the next move.
+	 */
+	__u64 home_cgroup_id, home_cgroup_id_v2;
 };
 
 /*

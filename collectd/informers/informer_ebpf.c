@@ -30,10 +30,10 @@
 #include "informer_internal.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 88, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 104, "value layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_running) == 64,
 	       "running layout shared with BPF: a cache line each");
-_Static_assert(sizeof(struct kepler_cputime_slot) == 112, "slot layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_slot) == 128, "slot layout shared with BPF");
 _Static_assert(sizeof(struct kepler_cputime_piece) == 352, "piece layout shared with BPF");
 _Static_assert(sizeof(((struct kepler_cputime_piece *)0)->exe) == KEPLER_PIECE_EXE_MAX, "piece exe");
 

@@ -35,7 +35,7 @@
 #include "cputime.skel.h"
 
 _Static_assert(sizeof(struct kepler_cputime_key) == 16, "key layout shared with BPF");
-_Static_assert(sizeof(struct kepler_cputime_value) == 88, "value layout shared with BPF");
+_Static_assert(sizeof(struct kepler_cputime_value) == 104, "value layout shared with BPF");
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -38,6 +38,7 @@
 
 #include "cgroup_tree.h"
 #include "informer.h"
+#include "informer_internal.h"
 
 static const char *bpf_missing(void)
 {
@@ -128,12 +129,26 @@ static bool refresh_and_tally(struct kepler_informer *inf, pid_t pid, bool by_co
 
 	if (kepler_informer_refresh(inf, &err) < 0)
 		fail_msg("refresh: %s", err.msg);
+	for (size_t i = 0; getenv("KEPLER_TEST_VERBOSE") && i < inf->npieces; i++)
+		if (inf->pieces[i].pid == (uint32_t)pid)
+			print_message("    ring: piece at %.2f ms, cgroup %llu, used %d, waited %d\n",
+				      inf->pieces[i].cpu_ns / 1e6,
+				      (unsigned long long)inf->pieces[i].cgroup_id, inf->pieces[i].used,
+				      inf->pieces[i].waited);
 	for (size_t i = 0; i < kepler_informer_count(inf); i++) {
 		const struct kepler_proc *p = kepler_informer_proc(inf, i);
 		struct tally *at;
 
 		if (p->pid != (uint32_t)pid)
 			continue;
+		if (getenv("KEPLER_TEST_VERBOSE"))
+			print_message(
+				"    refresh %llu: %s%.4s %s %.2f ms, cumulative %.2f (late so far %llu)\n",
+				(unsigned long long)kepler_informer_stats(inf)->refreshes,
+				p->piece ? "piece " : "", p->id->container.id,
+				p->state == KEPLER_STATE_TERMINATED ? "ended" : "running",
+				p->cpu_time_delta_ns / 1e6, p->cpu_time_ns / 1e6,
+				(unsigned long long)kepler_informer_stats(inf)->pieces_late_total);
 		at = tally_of(t, n, by_container ? p->id->container.id : p->comm);
 		at->ns += p->cpu_time_delta_ns;
 		at->records++;
