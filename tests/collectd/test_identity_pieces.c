@@ -12,7 +12,8 @@
  * cpu.stat usage_usec (v2). Within 1 %, however loaded the machine: the
  * refreshes' timing changes where the intervals fall, not the sums.
  * Skipped (exit 77, the reason printed) without root or kernel BTF, or
- * without the hierarchy a case needs.
+ * without the hierarchy a case needs. KEPLER_TEST_VERBOSE=1 prints each
+ * refresh's records of the process and the pieces read for it.
  */
 #include <errno.h>
 #include <fcntl.h>
