@@ -7,7 +7,7 @@
 # the store's CPU list; kepler-train's dataset CSV reader (a quarter less
 # the kube share) and the Kubernetes names: the kubelet's PodList and its log
 # links (a tenth); then Redfish, memory, DCMI, the store's history, and
-# kepler-push's exposition reader and request builders with an OTLP
+# kepler-push's series keys and request builders with an OTLP
 # receiver's answer (a twentieth each, the history a tenth).
 # Exit status non-zero on any crash.
 set -euo pipefail
@@ -87,7 +87,7 @@ fuzz fuzz_dcmi $((secs / 20)) "$dcmi" 256 || rc=$?
 fuzz fuzz_history $((secs / 10)) "$history" 65536 || rc=$?
 push=build-fuzz/corpus/push
 mkdir -p "$push"
-printf '\x00# TYPE kepler_node_cpu_joules_total counter\nkepler_node_cpu_joules_total{node_name="n\\"1",zone="package"} 12.5\nkepler_node_cpu_watts{node_name="n\\\\",zone="core"} 3\nbad line\n' >"$push/text"
+printf '\x00kepler_info\nkepler_node_cpu_joules_total{node_name="n\\"1",zone="package"}\nkepler_node_cpu_watts{node_name="n\\\\",zone="core"}\nbad{key\n' >"$push/keys"
 printf '\x01\x0a\x0a\x08\x03\x12\x06refuse' >"$push/answer"
 fuzz fuzz_push $((secs / 20)) "$push" 65536 || rc=$?
 carbon=build-fuzz/corpus/carbon

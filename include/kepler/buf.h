@@ -7,6 +7,7 @@
 #ifndef KEPLER_BUF_H
 #define KEPLER_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +49,8 @@ static inline void kepler_buf_addc(struct kepler_buf *b, char c)
 }
 
 void kepler_buf_adds(struct kepler_buf *b, const char *s);
+void kepler_buf_vprintf(struct kepler_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* @v in decimal. */
 void kepler_buf_u64(struct kepler_buf *b, uint64_t v);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kepler/buf.h"
 #include "kepler/config.h"
@@ -66,6 +67,63 @@ struct kepler_prom_options {
 };
 
 /*
+ * One sample of an exposition, as a second sink beside the text
+ * (kepler-push builds its remote-write and OTLP requests from these, not
+ * from the text read back): its series' key is its line up to the value
+ * (text[key_at, key_at + key_len), not NUL-terminated; the series'
+ * identity, the same in both sinks), its name the key's first name_len
+ * bytes, its value the double strtod() gives for the value written.
+ */
+struct kepler_prom_sample {
+	size_t key_at, key_len, name_len;
+	double value;
+	bool counter; /* of a family whose # TYPE is counter */
+};
+
+struct kepler_prom_samples {
+	struct kepler_prom_sample *v;
+	size_t n, cap;
+};
+
+void kepler_prom_samples_free(struct kepler_prom_samples *s);
+
+/*
+ * Writes an exposition line by line: families, then samples (NAME{labels}
+ * written by the caller with kepler_buf_* and kepler_fmt_prom_label_value(),
+ * then one value, then kepler_prom_end()). With @samples, each sample is
+ * also recorded there as it is ended: one iteration, two sinks. Out of
+ * memory: out->error.
+ */
+struct kepler_prom_writer {
+	struct kepler_buf *out;
+	struct kepler_prom_samples *samples; /* NULL: the text alone */
+	size_t line_at;                      /* where the line being written began */
+	size_t value_at;                     /* where its value began */
+	double value;
+	bool counter; /* the family being written is a counter */
+};
+
+/* A writer appending to @out, recording samples in @samples (NULL: none). */
+static inline struct kepler_prom_writer kepler_prom_writer(struct kepler_buf *out,
+							   struct kepler_prom_samples *samples)
+{
+	return (struct kepler_prom_writer){ .out = out, .samples = samples, .line_at = out->len };
+}
+
+/* # HELP and # TYPE lines (@help's format: printf's). */
+void kepler_prom_family(struct kepler_prom_writer *w, const char *name, const char *type, const char *help);
+__attribute__((format(printf, 4, 5))) void kepler_prom_familyf(struct kepler_prom_writer *w, const char *name,
+							       const char *type, const char *help, ...);
+/* A sample's value: @v / 10^@digits as an exact decimal (trailing zeros dropped); an integer. */
+void kepler_prom_fixed(struct kepler_prom_writer *w, unsigned __int128 v, unsigned digits);
+void kepler_prom_u64(struct kepler_prom_writer *w, uint64_t v);
+/* A value as printf() writes it (a float of fixed precision). */
+__attribute__((format(printf, 2, 3))) void kepler_prom_printf(struct kepler_prom_writer *w, const char *fmt,
+							      ...);
+/* The sample's newline; with samples, the sample recorded. */
+void kepler_prom_end(struct kepler_prom_writer *w);
+
+/*
  * The Prometheus text exposition (format 0.0.4) of @snap: Kepler's metric
  * families for the chosen levels and zones, the energy source of each
  * zone, the snapshot's seq, time and interval, and kepler_build_info.
@@ -78,6 +136,13 @@ struct kepler_prom_options {
  */
 int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
 		    struct kepler_buf *out);
+
+/*
+ * kepler_fmt_prom(), the samples also recorded in @samples (replacing what
+ * it held; keys are offsets into @out, which they follow).
+ */
+int kepler_fmt_prom_samples(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
+			    struct kepler_buf *out, struct kepler_prom_samples *samples);
 
 /* Only kepler_build_info (for an exporter that has no snapshot yet). */
 void kepler_fmt_prom_build_info(struct kepler_buf *out);

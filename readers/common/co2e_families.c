@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,10 +50,11 @@ static int follow(struct kepler_co2e_families *c, struct kepler_store *store,
 	return -1;
 }
 
-static void grams(struct kepler_buf *o, uint64_t mg)
+static void grams(struct kepler_prom_writer *w, uint64_t mg)
 {
-	kepler_buf_printf(o, "%llu.%03llu\n", (unsigned long long)(mg / 1000),
-			  (unsigned long long)(mg % 1000));
+	kepler_prom_printf(w, "%llu.%03llu", (unsigned long long)(mg / 1000),
+			   (unsigned long long)(mg % 1000));
+	kepler_prom_end(w);
 }
 
 /*
@@ -62,13 +64,14 @@ static void grams(struct kepler_buf *o, uint64_t mg)
  * two such counters is the exact CO2e between them to within 1 µg, which
  * kepler-report shows to the mg (docs/history.md).
  */
-static void co2e_grams(struct kepler_buf *o, const struct kepler_history_row *r, size_t z)
+static void co2e_grams(struct kepler_prom_writer *w, const struct kepler_history_row *r, size_t z)
 {
 	struct kepler_history_span s = kepler_history_window(NULL, 0, r, z);
 	uint64_t ug = (uint64_t)((unsigned __int128)s.co2e_rem * 1000 / KEPLER_UJ_PER_KWH);
 
-	kepler_buf_printf(o, "%llu.%03llu%03llu\n", (unsigned long long)(s.co2e_mg / 1000),
-			  (unsigned long long)(s.co2e_mg % 1000), (unsigned long long)ug);
+	kepler_prom_printf(w, "%llu.%03llu%03llu", (unsigned long long)(s.co2e_mg / 1000),
+			   (unsigned long long)(s.co2e_mg % 1000), (unsigned long long)ug);
+	kepler_prom_end(w);
 }
 
 static void label(struct kepler_buf *o, const char *name, const char *v, bool first)
@@ -78,13 +81,14 @@ static void label(struct kepler_buf *o, const char *name, const char *v, bool fi
 	kepler_buf_addc(o, '"');
 }
 
-static void family(struct kepler_co2e_families *c, struct kepler_buf *o, enum kepler_history_kind k,
+static void family(struct kepler_co2e_families *c, struct kepler_prom_writer *w, enum kepler_history_kind k,
 		   const char *name, const char *help, const char *node)
 {
+	struct kepler_buf *o = w->out;
 	const char *const *zones;
 	size_t nz = kepler_history_zones(c->h, &zones);
 
-	kepler_buf_printf(o, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	kepler_prom_family(w, name, "counter", help);
 	for (size_t i = 0; i < kepler_history_count(c->h); i++) {
 		const struct kepler_history_row *r = kepler_history_row(c->h, i);
 
@@ -112,7 +116,7 @@ static void family(struct kepler_co2e_families *c, struct kepler_buf *o, enum ke
 			}
 			label(o, "zone", zones[z], false);
 			kepler_buf_adds(o, "} ");
-			co2e_grams(o, r, z);
+			co2e_grams(w, r, z);
 		}
 	}
 }
@@ -197,27 +201,31 @@ static void group_labels(struct kepler_buf *o, const struct kepler_history_row *
 }
 
 /* @co2e: grams, else joules. Rows: the namespaces' of the ledger, or @own's owners. */
-static void chargeback(struct kepler_co2e_families *c, struct kepler_buf *o, bool owner, bool co2e,
+static void chargeback(struct kepler_co2e_families *c, struct kepler_prom_writer *w, bool owner, bool co2e,
 		       const struct owner *own, size_t nown, const char *node)
 {
+	struct kepler_buf *o = w->out;
 	const char *const *zones;
 	size_t nz = kepler_history_zones(c->h, &zones);
 	const char *what = owner ? "owner" : "namespace";
 	size_t n = owner ? nown : kepler_history_count(c->h);
 
+	char name[64];
+
+	snprintf(name, sizeof(name), co2e ? "kepler_%s_co2e_grams_total" : "kepler_%s_cpu_joules_total",
+		 what);
 	if (co2e)
-		kepler_buf_printf(o,
-				  "# HELP kepler_%s_co2e_grams_total CO2e of the energy of each %s's pods "
-				  "(the sum of their kepler_pod_co2e_grams_total).\n"
-				  "# TYPE kepler_%s_co2e_grams_total counter\n",
-				  what, what, what);
+		kepler_prom_familyf(
+			w, name, "counter",
+			"CO2e of the energy of each %s's pods (the sum of their kepler_pod_co2e_grams_total).",
+			what);
 	else
-		kepler_buf_printf(o,
-				  "# HELP kepler_%s_cpu_joules_total Energy of each %s's pods in joules, "
-				  "active and idle (the sum of their kepler_pod_cpu_joules_total and "
-				  "kepler_pod_cpu_idle_joules_total), from the store's history.\n"
-				  "# TYPE kepler_%s_cpu_joules_total counter\n",
-				  what, what, what);
+		kepler_prom_familyf(
+			w, name, "counter",
+			"Energy of each %s's pods in joules, active and idle (the sum of their "
+			"kepler_pod_cpu_joules_total and kepler_pod_cpu_idle_joules_total), from the "
+			"store's history.",
+			what);
 	for (size_t i = 0; i < n; i++) {
 		const struct kepler_history_row *r = owner ? &own[i].sum : kepler_history_row(c->h, i);
 		const struct kepler_history_row *like = owner ? own[i].like : r;
@@ -225,25 +233,24 @@ static void chargeback(struct kepler_co2e_families *c, struct kepler_buf *o, boo
 		if (!owner && r->kind != KEPLER_HISTORY_NAMESPACE)
 			continue;
 		for (size_t z = 0; z < nz; z++) {
-			kepler_buf_printf(
-				o, co2e ? "kepler_%s_co2e_grams_total{" : "kepler_%s_cpu_joules_total{",
-				what);
+			kepler_buf_adds(o, name);
+			kepler_buf_addc(o, '{');
 			label(o, "node_name", node, true);
 			group_labels(o, like, owner);
 			label(o, "zone", zones[z], false);
 			kepler_buf_adds(o, "} ");
 			if (co2e) {
-				co2e_grams(o, r, z);
+				co2e_grams(w, r, z);
 			} else {
-				kepler_buf_fixed(o, r->energy_uj[z], 6);
-				kepler_buf_addc(o, '\n');
+				kepler_prom_fixed(w, r->energy_uj[z], 6);
+				kepler_prom_end(w);
 			}
 		}
 	}
 }
 
-static void chargeback_families(struct kepler_co2e_families *c, struct kepler_buf *out, unsigned levels,
-				bool co2e, const char *node)
+static void chargeback_families(struct kepler_co2e_families *c, struct kepler_prom_writer *out,
+				unsigned levels, bool co2e, const char *node)
 {
 	const char *const *zones;
 	size_t nz = kepler_history_zones(c->h, &zones), nown = 0;
@@ -257,7 +264,7 @@ static void chargeback_families(struct kepler_co2e_families *c, struct kepler_bu
 	if (!(levels & KEPLER_LEVEL_OWNER))
 		return;
 	if (owners(c->h, nz, &own, &nown) < 0) {
-		out->error = -ENOMEM;
+		out->out->error = -ENOMEM;
 		return;
 	}
 	chargeback(c, out, true, false, own, nown, node);
@@ -270,8 +277,9 @@ static void chargeback_families(struct kepler_co2e_families *c, struct kepler_bu
 
 void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_store *store,
 				 const struct kepler_snapshot *snap, const char *node_name, unsigned levels,
-				 struct kepler_buf *out)
+				 struct kepler_buf *out, struct kepler_prom_samples *samples)
 {
+	struct kepler_prom_writer w = kepler_prom_writer(out, samples);
 	struct kepler_error err = { 0 };
 	uint32_t mg = 0;
 
@@ -282,28 +290,27 @@ void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_s
 	if (follow(c, store, snap) < 0)
 		return;
 	c->said = false;
-	chargeback_families(c, out, levels, mg != 0, node_name);
+	chargeback_families(c, &w, levels, mg != 0, node_name);
 	if (!mg)
 		return;
-	kepler_buf_adds(
-		out,
-		"# HELP kepler_carbon_intensity_grams_per_kwh The grid's carbon intensity in force at the "
-		"snapshot (carbon.intensity or carbon.intensity-file).\n"
-		"# TYPE kepler_carbon_intensity_grams_per_kwh gauge\nkepler_carbon_intensity_grams_per_kwh{");
+	kepler_prom_family(&w, "kepler_carbon_intensity_grams_per_kwh", "gauge",
+			   "The grid's carbon intensity in force at the snapshot (carbon.intensity or "
+			   "carbon.intensity-file).");
+	kepler_buf_adds(out, "kepler_carbon_intensity_grams_per_kwh{");
 	label(out, "node_name", node_name, true);
 	kepler_buf_adds(out, "} ");
-	grams(out, mg);
+	grams(&w, mg);
 	if (levels & KEPLER_LEVEL_NODE)
-		family(c, out, KEPLER_HISTORY_NODE, "kepler_node_co2e_grams_total",
+		family(c, &w, KEPLER_HISTORY_NODE, "kepler_node_co2e_grams_total",
 		       "CO2e of the node's energy in each zone: each interval's energy times the intensity then.",
 		       node_name);
 	if (levels & KEPLER_LEVEL_POD)
-		family(c, out, KEPLER_HISTORY_POD, "kepler_pod_co2e_grams_total",
-		       "CO2e of each pod's energy.", node_name);
+		family(c, &w, KEPLER_HISTORY_POD, "kepler_pod_co2e_grams_total", "CO2e of each pod's energy.",
+		       node_name);
 	if (levels & KEPLER_LEVEL_CONTAINER)
-		family(c, out, KEPLER_HISTORY_CONTAINER, "kepler_container_co2e_grams_total",
+		family(c, &w, KEPLER_HISTORY_CONTAINER, "kepler_container_co2e_grams_total",
 		       "CO2e of each container's energy.", node_name);
 	if (levels & KEPLER_LEVEL_VM)
-		family(c, out, KEPLER_HISTORY_VM, "kepler_vm_co2e_grams_total", "CO2e of each VM's energy.",
+		family(c, &w, KEPLER_HISTORY_VM, "kepler_vm_co2e_grams_total", "CO2e of each VM's energy.",
 		       node_name);
 }

@@ -26,6 +26,7 @@
 #define KEPLER_READERS_CO2E_FAMILIES_H
 
 #include "kepler/buf.h"
+#include "kepler/fmt.h"
 #include "kepler/snapshot.h"
 #include "kepler/store.h"
 
@@ -40,10 +41,11 @@ void kepler_co2e_families_reset(struct kepler_co2e_families *c);
 /*
  * Bring the ledger to @snap (the snapshot being rendered) and append the
  * families of @levels (enum kepler_level) to @out: the CO2e ones while
- * @snap has an intensity recorded, the chargeback joules always.
+ * @snap has an intensity recorded, the chargeback joules always. With
+ * @samples, each sample is also added there (kepler_fmt_prom_samples()).
  */
 void kepler_co2e_families_render(struct kepler_co2e_families *c, struct kepler_store *store,
 				 const struct kepler_snapshot *snap, const char *node_name, unsigned levels,
-				 struct kepler_buf *out);
+				 struct kepler_buf *out, struct kepler_prom_samples *samples);
 
 #endif

@@ -143,7 +143,7 @@ static void render_newest(struct follower *f, uint64_t seq)
 		/* before it is published: the text is shared, and immutable, from then on */
 		if (f->carbon)
 			kepler_co2e_families_render(f->carbon, f->store, snap, f->opts.node_name,
-						    f->opts.levels, &e->text);
+						    f->opts.levels, &e->text, NULL);
 		pthread_mutex_lock(&f->st->lock);
 		f->st->staleness_ns = staleness_of(f->cfg, &meta, snap);
 		f->st->problem[0] = '\0';

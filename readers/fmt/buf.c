@@ -47,26 +47,33 @@ void kepler_buf_addc_grow(struct kepler_buf *b, char c)
 		b->data[b->len++] = c;
 }
 
-void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...)
+void kepler_buf_vprintf(struct kepler_buf *b, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	int n;
 
 	if (kepler_buf_reserve(b, 256) < 0)
 		return;
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= b->cap - b->len) {
+	if (n >= 0 && (size_t)n >= b->cap - b->len) {
 		if (kepler_buf_reserve(b, (size_t)n + 1) < 0)
-			return;
-		va_start(ap, fmt);
-		vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
+			n = -1;
+		else
+			vsnprintf(b->data + b->len, b->cap - b->len, fmt, again);
 	}
-	b->len += (size_t)n;
+	va_end(again);
+	if (n >= 0)
+		b->len += (size_t)n;
+}
+
+void kepler_buf_printf(struct kepler_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kepler_buf_vprintf(b, fmt, ap);
+	va_end(ap);
 }
 
 void kepler_buf_u64(struct kepler_buf *b, uint64_t v)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kepler/buf.h"
+#include "kepler/fmt.h"
 #include "kepler/snapshot.h"
 
 /*
@@ -21,7 +22,8 @@ size_t kepler_fmt_utf8_len(const unsigned char *p);
 
 struct prom {
 	const struct kepler_snapshot *s;
-	struct kepler_buf *out;
+	struct kepler_prom_writer w;    /* the lines, and the samples for a second sink */
+	struct kepler_buf *out;         /* w.out: where labels are written */
 	const char *node;               /* node_name, raw */
 	bool zone_on[KEPLER_MAX_ZONES]; /* CPU and node zones exported (never a device's) */
 	bool device[KEPLER_MAX_ZONES];  /* a device zone (a GPU): its own families */
@@ -35,12 +37,9 @@ struct prom {
 
 /* ,key="value" (first: no comma), the value escaped */
 void prom_label(struct kepler_buf *out, const char *key, const char *value, bool first);
-/* # HELP and # TYPE lines */
-void prom_family(struct kepler_buf *out, const char *name, const char *type, const char *help);
-/* microjoules as joules; a delta over an interval as watts; then the newline */
-void prom_joules(struct kepler_buf *out, uint64_t uj);
-void prom_watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns);
-void prom_end_value(struct kepler_buf *out);
+/* Values: microjoules as joules; a delta over an interval as watts (kepler_prom_end() after) */
+void prom_joules(struct kepler_prom_writer *w, uint64_t uj);
+void prom_watts(struct kepler_prom_writer *w, uint64_t delta_uj, uint64_t interval_ns);
 /*
  * Appended to the HELP of every energy and power family: a zone whose
  * source is the power model carries estimates, and kepler_node_zone_source_info
@@ -51,7 +50,7 @@ void prom_end_value(struct kepler_buf *out);
 	"kepler_node_zone_source_info has source=\"model\")"
 
 /* Seconds from @ns, as Prometheus writes them. */
-void prom_seconds(struct kepler_buf *out, uint64_t ns);
+void prom_seconds(struct kepler_prom_writer *w, uint64_t ns);
 
 /* prom_process.c: the process families (metrics.level process). -ENOMEM. */
 int prom_processes(struct prom *pr);

@@ -15,8 +15,6 @@
 #include "kepler/fmt.h"
 #include "kepler/version.h"
 
-typedef unsigned __int128 u128;
-
 unsigned kepler_levels_from_list(const struct kepler_strlist *names)
 {
 	static const char *const known[] = {
@@ -29,73 +27,6 @@ unsigned kepler_levels_from_list(const struct kepler_strlist *names)
 			if (!strcasecmp(names->items[i], known[k]))
 				bits |= 1u << k;
 	return bits;
-}
-
-void kepler_fmt_prom_label_value(struct kepler_buf *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t plain = 0;
-
-	/* fast path: nothing to escape or check */
-	while (p[plain] && p[plain] < 0x80 && p[plain] != '\\' && p[plain] != '"' && p[plain] != '\n')
-		plain++;
-	kepler_buf_add(out, p, plain);
-	for (p += plain; *p;) {
-		size_t n;
-
-		if (*p == '\\' || *p == '"') {
-			kepler_buf_addc(out, '\\');
-			kepler_buf_addc(out, (char)*p++);
-		} else if (*p == '\n') {
-			kepler_buf_add(out, "\\n", 2);
-			p++;
-		} else if ((n = kepler_fmt_utf8_len(p)) > 0) {
-			kepler_buf_add(out, p, n);
-			p += n;
-		} else {
-			kepler_buf_add(out, "\xEF\xBF\xBD", 3); /* U+FFFD for each bad byte */
-			p++;
-		}
-	}
-}
-
-void prom_label(struct kepler_buf *out, const char *key, const char *value, bool first)
-{
-	if (!first)
-		kepler_buf_addc(out, ',');
-	kepler_buf_adds(out, key);
-	kepler_buf_add(out, "=\"", 2);
-	kepler_fmt_prom_label_value(out, value ? value : "");
-	kepler_buf_addc(out, '"');
-}
-
-void prom_family(struct kepler_buf *out, const char *name, const char *type, const char *help)
-{
-	kepler_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* Values: exact decimals of integers. */
-void prom_joules(struct kepler_buf *out, uint64_t uj)
-{
-	kepler_buf_fixed(out, uj, 6);
-}
-
-/* Watts of @delta_uj over @interval_ns, to the picowatt (truncated). */
-void prom_watts(struct kepler_buf *out, uint64_t delta_uj, uint64_t interval_ns)
-{
-	u128 pw = interval_ns ? (u128)delta_uj * 1000000000000000ULL / interval_ns : 0;
-
-	kepler_buf_fixed(out, pw, 12);
-}
-
-void prom_seconds(struct kepler_buf *out, uint64_t ns)
-{
-	kepler_buf_fixed(out, ns, 9);
-}
-
-void prom_end_value(struct kepler_buf *out)
-{
-	kepler_buf_addc(out, '\n');
 }
 
 /* ---- node ---- */
@@ -133,8 +64,8 @@ static void platform_watts(struct prom *pr)
 
 		if (strcmp(zn->name, "platform"))
 			continue;
-		prom_family(pr->out, "kepler_platform_watts", "gauge",
-			    "Power consumption of the whole platform (node) in watts");
+		kepler_prom_family(&pr->w, "kepler_platform_watts", "gauge",
+				   "Power consumption of the whole platform (node) in watts");
 		kepler_buf_adds(pr->out, "kepler_platform_watts{");
 		prom_label(pr->out, "bmc_id", "", true);
 		prom_label(pr->out, "chassis_id", "", false);
@@ -144,8 +75,8 @@ static void platform_watts(struct prom *pr)
 		prom_label(pr->out, "source_name", zn->name, false);
 		prom_label(pr->out, "source_type", kepler_source_name(zn->source), false);
 		kepler_buf_add(pr->out, "} ", 2);
-		prom_watts(pr->out, zn->energy.delta_uj, s->interval_ns);
-		prom_end_value(pr->out);
+		prom_watts(&pr->w, zn->energy.delta_uj, s->interval_ns);
+		kepler_prom_end(&pr->w);
 		return;
 	}
 }
@@ -171,32 +102,34 @@ static void node_families(struct prom *pr)
 	};
 	const struct kepler_snapshot *s = pr->s;
 	for (int part = NODE_TOTAL; part <= NODE_UNATTRIBUTED; part++) {
-		prom_family(pr->out, names[part].joules, "counter", names[part].jhelp);
+		kepler_prom_family(&pr->w, names[part].joules, "counter", names[part].jhelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, names[part].joules);
 			node_zone_labels(pr, &s->zones[z]);
-			prom_joules(pr->out, node_energy(&s->zones[z], (enum node_part)part)->total_uj);
-			prom_end_value(pr->out);
+			prom_joules(&pr->w, node_energy(&s->zones[z], (enum node_part)part)->total_uj);
+			kepler_prom_end(&pr->w);
 		}
-		prom_family(pr->out, names[part].watts, "gauge", names[part].whelp);
+		kepler_prom_family(&pr->w, names[part].watts, "gauge", names[part].whelp);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z])
 				continue;
 			kepler_buf_adds(pr->out, names[part].watts);
 			node_zone_labels(pr, &s->zones[z]);
-			prom_watts(pr->out, node_energy(&s->zones[z], (enum node_part)part)->delta_uj,
+			prom_watts(&pr->w, node_energy(&s->zones[z], (enum node_part)part)->delta_uj,
 				   s->interval_ns);
-			prom_end_value(pr->out);
+			kepler_prom_end(&pr->w);
 		}
 	}
 	platform_watts(pr);
-	prom_family(pr->out, "kepler_node_cpu_usage_ratio", "gauge",
-		    "CPU usage ratio of a node (value between 0.0 and 1.0)");
+	kepler_prom_family(&pr->w, "kepler_node_cpu_usage_ratio", "gauge",
+			   "CPU usage ratio of a node (value between 0.0 and 1.0)");
 	kepler_buf_adds(pr->out, "kepler_node_cpu_usage_ratio{");
 	prom_label(pr->out, "node_name", pr->node, true);
-	kepler_buf_printf(pr->out, "} %.6f\n", s->cpu_usage_ratio);
+	kepler_buf_add(pr->out, "} ", 2);
+	kepler_prom_printf(&pr->w, "%.6f", s->cpu_usage_ratio);
+	kepler_prom_end(&pr->w);
 }
 
 /* Each zone's counter resets and wraparounds since the collector started. */
@@ -215,14 +148,14 @@ static void meter_events(struct prom *pr)
 	const struct kepler_snapshot *s = pr->s;
 
 	for (int f = 0; f < 2; f++) {
-		prom_family(pr->out, fams[f].name, "counter", fams[f].help);
+		kepler_prom_family(&pr->w, fams[f].name, "counter", fams[f].help);
 		for (size_t z = 0; z < s->nzones; z++) {
 			if (!pr->zone_on[z] && !pr->device[z])
 				continue;
 			kepler_buf_adds(pr->out, fams[f].name);
 			node_zone_labels(pr, &s->zones[z]);
-			kepler_buf_u64(pr->out, f ? s->zones[z].meter_wraps : s->zones[z].meter_resets);
-			prom_end_value(pr->out);
+			kepler_prom_u64(&pr->w, f ? s->zones[z].meter_wraps : s->zones[z].meter_resets);
+			kepler_prom_end(&pr->w);
 		}
 	}
 }
@@ -235,29 +168,29 @@ static void collector_cost(struct prom *pr)
 
 	if (!s->collector_cpu_ns)
 		return;
-	prom_family(
-		pr->out, "kepler_collector_cpu_seconds_total", "counter",
+	kepler_prom_family(
+		&pr->w, "kepler_collector_cpu_seconds_total", "counter",
 		"CPU time kepler-collectd has used since it started (it restarts at 0 with the collector)");
 	kepler_buf_adds(pr->out, "kepler_collector_cpu_seconds_total{");
 	prom_label(pr->out, "node_name", pr->node, true);
 	kepler_buf_add(pr->out, "} ", 2);
-	prom_seconds(pr->out, s->collector_cpu_ns);
-	prom_end_value(pr->out);
-	prom_family(pr->out, "kepler_collector_resident_memory_bytes", "gauge",
-		    "Resident memory of kepler-collectd when it built the snapshot");
+	prom_seconds(&pr->w, s->collector_cpu_ns);
+	kepler_prom_end(&pr->w);
+	kepler_prom_family(&pr->w, "kepler_collector_resident_memory_bytes", "gauge",
+			   "Resident memory of kepler-collectd when it built the snapshot");
 	kepler_buf_adds(pr->out, "kepler_collector_resident_memory_bytes{");
 	prom_label(pr->out, "node_name", pr->node, true);
 	kepler_buf_add(pr->out, "} ", 2);
-	kepler_buf_u64(pr->out, s->collector_rss_bytes);
-	prom_end_value(pr->out);
+	kepler_prom_u64(&pr->w, s->collector_rss_bytes);
+	kepler_prom_end(&pr->w);
 }
 
 static void source_and_snapshot(struct prom *pr)
 {
 	const struct kepler_snapshot *s = pr->s;
 
-	prom_family(
-		pr->out, "kepler_node_zone_source_info", "gauge",
+	kepler_prom_family(
+		&pr->w, "kepler_node_zone_source_info", "gauge",
 		"Energy source of each zone: rapl, hwmon, nvml (a GPU), model (an estimate, not a measurement) or fake");
 	for (size_t z = 0; z < s->nzones; z++) {
 		if (!pr->zone_on[z] && !pr->device[z])
@@ -267,7 +200,9 @@ static void source_and_snapshot(struct prom *pr)
 		prom_label(pr->out, "path", s->zones[z].path, false);
 		prom_label(pr->out, "source", kepler_source_name(s->zones[z].source), false);
 		prom_label(pr->out, "zone", s->zones[z].name, false);
-		kepler_buf_add(pr->out, "} 1\n", 4);
+		kepler_buf_add(pr->out, "} ", 2);
+		kepler_prom_u64(&pr->w, 1);
+		kepler_prom_end(&pr->w);
 	}
 	meter_events(pr);
 	static const struct {
@@ -284,80 +219,104 @@ static void source_and_snapshot(struct prom *pr)
 		  "Processes the eBPF informer lost to a full map in the snapshot's interval" },
 	};
 	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++) {
-		prom_family(pr->out, gauges[i].name, "gauge", gauges[i].help);
+		kepler_prom_family(&pr->w, gauges[i].name, "gauge", gauges[i].help);
 		kepler_buf_adds(pr->out, gauges[i].name);
 		kepler_buf_addc(pr->out, '{');
 		prom_label(pr->out, "node_name", pr->node, true);
 		kepler_buf_add(pr->out, "} ", 2);
 		switch (i) {
-		case 0: kepler_buf_u64(pr->out, s->seq); break;
-		case 1: prom_seconds(pr->out, s->wall_ns); break;
-		case 2: prom_seconds(pr->out, s->interval_ns); break;
-		case 3: kepler_buf_u64(pr->out, s->skipped_entries); break;
-		default: kepler_buf_u64(pr->out, s->lost_entries); break;
+		case 0: kepler_prom_u64(&pr->w, s->seq); break;
+		case 1: prom_seconds(&pr->w, s->wall_ns); break;
+		case 2: prom_seconds(&pr->w, s->interval_ns); break;
+		case 3: kepler_prom_u64(&pr->w, s->skipped_entries); break;
+		default: kepler_prom_u64(&pr->w, s->lost_entries); break;
 		}
-		prom_end_value(pr->out);
+		kepler_prom_end(&pr->w);
 	}
 	collector_cost(pr);
 }
 
-void kepler_fmt_prom_build_info(struct kepler_buf *out)
+static void build_info(struct kepler_prom_writer *w)
 {
 	struct utsname u;
 
 	if (uname(&u) < 0)
 		strcpy(u.machine, "");
-	prom_family(out, "kepler_build_info", "gauge",
-		    "A metric with a constant '1' value labeled with version information");
-	kepler_buf_adds(out, "kepler_build_info{");
-	prom_label(out, "arch", u.machine, true);
-	prom_label(out, "revision", KEPLER_REVISION, false);
-	prom_label(out, "version", KEPLER_VERSION, false);
-	kepler_buf_add(out, "} 1\n", 4);
+	kepler_prom_family(w, "kepler_build_info", "gauge",
+			   "A metric with a constant '1' value labeled with version information");
+	kepler_buf_adds(w->out, "kepler_build_info{");
+	prom_label(w->out, "arch", u.machine, true);
+	prom_label(w->out, "revision", KEPLER_REVISION, false);
+	prom_label(w->out, "version", KEPLER_VERSION, false);
+	kepler_buf_add(w->out, "} ", 2);
+	kepler_prom_u64(w, 1);
+	kepler_prom_end(w);
+}
+
+void kepler_fmt_prom_build_info(struct kepler_buf *out)
+{
+	struct kepler_prom_writer w = kepler_prom_writer(out, NULL);
+
+	build_info(&w);
+}
+
+static void cpu_info(struct kepler_prom_writer *w, const struct kepler_cpuinfo *cpus)
+{
+	if (!cpus || !cpus->n)
+		return;
+	kepler_prom_family(w, "kepler_node_cpu_info", "gauge", "CPU information from procfs");
+	for (size_t i = 0; i < cpus->n; i++) {
+		const struct kepler_cpu *c = &cpus->cpus[i];
+
+		kepler_buf_adds(w->out, "kepler_node_cpu_info{");
+		prom_label(w->out, "core_id", c->core_id, true);
+		prom_label(w->out, "model_name", c->model_name, false);
+		prom_label(w->out, "physical_id", c->physical_id, false);
+		prom_label(w->out, "processor", c->processor, false);
+		prom_label(w->out, "vendor_id", c->vendor_id, false);
+		kepler_buf_add(w->out, "} ", 2);
+		kepler_prom_u64(w, 1);
+		kepler_prom_end(w);
+	}
 }
 
 void kepler_fmt_prom_cpu_info(struct kepler_buf *out, const struct kepler_cpuinfo *cpus)
 {
-	if (!cpus || !cpus->n)
-		return;
-	prom_family(out, "kepler_node_cpu_info", "gauge", "CPU information from procfs");
-	for (size_t i = 0; i < cpus->n; i++) {
-		const struct kepler_cpu *c = &cpus->cpus[i];
+	struct kepler_prom_writer w = kepler_prom_writer(out, NULL);
 
-		kepler_buf_adds(out, "kepler_node_cpu_info{");
-		prom_label(out, "core_id", c->core_id, true);
-		prom_label(out, "model_name", c->model_name, false);
-		prom_label(out, "physical_id", c->physical_id, false);
-		prom_label(out, "processor", c->processor, false);
-		prom_label(out, "vendor_id", c->vendor_id, false);
-		kepler_buf_add(out, "} 1\n", 4);
-	}
+	cpu_info(&w, cpus);
 }
 
 void kepler_fmt_prom_age(struct kepler_buf *out, const char *node_name, double age_seconds)
 {
-	prom_family(out, "kepler_snapshot_age_seconds", "gauge",
-		    "Age of the newest snapshot at this scrape; grows when the collector stops");
+	struct kepler_prom_writer w = kepler_prom_writer(out, NULL);
+
+	kepler_prom_family(&w, "kepler_snapshot_age_seconds", "gauge",
+			   "Age of the newest snapshot at this scrape; grows when the collector stops");
 	kepler_buf_adds(out, "kepler_snapshot_age_seconds{");
 	prom_label(out, "node_name", node_name, true);
-	kepler_buf_printf(out, "} %.3f\n", age_seconds < 0 ? 0.0 : age_seconds);
+	kepler_buf_add(out, "} ", 2);
+	kepler_prom_printf(&w, "%.3f", age_seconds < 0 ? 0.0 : age_seconds);
+	kepler_prom_end(&w);
 }
 
 void kepler_fmt_prom_process(struct kepler_buf *out, const struct kepler_process_stats *st)
 {
-	prom_family(out, "process_cpu_seconds_total", "counter",
-		    "Total user and system CPU time spent in seconds.");
+	struct kepler_prom_writer w = kepler_prom_writer(out, NULL);
+
+	kepler_prom_family(&w, "process_cpu_seconds_total", "counter",
+			   "Total user and system CPU time spent in seconds.");
 	kepler_buf_printf(out, "process_cpu_seconds_total %.6f\n", st->cpu_seconds);
-	prom_family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	kepler_prom_family(&w, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 	kepler_buf_printf(out, "process_resident_memory_bytes %llu\n", (unsigned long long)st->rss_bytes);
-	prom_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	kepler_prom_family(&w, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
 	kepler_buf_printf(out, "process_virtual_memory_bytes %llu\n", (unsigned long long)st->vsize_bytes);
-	prom_family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+	kepler_prom_family(&w, "process_open_fds", "gauge", "Number of open file descriptors.");
 	kepler_buf_printf(out, "process_open_fds %llu\n", (unsigned long long)st->open_fds);
-	prom_family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	kepler_prom_family(&w, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 	kepler_buf_printf(out, "process_max_fds %llu\n", (unsigned long long)st->max_fds);
-	prom_family(out, "process_start_time_seconds", "gauge",
-		    "Start time of the process since unix epoch in seconds.");
+	kepler_prom_family(&w, "process_start_time_seconds", "gauge",
+			   "Start time of the process since unix epoch in seconds.");
 	kepler_buf_printf(out, "process_start_time_seconds %.2f\n", st->start_time_seconds);
 }
 
@@ -371,11 +330,12 @@ static bool zone_wanted(const struct kepler_strlist *zones, const char *name)
 	return false;
 }
 
-int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
-		    struct kepler_buf *out)
+int kepler_fmt_prom_samples(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
+			    struct kepler_buf *out, struct kepler_prom_samples *samples)
 {
 	struct prom pr = {
 		.s = snap,
+		.w = kepler_prom_writer(out, samples),
 		.out = out,
 		.levels = opts->levels,
 		.node = opts->node_name ? opts->node_name : "",
@@ -384,6 +344,8 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		.container_top = opts->container_top,
 	};
 
+	if (samples)
+		samples->n = 0;
 	for (size_t z = 0; z < snap->nzones; z++) {
 		pr.device[z] = kepler_zone_is_device(&snap->zones[z]);
 		pr.zone_on[z] = !pr.device[z] && zone_wanted(opts->zones, snap->zones[z].name);
@@ -396,7 +358,13 @@ int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom
 		out->error = -ENOMEM;
 	prom_workloads(&pr);
 	source_and_snapshot(&pr);
-	kepler_fmt_prom_cpu_info(out, opts->cpus);
-	kepler_fmt_prom_build_info(out);
+	cpu_info(&pr.w, opts->cpus);
+	build_info(&pr.w);
 	return out->error;
+}
+
+int kepler_fmt_prom(const struct kepler_snapshot *snap, const struct kepler_prom_options *opts,
+		    struct kepler_buf *out)
+{
+	return kepler_fmt_prom_samples(snap, opts, out, NULL);
 }

@@ -53,32 +53,33 @@ void prom_gpu_node(struct prom *pr)
 		any = any || pr->device[z];
 	if (!any)
 		return;
-	prom_family(pr->out, "kepler_node_gpu_info", "gauge", "GPU information (1 per GPU)");
+	kepler_prom_family(&pr->w, "kepler_node_gpu_info", "gauge", "GPU information (1 per GPU)");
 	for (size_t z = 0; z < s->nzones; z++)
 		if (pr->device[z]) {
 			kepler_buf_adds(pr->out, "kepler_node_gpu_info");
 			gpu_labels(pr, &s->zones[z]);
-			kepler_buf_add(pr->out, "1\n", 2);
+			kepler_prom_u64(&pr->w, 1);
+			kepler_prom_end(&pr->w);
 		}
 	for (int p = 0; p < GPU_PARTS; p++) {
 		snprintf(help, sizeof(help), "Energy consumption %s at node level in joules", names[p].what);
-		prom_family(pr->out, names[p].joules, "counter", help);
+		kepler_prom_family(&pr->w, names[p].joules, "counter", help);
 		for (size_t z = 0; z < s->nzones; z++)
 			if (pr->device[z]) {
 				kepler_buf_adds(pr->out, names[p].joules);
 				gpu_labels(pr, &s->zones[z]);
-				prom_joules(pr->out, part_of(&s->zones[z], (enum gpu_part)p)->total_uj);
-				prom_end_value(pr->out);
+				prom_joules(&pr->w, part_of(&s->zones[z], (enum gpu_part)p)->total_uj);
+				kepler_prom_end(&pr->w);
 			}
 		snprintf(help, sizeof(help), "Power consumption %s at node level in watts", names[p].what);
-		prom_family(pr->out, names[p].watts, "gauge", help);
+		kepler_prom_family(&pr->w, names[p].watts, "gauge", help);
 		for (size_t z = 0; z < s->nzones; z++)
 			if (pr->device[z]) {
 				kepler_buf_adds(pr->out, names[p].watts);
 				gpu_labels(pr, &s->zones[z]);
-				prom_watts(pr->out, part_of(&s->zones[z], (enum gpu_part)p)->delta_uj,
+				prom_watts(&pr->w, part_of(&s->zones[z], (enum gpu_part)p)->delta_uj,
 					   s->interval_ns);
-				prom_end_value(pr->out);
+				kepler_prom_end(&pr->w);
 			}
 	}
 }
@@ -113,7 +114,7 @@ void prom_gpu_workloads(struct prom *pr, enum kepler_kind k,
 			 w ? "watts" : "joules_total");
 		snprintf(help, sizeof(help), "%s consumption of GPUs at %s level in %s",
 			 w ? "Power" : "Energy", kepler_kind_name(k), w ? "watts" : "joules");
-		prom_family(pr->out, name, w ? "gauge" : "counter", help);
+		kepler_prom_family(&pr->w, name, w ? "gauge" : "counter", help);
 		for (size_t i = 0; i < n; i++) {
 			struct kepler_workload wl = kepler_workload_at(s, k, i);
 			struct kepler_energy e = gpu_sum(pr, wl.usage);
@@ -125,10 +126,10 @@ void prom_gpu_workloads(struct prom *pr, enum kepler_kind k,
 			labels(pr, i, ctx);
 			kepler_buf_add(pr->out, "} ", 2);
 			if (w)
-				prom_watts(pr->out, e.delta_uj, s->interval_ns);
+				prom_watts(&pr->w, e.delta_uj, s->interval_ns);
 			else
-				prom_joules(pr->out, e.total_uj);
-			prom_end_value(pr->out);
+				prom_joules(&pr->w, e.total_uj);
+			kepler_prom_end(&pr->w);
 		}
 	}
 }

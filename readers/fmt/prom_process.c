@@ -256,8 +256,8 @@ static void other_watts(struct prom *pr, const struct proc_labels *pl)
 		prom_label(pr->out, "vm_id", "", false);
 		prom_label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} ", 2);
-		prom_watts(pr->out, rest, s->interval_ns);
-		prom_end_value(pr->out);
+		prom_watts(&pr->w, rest, s->interval_ns);
+		kepler_prom_end(&pr->w);
 	}
 }
 
@@ -298,10 +298,10 @@ static void fold_lines(struct prom *pr, const char *name, int kind)
 				continue;
 			fold_line(pr, f, name, true, s->zones[z].name);
 			if (kind % 2)
-				prom_watts(pr->out, e[z].delta_uj, s->interval_ns);
+				prom_watts(&pr->w, e[z].delta_uj, s->interval_ns);
 			else
-				prom_joules(pr->out, e[z].total_uj);
-			prom_end_value(pr->out);
+				prom_joules(&pr->w, e[z].total_uj);
+			kepler_prom_end(&pr->w);
 		}
 	}
 }
@@ -323,33 +323,30 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 
 	if (s->idle_policy == KEPLER_IDLE_NONE)
 		return;
-	kepler_buf_printf(
-		pr->out,
-		"# HELP kepler_process_cpu_idle_joules_total Idle energy of cpu given to the process by "
-		"attribution.idle %s in joules" ESTIMATE_NOTE
-		"\n# TYPE kepler_process_cpu_idle_joules_total counter\n",
+	kepler_prom_familyf(
+		&pr->w, "kepler_process_cpu_idle_joules_total", "counter",
+		"Idle energy of cpu given to the process by attribution.idle %s in joules" ESTIMATE_NOTE,
 		kepler_idle_policy_name(s->idle_policy));
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_idle_joules_total", true, (int)z);
-			prom_joules(pr->out, s->processes[i].usage.idle[z].total_uj);
-			prom_end_value(pr->out);
+			prom_joules(&pr->w, s->processes[i].usage.idle[z].total_uj);
+			kepler_prom_end(&pr->w);
 		}
 	fold_lines(pr, "kepler_process_cpu_idle_joules_total", 2);
-	kepler_buf_printf(pr->out,
-			  "# HELP kepler_process_cpu_idle_watts Idle power of cpu given to the process by "
-			  "attribution.idle %s in watts" ESTIMATE_NOTE
-			  "\n# TYPE kepler_process_cpu_idle_watts gauge\n",
-			  kepler_idle_policy_name(s->idle_policy));
+	kepler_prom_familyf(
+		&pr->w, "kepler_process_cpu_idle_watts", "gauge",
+		"Idle power of cpu given to the process by attribution.idle %s in watts" ESTIMATE_NOTE,
+		kepler_idle_policy_name(s->idle_policy));
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_idle_watts", true, (int)z);
-			prom_watts(pr->out, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
-			prom_end_value(pr->out);
+			prom_watts(&pr->w, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
+			kepler_prom_end(&pr->w);
 		}
 	fold_lines(pr, "kepler_process_cpu_idle_watts", 3);
 }
@@ -358,45 +355,45 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
 
-	prom_family(pr->out, "kepler_process_cpu_joules_total", "counter",
-		    "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
+	kepler_prom_family(&pr->w, "kepler_process_cpu_joules_total", "counter",
+			   "Energy consumption of cpu at process level in joules" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, (int)z);
-			prom_joules(pr->out, s->processes[i].usage.zones[z].total_uj);
-			prom_end_value(pr->out);
+			prom_joules(&pr->w, s->processes[i].usage.zones[z].total_uj);
+			kepler_prom_end(&pr->w);
 		}
 	fold_lines(pr, "kepler_process_cpu_joules_total", 0);
-	prom_family(pr->out, "kepler_process_cpu_watts", "gauge",
-		    "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
+	kepler_prom_family(&pr->w, "kepler_process_cpu_watts", "gauge",
+			   "Power consumption of cpu at process level in watts" ESTIMATE_NOTE);
 	for (size_t i = 0; i < s->nprocesses; i++)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
 			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, (int)z);
-			prom_watts(pr->out, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
-			prom_end_value(pr->out);
+			prom_watts(&pr->w, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
+			kepler_prom_end(&pr->w);
 		}
 	fold_lines(pr, "kepler_process_cpu_watts", 1);
 	if (pl->top)
 		other_watts(pr, pl);
 	process_idle_families(pr, pl);
 	prom_gpu_workloads(pr, KEPLER_KIND_PROCESS, proc_gpu_labels, pl, pl->dup_energy);
-	prom_family(pr->out, "kepler_process_cpu_seconds_total", "counter",
-		    "Total user and system time of cpu at process level in seconds");
+	kepler_prom_family(&pr->w, "kepler_process_cpu_seconds_total", "counter",
+			   "Total user and system time of cpu at process level in seconds");
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		if (pl->dup_seconds[i] || pl->folded[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
 		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, -1);
-		prom_seconds(pr->out, s->processes[i].usage.cpu_time_ns);
-		prom_end_value(pr->out);
+		prom_seconds(&pr->w, s->processes[i].usage.cpu_time_ns);
+		kepler_prom_end(&pr->w);
 	}
 	for (size_t i = 0; pr->process_fold && i < s->nfolds; i++) {
 		fold_line(pr, &s->folds[i], "kepler_process_cpu_seconds_total", false, NULL);
-		prom_seconds(pr->out, s->folds[i].usage.cpu_time_ns);
-		prom_end_value(pr->out);
+		prom_seconds(&pr->w, s->folds[i].usage.cpu_time_ns);
+		kepler_prom_end(&pr->w);
 	}
 }
 

@@ -123,8 +123,8 @@ static void other_container_watts(struct prom *pr, const char *name)
 		prom_label(pr->out, "state", "running", false);
 		prom_label(pr->out, "zone", s->zones[z].name, false);
 		kepler_buf_add(pr->out, "} ", 2);
-		prom_watts(pr->out, rest, s->interval_ns);
-		prom_end_value(pr->out);
+		prom_watts(&pr->w, rest, s->interval_ns);
+		kepler_prom_end(&pr->w);
 	}
 }
 
@@ -154,18 +154,15 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, boo
 	else
 		snprintf(name, sizeof(name), "%s", as_watts ? f->watts : f->joules);
 	if (idle)
-		kepler_buf_printf(
-			pr->out,
-			"# HELP %s Idle %s of cpu given to the %s by attribution.idle %s in %s" ESTIMATE_NOTE
-			"\n# TYPE %s %s\n",
-			name, as_watts ? "power" : "energy", kind, kepler_idle_policy_name(s->idle_policy),
-			as_watts ? "watts" : "joules", name, as_watts ? "gauge" : "counter");
+		kepler_prom_familyf(
+			&pr->w, name, as_watts ? "gauge" : "counter",
+			"Idle %s of cpu given to the %s by attribution.idle %s in %s" ESTIMATE_NOTE,
+			as_watts ? "power" : "energy", kind, kepler_idle_policy_name(s->idle_policy),
+			as_watts ? "watts" : "joules");
 	else
-		kepler_buf_printf(pr->out,
-				  "# HELP %s %s consumption of cpu at %s level in %s" ESTIMATE_NOTE
-				  "\n# TYPE %s %s\n",
-				  name, as_watts ? "Power" : "Energy", kind, as_watts ? "watts" : "joules",
-				  name, as_watts ? "gauge" : "counter");
+		kepler_prom_familyf(&pr->w, name, as_watts ? "gauge" : "counter",
+				    "%s consumption of cpu at %s level in %s" ESTIMATE_NOTE,
+				    as_watts ? "Power" : "Energy", kind, as_watts ? "watts" : "joules");
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
@@ -178,10 +175,10 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, boo
 			prom_label(pr->out, "zone", s->zones[z].name, false);
 			kepler_buf_add(pr->out, "} ", 2);
 			if (as_watts)
-				prom_watts(pr->out, part_of(w.usage, z, idle)->delta_uj, s->interval_ns);
+				prom_watts(&pr->w, part_of(w.usage, z, idle)->delta_uj, s->interval_ns);
 			else
-				prom_joules(pr->out, part_of(w.usage, z, idle)->total_uj);
-			prom_end_value(pr->out);
+				prom_joules(&pr->w, part_of(w.usage, z, idle)->total_uj);
+			kepler_prom_end(&pr->w);
 		}
 	}
 	if (as_watts && !idle && k == KEPLER_KIND_CONTAINER && pr->ctop)
@@ -195,10 +192,8 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 
 	if (!f->seconds)
 		return;
-	kepler_buf_printf(pr->out,
-			  "# HELP %s Total user and system time of cpu at %s level in seconds\n"
-			  "# TYPE %s counter\n",
-			  f->seconds, kepler_kind_name(k), f->seconds);
+	kepler_prom_familyf(&pr->w, f->seconds, "counter",
+			    "Total user and system time of cpu at %s level in seconds", kepler_kind_name(k));
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
@@ -208,8 +203,8 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 		kepler_buf_addc(pr->out, '{');
 		group_labels(pr, &w);
 		kepler_buf_add(pr->out, "} ", 2);
-		prom_seconds(pr->out, w.usage->cpu_time_ns);
-		prom_end_value(pr->out);
+		prom_seconds(&pr->w, w.usage->cpu_time_ns);
+		kepler_prom_end(&pr->w);
 	}
 }
 
@@ -248,8 +243,8 @@ static void pod_info(struct prom *pr)
 {
 	const struct kepler_snapshot *s = pr->s;
 
-	prom_family(
-		pr->out, "kepler_pod_info", "gauge",
+	kepler_prom_family(
+		&pr->w, "kepler_pod_info", "gauge",
 		"Pod owner (its controller: a ReplicaSet's Deployment, a Job's CronJob) and the pod labels "
 		"kube.pod-labels records, value 1, for joins");
 	for (size_t i = 0; i < s->npods; i++) {
@@ -286,8 +281,9 @@ static void pod_info(struct prom *pr)
 		prom_label(pr->out, "pod_id", p->id, false);
 		prom_label(pr->out, "pod_name", p->name, false);
 		prom_label(pr->out, "pod_namespace", p->ns, false);
-		kepler_buf_add(pr->out, "} 1", 3);
-		prom_end_value(pr->out);
+		kepler_buf_add(pr->out, "} ", 2);
+		kepler_prom_u64(&pr->w, 1);
+		kepler_prom_end(&pr->w);
 	}
 }
 

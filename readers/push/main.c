@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * kepler-push: the store's snapshots to a Prometheus remote-write receiver,
- * an OTLP/HTTP receiver, or both (docs/push.md). Each snapshot is rendered
- * as the exporter renders it (kepler_fmt_prom(), with the exporter's
- * options), read back as samples stamped with the snapshot's own time, and
+ * an OTLP/HTTP receiver, or both (docs/push.md). Each snapshot's samples
+ * are the exporter's (kepler_fmt_prom_samples(), with the exporter's
+ * options: one iteration, two sinks), stamped with the snapshot's own time, and
  * sent; each destination keeps, in push.state-dir, the last snapshot it
  * acknowledged, so that after an outage (the receiver, the network,
  * kepler-push itself) what it missed is sent oldest first, in batches, as
@@ -69,11 +69,12 @@ struct dest {
 	uint64_t not_before_ns; /* monotonic: the next try after a failure */
 };
 
-/* One snapshot rendered and read back, kept for the next destination that sends it. */
+/* One snapshot's samples (kepler_fmt_prom_samples()), kept for the next destination that sends it. */
 struct rendered {
 	uint64_t seq, wall_ns;
 	bool valid;
-	struct push_samples set;
+	struct kepler_prom_samples found; /* as the renderer wrote them: keys as offsets into text */
+	struct push_samples set;          /* the same, keys as pointers */
 	struct kepler_buf text;
 };
 
@@ -103,6 +104,7 @@ static void pause_ns(uint64_t ns)
 static void rendered_drop(struct rendered *c)
 {
 	push_samples_free(&c->set);
+	kepler_prom_samples_free(&c->found);
 	kepler_buf_free(&c->text);
 	memset(c, 0, sizeof(*c));
 }
@@ -156,17 +158,22 @@ static int dest_add(struct dest *d, const struct push_sample *s, size_t n, uint6
 static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t newest_wall_ns)
 {
 	struct kepler_buf b = KEPLER_BUF_INIT;
+	struct kepler_prom_samples found = { 0 };
+	struct kepler_prom_writer w = kepler_prom_writer(&b, &found);
 	struct push_samples set = PUSH_SAMPLES_INIT;
 	uint64_t now = kepler_wall_ns();
 	int r;
 
-#define SELF(NAME, TYPE, VALUE)                                                           \
-	do {                                                                              \
-		kepler_buf_adds(&b, "# TYPE " NAME " " TYPE "\n" NAME "{destination=\""); \
-		kepler_buf_adds(&b, d->name);                                             \
-		kepler_buf_adds(&b, "\",node_name=\"");                                   \
-		kepler_fmt_prom_label_value(&b, p->node_name);                            \
-		kepler_buf_printf(&b, "\"} %.17g\n", (double)(VALUE));                    \
+#define SELF(NAME, TYPE, VALUE)                                   \
+	do {                                                      \
+		kepler_prom_family(&w, NAME, TYPE, "");           \
+		kepler_buf_adds(&b, NAME "{destination=\"");      \
+		kepler_fmt_prom_label_value(&b, d->name);         \
+		kepler_buf_adds(&b, "\",node_name=\"");           \
+		kepler_fmt_prom_label_value(&b, p->node_name);    \
+		kepler_buf_adds(&b, "\"} ");                      \
+		kepler_prom_printf(&w, "%.17g", (double)(VALUE)); \
+		kepler_prom_end(&w);                              \
 	} while (0)
 	SELF("kepler_push_sent_snapshots_total", "counter", d->sent);
 	SELF("kepler_push_retries_total", "counter", d->retried);
@@ -176,15 +183,16 @@ static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t 
 	SELF("kepler_push_lag_seconds", "gauge",
 	     now > newest_wall_ns ? (double)(now - newest_wall_ns) / 1e9 : 0);
 #undef SELF
-	r = b.error ? -ENOMEM : push_samples_parse(&set, b.data, b.len);
+	r = b.error ? -ENOMEM : push_samples_from(&set, b.data, &found);
 	if (r == 0)
 		r = dest_add(d, set.v, set.n, newest_wall_ns);
 	push_samples_free(&set);
+	kepler_prom_samples_free(&found);
 	kepler_buf_free(&b);
 	return r;
 }
 
-/* Snapshot @seq rendered and read back into p->cache (kept from the last call when the same). */
+/* Snapshot @seq's samples into p->cache (kept from the last call when the same). */
 static int render(struct pusher *p, uint64_t seq)
 {
 	struct kepler_error err = { 0 };
@@ -201,14 +209,14 @@ static int render(struct pusher *p, uint64_t seq)
 		return r;
 	}
 	kepler_buf_reset(&p->cache.text);
-	r = kepler_fmt_prom(snap, &p->opts, &p->cache.text);
+	r = kepler_fmt_prom_samples(snap, &p->opts, &p->cache.text, &p->cache.found);
 	if (r == 0 && p->carbon)
 		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, p->opts.levels,
-					    &p->cache.text);
+					    &p->cache.text, &p->cache.found);
 	if (r == 0 && p->cache.text.error)
 		r = -ENOMEM;
 	if (r == 0)
-		r = push_samples_parse(&p->cache.set, p->cache.text.data, p->cache.text.len);
+		r = push_samples_from(&p->cache.set, p->cache.text.data, &p->cache.found);
 	if (r == 0) {
 		p->cache.seq = seq;
 		p->cache.wall_ns = snap->wall_ns;

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * readers/push/samples.h: the exporter's exposition text (kepler_fmt_prom())
- * read back as samples: so that kepler-push sends the same families,
- * labels, top-N cuts and folds as kepler-exporter without a second
- * renderer. A sample is its series' key (its line up to the value, as
- * written) and its value: labels are parsed only from a key not seen
- * before (push_key_labels(), by push_series.c), since a node's series are
- * mostly the same from one snapshot to the next. Only the text
- * kepler_fmt_prom() writes is expected (one sample a line, no timestamp,
- * label values escaped as the text format says, "# TYPE" before a
- * family's samples), but any text is read safely: a line that is not a
- * sample is skipped and counted.
+ * readers/push/samples.h: the samples kepler-push sends, as the exporter's
+ * renderer writes them (kepler_fmt_prom_samples(): the same families,
+ * labels, top-N cuts and folds, from the same iteration, with no text read
+ * back). A sample is its series' key (its exposition line up to the value)
+ * and its value: labels are parsed only from a key not seen before
+ * (push_key_labels(), by push_series.c), since a node's series are mostly
+ * the same from one snapshot to the next. Keys are the renderer's (label
+ * values escaped as the text format says), but any bytes are read safely:
+ * a key that is not one is refused (and the sample skipped and counted).
  */
 #ifndef KEPLER_PUSH_SAMPLES_H
 #define KEPLER_PUSH_SAMPLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "kepler/fmt.h"
 
 #define PUSH_MAX_LABELS 32
 
@@ -26,13 +26,12 @@ struct push_sample {
 	size_t key_len;
 	size_t name_len; /* its name: the key's first name_len bytes */
 	double value;
-	bool counter; /* its family's "# TYPE NAME counter" came before it: a cumulative sum */
+	bool counter; /* of a counter family: a cumulative sum */
 };
 
 struct push_samples {
 	struct push_sample *v;
 	size_t n, cap;
-	size_t skipped; /* lines that are not samples */
 };
 
 #define PUSH_SAMPLES_INIT \
@@ -41,10 +40,10 @@ struct push_samples {
 	}
 
 /*
- * Parse @text (@len bytes) into @s, replacing what it held; the samples
- * point into @text, which must outlive them. -ENOMEM (@s then empty).
+ * The renderer's samples @k, whose keys are in @text, into @s (replacing
+ * what it held; they point into @text, which must outlive them). -ENOMEM.
  */
-int push_samples_parse(struct push_samples *s, const char *text, size_t len);
+int push_samples_from(struct push_samples *s, const char *text, const struct kepler_prom_samples *k);
 void push_samples_free(struct push_samples *s);
 
 /* NUL-terminated. */

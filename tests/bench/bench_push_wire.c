@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * bench_push_wire [PROCESSES] [ROUNDS]: where kepler-push's CPU per
- * snapshot goes once the exposition text is rendered, for
- * docs/performance.md. The text is made here, shaped as the exporter's
- * process families (7 series a process: joules and watts in 3 zones, CPU
- * seconds; 9 labels each, node_name to zone); then, each a mean over ROUNDS
- * snapshots after one that fills the series table, CPU time
- * (CLOCK_PROCESS_CPUTIME_ID) of: reading the text back, finding each
- * sample's series, packing and snappy-compressing the remote-write request,
- * and, as the floor any remote-write 1.0 sender pays for these bytes,
- * snappy alone on the packed request and a plain copy of it; the same for
- * OTLP without compression, and libdeflate's gzip of its bytes.
+ * snapshot goes, for docs/performance.md. A snapshot is made here (3
+ * zones, PROCESSES processes, one in ten in a container; the values change
+ * from one snapshot to the next, the series do not) and, each a mean over
+ * ROUNDS snapshots after one that fills the series table, CPU time
+ * (CLOCK_PROCESS_CPUTIME_ID) of: the exporter's rendering alone
+ * (kepler_fmt_prom(), for comparison), the same rendering recording the
+ * samples kepler-push sends (kepler_fmt_prom_samples(): one iteration, two
+ * sinks), finding each sample's series, packing and snappy-compressing the
+ * remote-write request, and, as the floor any remote-write 1.0 sender pays
+ * for these bytes, snappy alone on the packed request and a plain copy of
+ * it; the same for OTLP without compression, and libdeflate's gzip of its
+ * bytes.
  */
 #include <libdeflate.h>
 #include <snappy-c.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 
 #include "kepler/buf.h"
+#include "kepler/fmt.h"
 #include "otlp.h"
 #include "remote_write.h"
 #include "samples.h"
@@ -33,50 +36,85 @@ static double cpu_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Snapshot @round's text: the values change, the series do not. */
-static void text(struct kepler_buf *b, int nproc, int round)
+/* A snapshot of @nproc processes in 3 zones; snap_round() sets each round's values. */
+struct fake {
+	struct kepler_snapshot s;
+	struct kepler_process *p;
+	struct kepler_energy *e;
+	char (*comm)[16];
+};
+
+static int fake_new(struct fake *f, int nproc)
 {
 	static const char *const zones[] = { "package", "core", "dram" };
-	static const char *const fam[] = { "kepler_process_cpu_joules_total", "kepler_process_cpu_watts" };
 
-	kepler_buf_reset(b);
-	for (int f = 0; f < 2; f++) {
-		kepler_buf_printf(b, "# TYPE %s %s\n", fam[f], f ? "gauge" : "counter");
-		for (int i = 0; i < nproc; i++)
-			for (int z = 0; z < 3; z++)
-				kepler_buf_printf(
-					b,
-					"%s{comm=\"worker-%d\",container_id=\"%s\",exe=\"/usr/bin/worker\","
-					"node_name=\"node-17.example.com\",pid=\"%d\",state=\"running\",type=\"%s\","
-					"vm_id=\"\",zone=\"%s\"} %d.%06d\n",
-					fam[f], i % 50, i % 10 ? "" : "3f2a9c0e8b7d6a5f4e3d2c1b0a9f8e7d",
-					1000 + i, i % 10 ? "regular" : "container", zones[z],
-					round * 3 + i % 7, (i * 37) % 1000000);
+	memset(f, 0, sizeof(*f));
+	f->p = calloc((size_t)nproc, sizeof(*f->p));
+	f->e = calloc((size_t)nproc * 3, sizeof(*f->e));
+	f->comm = calloc((size_t)nproc, sizeof(*f->comm));
+	if (!f->p || !f->e || !f->comm)
+		return -1;
+	f->s.nzones = 3;
+	for (int z = 0; z < 3; z++)
+		f->s.zones[z] = (struct kepler_zone){ .name = zones[z],
+						      .path = "/sys/class/powercap/intel-rapl:0",
+						      .source = KEPLER_SOURCE_RAPL };
+	for (int i = 0; i < nproc; i++) {
+		snprintf(f->comm[i], sizeof(f->comm[i]), "worker-%d", i % 50);
+		f->p[i] = (struct kepler_process){
+			.pid = (uint32_t)(1000 + i),
+			.start_time_ns = (uint64_t)i,
+			.comm = f->comm[i],
+			.exe = "/usr/bin/worker",
+			.type = i % 10 ? KEPLER_PROC_REGULAR : KEPLER_PROC_CONTAINER,
+			.container_id = i % 10 ? "" : "3f2a9c0e8b7d6a5f4e3d2c1b0a9f8e7d",
+			.vm_id = "",
+			.usage = { .state = KEPLER_STATE_RUNNING, .zones = &f->e[3 * i] }
+		};
 	}
-	kepler_buf_printf(b, "# TYPE kepler_process_cpu_seconds_total counter\n");
-	for (int i = 0; i < nproc; i++)
-		kepler_buf_printf(b,
-				  "kepler_process_cpu_seconds_total{comm=\"worker-%d\",container_id=\"%s\","
-				  "exe=\"/usr/bin/worker\",node_name=\"node-17.example.com\",pid=\"%d\","
-				  "type=\"%s\",vm_id=\"\"} %d.%09d\n",
-				  i % 50, i % 10 ? "" : "3f2a9c0e8b7d6a5f4e3d2c1b0a9f8e7d", 1000 + i,
-				  i % 10 ? "regular" : "container", round + i % 11, (i * 7919) % 1000000000);
+	f->s.nprocesses = (size_t)nproc;
+	f->s.processes = f->p;
+	return 0;
+}
+
+static void fake_round(struct fake *f, int round)
+{
+	f->s.seq = (uint64_t)round + 1;
+	f->s.wall_ns = 1800000000000000000ULL + (uint64_t)round * 5000000000ULL;
+	f->s.interval_ns = 5000000000ULL;
+	for (size_t i = 0; i < f->s.nprocesses; i++) {
+		f->p[i].usage.cpu_time_ns = (uint64_t)(round + 1) * 1000000 * (i % 11 + 1);
+		for (int z = 0; z < 3; z++)
+			f->e[3 * i + (size_t)z] =
+				(struct kepler_energy){ (uint64_t)(round + 1) * 3000000 + i * 37 % 1000000,
+							3000000 + i * 37 % 1000 };
+	}
+}
+
+static void fake_free(struct fake *f)
+{
+	free(f->p);
+	free(f->e);
+	free(f->comm);
 }
 
 int main(int argc, char **argv)
 {
 	int nproc = argc > 1 ? atoi(argv[1]) : 10000, rounds = argc > 2 ? atoi(argv[2]) : 20;
 	struct kepler_buf b = KEPLER_BUF_INIT;
+	struct kepler_prom_samples found = { 0 };
+	struct kepler_prom_options opts = { .levels = KEPLER_LEVEL_ALL, .node_name = "node-17.example.com" };
 	struct push_samples set = PUSH_SAMPLES_INIT;
 	struct push_request *rw = push_request_new();
 	struct push_otlp *o = push_otlp_new();
 	struct push_otlp_node node = { "node-17", "node-17", "" };
 	struct libdeflate_compressor *gz = libdeflate_alloc_compressor(1);
-	double t_parse = 0, t_find = 0, t_rw = 0, t_snappy = 0, t_copy = 0, t_ofind = 0, t_otlp = 0,
-	       t_gzip = 0;
+	struct fake f;
+	double t_text = 0, t_samples = 0, t_find = 0, t_rw = 0, t_snappy = 0, t_copy = 0, t_ofind = 0,
+	       t_otlp = 0, t_gzip = 0;
 	size_t raw_len = 0, body_len = 0, olen = 0, gzlen = 0;
 
-	if (!rw || !o || !gz || nproc < 1 || rounds < 1) {
+	if (!rw || !o || !gz || nproc < 1 || rounds < 1 || fake_new(&f, nproc) < 0) {
 		fprintf(stderr, "usage: bench_push_wire [PROCESSES] [ROUNDS]\n");
 		return 2;
 	}
@@ -86,11 +124,18 @@ int main(int argc, char **argv)
 		size_t alen;
 		double t0;
 
-		text(&b, nproc, r);
+		fake_round(&f, r);
+		kepler_buf_reset(&b);
 		t0 = cpu_ms();
-		if (push_samples_parse(&set, b.data, b.len) < 0)
+		if (kepler_fmt_prom(&f.s, &opts, &b) < 0)
 			return 1;
-		t_parse += r ? cpu_ms() - t0 : 0;
+		t_text += r ? cpu_ms() - t0 : 0;
+		kepler_buf_reset(&b);
+		t0 = cpu_ms();
+		if (kepler_fmt_prom_samples(&f.s, &opts, &b, &found) < 0 ||
+		    push_samples_from(&set, b.data, &found) < 0)
+			return 1;
+		t_samples += r ? cpu_ms() - t0 : 0;
 		t0 = cpu_ms();
 		push_request_reset(rw);
 		if (push_request_add(rw, set.v, set.n, 1000 * r) < 0)
@@ -136,7 +181,8 @@ int main(int argc, char **argv)
 
 	printf("%d processes, %zu samples a snapshot, %d snapshots (CPU ms a snapshot)\n", nproc, set.n,
 	       rounds);
-	printf("  the text read back: %.2f ms (%zu bytes)\n", t_parse / rounds, b.len);
+	printf("  the exporter's rendering %.2f ms (%zu bytes); rendered with kepler-push's samples %.2f ms\n",
+	       t_text / rounds, b.len, t_samples / rounds);
 	printf("  remote-write: series found %.2f, packed and compressed %.2f (%zu bytes packed, %zu sent); "
 	       "of which the floor: snappy alone %.2f, a copy of the packed bytes %.2f\n",
 	       t_find / rounds, t_rw / rounds, raw_len, body_len, t_snappy / rounds, t_copy / rounds);
@@ -144,6 +190,8 @@ int main(int argc, char **argv)
 	       t_ofind / rounds, t_otlp / rounds, olen, t_gzip / rounds, gzlen);
 	libdeflate_free_compressor(gz);
 	push_samples_free(&set);
+	kepler_prom_samples_free(&found);
+	fake_free(&f);
 	push_request_free(rw);
 	push_otlp_free(o);
 	kepler_buf_free(&b);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target for kepler-push's parsers: the first byte chooses. 0:
- * the input is exposition text, read back as samples and put into both a
+ * each line of the input is a sample's key, as the renderer gives keys
+ * (kepler_fmt_prom_samples(): the name up to '{'), put into both a
  * remote-write and an OTLP request, both encoded (labels of any shape,
- * escapes, lines cut anywhere, series repeated); 1: the input is an OTLP
- * receiver's answer (ExportMetricsServiceResponse), a network peer's bytes.
+ * escapes, keys cut anywhere, series repeated; push_key_labels() parses
+ * them); 1: the input is an OTLP receiver's answer
+ * (ExportMetricsServiceResponse), a network peer's bytes.
  * Parsing may fail; it must never crash, leak or read out of bounds. Each
  * request built must decode with the real messages (WriteRequest,
  * ExportMetricsServiceRequest), not only the *Packed ones it is packed
@@ -13,6 +15,7 @@
 #include <snappy-c.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "otlp.h"
 #include "otlp_metrics.pb-c.h"
@@ -89,18 +92,34 @@ static void request(struct push_request *rw, struct push_otlp *o, const struct p
 	free(body);
 }
 
-static void text(const char *p, size_t n)
+static void keys(const char *p, size_t n)
 {
 	struct push_samples set = PUSH_SAMPLES_INIT;
 	struct push_request *rw = push_request_new();
 	struct push_otlp *o = push_otlp_new();
+	const char *end = p + n;
+	size_t cap = 0;
 
-	if (!rw || !o || push_samples_parse(&set, p, n) < 0)
+	if (!rw || !o)
 		abort();
+	for (const char *q = p; q < end;) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q)), *eol = nl ? nl : end;
+		const char *brace = memchr(q, '{', (size_t)(eol - q));
+
+		if (set.n == cap && !(set.v = realloc(set.v, (cap = cap ? 2 * cap : 16) * sizeof(*set.v))))
+			abort();
+		set.v[set.n] = (struct push_sample){ .key = q,
+						     .key_len = (size_t)(eol - q),
+						     .name_len = (size_t)((brace ? brace : eol) - q),
+						     .value = (double)(eol - q) / 7,
+						     .counter = set.n % 2 };
+		set.n++;
+		q = nl ? nl + 1 : end;
+	}
 	/* two snapshots (a series' samples together, copied into the body), then one (packed after its labels) */
 	request(rw, o, &set, 2);
 	request(rw, o, &set, 1);
-	push_samples_free(&set);
+	free(set.v);
 	push_request_free(rw);
 	push_otlp_free(o);
 }
@@ -112,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	if (data[0] == 0)
-		text((const char *)data + 1, size - 1);
+		keys((const char *)data + 1, size - 1);
 	else
 		push_otlp_rejected(data + 1, size - 1, why, sizeof(why));
 	return 0;

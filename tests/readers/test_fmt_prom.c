@@ -791,6 +791,78 @@ static void test_gpu_families(void **state)
 	assert_null(strstr(out, "kepler_process_gpu"));
 }
 
+/*
+ * The samples kepler-push sends (kepler_fmt_prom_samples()) are the text's
+ * samples: one per sample line, in order, each key the line up to its value,
+ * each value strtod()'s of the value written, counter where # TYPE says so;
+ * and the text is byte for byte kepler_fmt_prom()'s.
+ */
+static void check_samples(const struct kepler_snapshot *snap, const struct kepler_prom_options *o)
+{
+	struct kepler_buf text = KEPLER_BUF_INIT, with = KEPLER_BUF_INIT;
+	struct kepler_prom_samples got = { 0 };
+	const char *p, *end;
+	bool counter = false;
+	size_t i = 0;
+
+	assert_int_equal(kepler_fmt_prom(snap, o, &text), 0);
+	assert_int_equal(kepler_fmt_prom_samples(snap, o, &with, &got), 0);
+	assert_int_equal(with.len, text.len);
+	assert_memory_equal(with.data, text.data, text.len);
+	for (p = with.data, end = with.data + with.len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp = nl;
+		const struct kepler_prom_sample *x = &got.v[i];
+		char num[64];
+
+		assert_non_null(nl);
+		if (*p == '#') {
+			if (!strncmp(p, "# TYPE ", 7))
+				counter = nl - p > 8 && !memcmp(nl - 8, " counter", 8);
+			p = nl + 1;
+			continue;
+		}
+		while (sp[-1] != ' ')
+			sp--;
+		assert_true(i < got.n);
+		if (x->key_len != (size_t)(sp - 1 - p) || memcmp(with.data + x->key_at, p, x->key_len))
+			fail_msg("sample %zu: key '%.*s', line '%.*s'", i, (int)x->key_len,
+				 with.data + x->key_at, (int)(nl - p), p);
+		assert_int_equal(x->name_len, strcspn(p, "{ "));
+		snprintf(num, sizeof(num), "%.*s", (int)(nl - sp), sp);
+		if (x->value != strtod(num, NULL))
+			fail_msg("sample %zu (%.*s): value %.17g, text %s", i, (int)x->key_len, p, x->value,
+				 num);
+		assert_int_equal(x->counter, counter);
+		i++;
+		p = nl + 1;
+	}
+	assert_int_equal(i, got.n);
+	kepler_prom_samples_free(&got);
+	kepler_buf_free(&text);
+	kepler_buf_free(&with);
+}
+
+static void test_samples_are_the_text(void **state)
+{
+	struct kepler_strlist none = { 0 };
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_ALL, .zones = &none, .node_name = "n1" };
+	struct tiny t;
+
+	(void)state;
+	tiny_build(&t);
+	check_samples(&t.s, &o);
+	/* a top (the "other" series), values past 10^15 µJ and odd watts, an idle policy, no node name */
+	o.process_top = 1;
+	o.container_top = 1;
+	o.node_name = NULL;
+	t.e[0] = (struct kepler_energy){ 123456789012345678ULL, 333333333 };
+	t.s.zones[0].energy.total_uj = 9007199254740993ULL;
+	t.s.interval_ns = 3000000007ULL;
+	t.s.idle_policy = KEPLER_IDLE_CPU;
+	t.p[0].usage.idle = &t.e[3];
+	check_samples(&t.s, &o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -805,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_container_top),
 		cmocka_unit_test(test_cpu_info),
 		cmocka_unit_test(test_gpu_families),
+		cmocka_unit_test(test_samples_are_the_text),
 	};
 
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
