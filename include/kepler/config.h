@@ -243,6 +243,7 @@ struct kepler_push_config {
 	char *push_state_dir;
 	int64_t push_batch;
 	uint64_t push_timeout_ns;
+	int64_t push_max_in_flight;
 	struct kepler_strlist push_headers;
 	char *push_bearer_token_file;
 	char *push_otlp_url;

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <libdeflate.h>
 
 #include "co2e_families.h"
 #include "drop.h"
@@ -37,8 +36,8 @@
 #include "otlp.h"
 #include "push_http.h"
 #include "push_secrets.h"
+#include "push_shards.h"
 #include "push_state.h"
-#include "remote_write.h"
 #include "samples.h"
 
 #define SEC 1000000000ULL
@@ -47,20 +46,22 @@
 #define RETRY_AFTER_MAX_S 300
 /*
  * A request's samples at most (a batch ends early there, after at least one
- * snapshot): the samples of 7,000 processes, of 50 snapshots of a node of
- * 100 (memory grows with the samples a request holds, whatever the batch)
+ * snapshot, when its fullest shard holds that many): the samples of 7,000
+ * processes, of 50 snapshots of a node of 100 (memory grows with the
+ * samples a request holds, whatever the batch)
  */
 #define PUSH_MAX_POINTS 50000
 
-/* One receiver: its request, its place in the store, its outage. */
+/* One receiver: its requests, its place in the store, its outage. */
 struct dest {
 	enum push_dest_kind kind;
 	const char *name; /* its state file and its self-metrics' destination label */
 	const char *url;
-	struct push_http *http;
-	struct push_request *rw;
-	struct push_otlp *otlp;
+	struct push_shards *shards;
 	uint64_t last; /* the last snapshot acknowledged */
+	/* a batch some of whose shards are still to be taken: retried as it was */
+	bool pending;
+	uint64_t pending_from, pending_to;
 	uint64_t sent, retried, dropped, lost, requests;
 	uint64_t down_since_ns; /* the current outage (monotonic), said once */
 	uint64_t refused;       /* snapshots dropped since the receiver began refusing; 0: it takes them */
@@ -89,7 +90,6 @@ struct pusher {
 	size_t ndests;
 	struct rendered cache;
 	struct kepler_co2e_families *carbon; /* the CO2e families, as the exporter serves them */
-	struct libdeflate_compressor *gz;    /* OTLP's gzip, made on first use */
 };
 
 /* Sleep @ns, or less when asked to stop. */
@@ -147,13 +147,6 @@ static void detach(struct pusher *p)
 	rendered_drop(&p->cache);
 }
 
-static int dest_add(struct dest *d, const struct push_sample *s, size_t n, uint64_t wall_ns)
-{
-	if (d->kind == PUSH_DEST_OTLP)
-		return push_otlp_add(d->otlp, s, n, wall_ns);
-	return push_request_add(d->rw, s, n, (int64_t)(wall_ns / 1000000));
-}
-
 /* The destination's own figures as samples, stamped like the batch's newest snapshot. */
 static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t newest_wall_ns)
 {
@@ -182,10 +175,11 @@ static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t 
 	SELF("kepler_push_lag_snapshots", "gauge", newest > d->last ? newest - d->last : 0);
 	SELF("kepler_push_lag_seconds", "gauge",
 	     now > newest_wall_ns ? (double)(now - newest_wall_ns) / 1e9 : 0);
+	SELF("kepler_push_requests_in_flight", "gauge", push_shards_count(d->shards));
 #undef SELF
 	r = b.error ? -ENOMEM : push_samples_from(&set, b.data, &found);
 	if (r == 0)
-		r = dest_add(d, set.v, set.n, newest_wall_ns);
+		r = push_shards_add_to(d->shards, 0, set.v, set.n, newest_wall_ns);
 	push_samples_free(&set);
 	kepler_prom_samples_free(&found);
 	kepler_buf_free(&b);
@@ -226,11 +220,6 @@ static int render(struct pusher *p, uint64_t seq)
 	return r;
 }
 
-static size_t dest_points(const struct dest *d)
-{
-	return d->kind == PUSH_DEST_OTLP ? push_otlp_points(d->otlp) : push_request_samples(d->rw);
-}
-
 /*
  * Snapshots [from, *@to] as one request of @d's, ending early (*@to moved)
  * once it holds PUSH_MAX_POINTS: memory stays bounded whatever the batch
@@ -241,10 +230,6 @@ static int build(struct pusher *p, struct dest *d, uint64_t from, uint64_t *to, 
 	uint64_t count = 0, last_wall = 0;
 	int r = 0;
 
-	if (d->kind == PUSH_DEST_OTLP)
-		push_otlp_reset(d->otlp);
-	else
-		push_request_reset(d->rw);
 	for (uint64_t seq = from; seq <= *to && r == 0; seq++) {
 		r = render(p, seq);
 		if (r == -ENOENT) { /* pruned between the list and the read */
@@ -253,65 +238,16 @@ static int build(struct pusher *p, struct dest *d, uint64_t from, uint64_t *to, 
 			continue;
 		}
 		if (r == 0)
-			r = dest_add(d, p->cache.set.v, p->cache.set.n, p->cache.wall_ns);
+			r = push_shards_add(d->shards, p->cache.set.v, p->cache.set.n, p->cache.wall_ns);
 		last_wall = p->cache.wall_ns;
 		count++;
-		if (r == 0 && dest_points(d) >= PUSH_MAX_POINTS)
+		if (r == 0 && push_shards_points(d->shards) >= PUSH_MAX_POINTS)
 			*to = seq;
 	}
 	if (r == 0 && count)
 		r = add_self(p, d, *to, last_wall);
 	*ret_count = count;
 	return r;
-}
-
-/*
- * @in (@len bytes) as a gzip member in *@ret (malloc'ed; @in freed), by
- * libdeflate: at level 1, 15 MB of OTLP in 16 ms where zlib takes 26, for
- * the same size. -ENOMEM, -EIO.
- */
-static int gzip(struct pusher *p, void *in, size_t len, void **ret, size_t *ret_len)
-{
-	size_t bound, n;
-	void *out = NULL;
-	int r = -ENOMEM;
-
-	/* level 1: most of what gzip saves on this text-like protobuf, for a fraction of its CPU */
-	if (!p->gz && !(p->gz = libdeflate_alloc_compressor(1)))
-		goto out;
-	bound = libdeflate_gzip_compress_bound(p->gz, len);
-	if (!(out = malloc(bound)))
-		goto out;
-	if (!(n = libdeflate_gzip_compress(p->gz, in, len, out, bound))) {
-		r = -EIO;
-		goto out;
-	}
-	*ret = out;
-	*ret_len = n;
-	out = NULL;
-	r = 0;
-out:
-	free(out);
-	free(in);
-	return r;
-}
-
-static int encode(struct pusher *p, struct dest *d, void **body, size_t *len)
-{
-	struct push_otlp_node node = { p->meta.hostname, p->node_name, p->meta.machine_id };
-	void *raw;
-	size_t n;
-	int r;
-
-	if (d->kind != PUSH_DEST_OTLP)
-		return push_request_encode(d->rw, body, len);
-	r = push_otlp_encode(d->otlp, &node, &raw, &n);
-	if (r < 0 || p->cfg->push.push_otlp_compression == KEPLER_OTLP_NONE) {
-		*body = r < 0 ? NULL : raw;
-		*len = n;
-		return r;
-	}
-	return gzip(p, raw, n, body, len);
 }
 
 static void saved(struct pusher *p, struct dest *d, uint64_t to)
@@ -324,40 +260,31 @@ static void saved(struct pusher *p, struct dest *d, uint64_t to)
 			    d->name, err.msg);
 }
 
-/* An OTLP receiver's partial success: the points it refused, said (they are not sent again). */
-static void partial(struct dest *d, uint64_t from, uint64_t to)
+/* Send [from, to] to @d in @shards requests at once; on a failure its next try is set after a back-off. */
+static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t to, unsigned shards)
 {
-	char why[256];
-	size_t len;
-	const void *body = push_http_body(d->http, &len);
-	int64_t n = d->kind == PUSH_DEST_OTLP ? push_otlp_rejected(body, len, why, sizeof(why)) : 0;
+	struct push_otlp_node node = { p->meta.hostname, p->node_name, p->meta.machine_id };
+	uint64_t count = 0, wait_ns;
+	struct push_outcome o = { 0 };
+	const char *why = o.why;
 
-	if (n > 0)
-		kepler_warn("the OTLP receiver took snapshots %llu to %llu but rejected %lld data points: %s",
-			    (unsigned long long)from, (unsigned long long)to, (long long)n, why);
-}
-
-/* Send [from, to] to @d; on a failure its next try is set after a back-off. */
-static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t to)
-{
-	uint64_t count = 0, retry_after = 0, wait_ns;
-	void *body = NULL;
-	size_t len = 0;
-	long status = 0;
-	char why[256];
-	enum push_result res;
-
-	if (build(p, d, from, &to, &count) < 0 || encode(p, d, &body, &len) < 0) {
+	if (d->pending)
+		push_shards_again(d->shards);
+	else
+		push_shards_begin(d->shards, shards);
+	if (build(p, d, from, &to, &count) < 0 || (count && push_shards_send(d->shards, &node, &o) < 0)) {
 		kepler_err("out of memory building a request of snapshots %llu to %llu for %s",
 			   (unsigned long long)from, (unsigned long long)to, d->name);
 		d->not_before_ns = kepler_mono_ns() + SEC;
-		free(body);
 		return;
 	}
-	res = count ? push_http_post(d->http, body, len, &status, &retry_after, why, sizeof(why)) : PUSH_SENT;
-	free(body);
-	d->requests++;
-	if (res == PUSH_SENT) {
+	if (!count)
+		o.done = true;
+	d->requests += o.sent + o.dropped + o.retry;
+	d->pending = !o.done;
+	d->pending_from = from;
+	d->pending_to = to;
+	if (o.done && !o.dropped) {
 		if (d->down_since_ns)
 			kepler_info(
 				"%s takes samples again after %.1f s: sending what it missed, from snapshot %llu",
@@ -371,14 +298,17 @@ static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t
 				d->name, (unsigned long long)from, (unsigned long long)d->refused);
 		d->refused = 0;
 		d->sent += count;
-		if (count)
-			partial(d, from, to);
+		if (o.rejected > 0)
+			kepler_warn(
+				"the OTLP receiver took snapshots %llu to %llu but rejected %lld data points: %s",
+				(unsigned long long)from, (unsigned long long)to, (long long)o.rejected,
+				o.rejected_why);
 		saved(p, d, to);
-		kepler_debug("sent snapshots %llu to %llu to %s: %zu bytes", (unsigned long long)from,
-			     (unsigned long long)to, d->name, len);
+		kepler_debug("sent snapshots %llu to %llu to %s: %zu bytes in %u requests",
+			     (unsigned long long)from, (unsigned long long)to, d->name, o.bytes, o.sent);
 		return;
 	}
-	if (res == PUSH_DROP) { /* said once, and again only when the reason changes */
+	if (o.done) { /* refused (of the shards, one at least): said once, and again only when the reason changes */
 		d->dropped += count;
 		if (!d->refused || strcmp(d->refused_why, why))
 			kepler_warn(
@@ -405,8 +335,8 @@ static void send_batch(struct pusher *p, struct dest *d, uint64_t from, uint64_t
 	d->retried++;
 	d->backoff_s =
 		d->backoff_s ? (d->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : d->backoff_s * 2) : 1;
-	if (retry_after) /* the receiver's Retry-After */
-		wait_ns = (retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S) * SEC;
+	if (o.retry_after_s) /* the receiver's Retry-After */
+		wait_ns = (o.retry_after_s < RETRY_AFTER_MAX_S ? o.retry_after_s : RETRY_AFTER_MAX_S) * SEC;
 	else /* jitter: half to all of the back-off, so that a fleet does not come back at once */
 		wait_ns = (uint64_t)((double)d->backoff_s * (0.5 + 0.5 * (double)rand() / RAND_MAX) * 1e9);
 	d->not_before_ns = kepler_mono_ns() + wait_ns;
@@ -434,10 +364,17 @@ static void step(struct pusher *p, struct dest *d, uint64_t newest)
 			    (unsigned long long)d->last + 1, (unsigned long long)oldest - 1, d->name);
 		d->last = oldest - 1;
 	}
+	if (d->pending && d->pending_from == d->last + 1) { /* the batch some of whose shards were taken */
+		send_batch(p, d, d->pending_from, d->pending_to, push_shards_count(d->shards));
+		return;
+	}
+	d->pending = false;
 	to = d->last + (uint64_t)p->cfg->push.push_batch < newest
 		     ? d->last + (uint64_t)p->cfg->push.push_batch
 		     : newest;
-	send_batch(p, d, d->last + 1, to);
+	/* behind: several requests at once; caught up (the newest alone): one */
+	send_batch(p, d, d->last + 1, to,
+		   newest - d->last > 1 ? (unsigned)p->cfg->push.push_max_in_flight : 1);
 }
 
 /* Wait for a new snapshot after @newest, at most @timeout_ns; false when the store must be attached again. */
@@ -513,16 +450,19 @@ static int dest_open(struct pusher *p, enum push_dest_kind kind, const char *url
 		.key_file = s->paths[2],
 	};
 
+	struct push_shards_params sp = {
+		.kind = kind,
+		.max = (unsigned)p->cfg->push.push_max_in_flight,
+		.gzip = p->cfg->push.push_otlp_compression != KEPLER_OTLP_NONE,
+		.http = &hp,
+	};
+
 	d->kind = kind;
 	d->name = kind == PUSH_DEST_OTLP ? "otlp" : "remote-write";
 	d->url = url;
-	d->http = push_http_new(&hp);
-	if (kind == PUSH_DEST_OTLP)
-		d->otlp = push_otlp_new();
-	else
-		d->rw = push_request_new();
+	d->shards = push_shards_new(&sp);
 	p->ndests++;
-	if (!d->http || (!d->otlp && !d->rw)) {
+	if (!d->shards) {
 		kepler_err("cannot start the HTTP client");
 		return -1;
 	}
@@ -638,13 +578,8 @@ int main(int argc, char **argv)
 		rc = 0;
 	}
 out:
-	for (size_t i = 0; i < p.ndests; i++) {
-		push_http_free(p.dests[i].http);
-		push_request_free(p.dests[i].rw);
-		push_otlp_free(p.dests[i].otlp);
-	}
-	if (p.gz)
-		libdeflate_free_compressor(p.gz);
+	for (size_t i = 0; i < p.ndests; i++)
+		push_shards_free(p.dests[i].shards);
 	kepler_co2e_families_free(p.carbon);
 	push_secrets_free(&sec);
 	push_secrets_close(&sec);

@@ -28,21 +28,36 @@ enum push_result {
 	PUSH_DROP,  /* another 4xx: the batch can never be taken */
 };
 
+/* What a receiver's answer means for one request. */
+struct push_answer {
+	enum push_result result;
+	long status;            /* the HTTP status; 0: no answer */
+	uint64_t retry_after_s; /* the receiver's Retry-After in seconds; 0: none */
+	char why[256];          /* what went wrong, or "HTTP 200" */
+};
+
+/* A request's body; data NULL: no request on that handle this time. */
+struct push_http_body {
+	const void *data;
+	size_t len;
+};
+
+/* A destination's client: @n handles (each its own connection, kept alive), one request each at a time. */
 struct push_http;
 
 /* NULL when libcurl fails to start. */
-struct push_http *push_http_new(const struct push_http_params *p);
+struct push_http *push_http_new(const struct push_http_params *p, unsigned n);
 void push_http_free(struct push_http *h);
+unsigned push_http_handles(const struct push_http *h);
 
 /*
- * POST @body. *@ret_status: the HTTP status (0: no answer),
- * *@ret_retry_after_s: the receiver's Retry-After in seconds (0: none),
- * @why: what went wrong. The answer's body (its first 64 KiB) is kept for
- * push_http_body().
+ * POST @bodies[i] on handle i, every one at once (libcurl's multi
+ * interface, in this thread), until each is answered or times out;
+ * @answers[i] says how it went (for a body with data). Each answer's body
+ * (its first 64 KiB) is kept for push_http_answer_body().
  */
-enum push_result push_http_post(struct push_http *h, const void *body, size_t len, long *ret_status,
-				uint64_t *ret_retry_after_s, char *why, size_t why_size);
-/* The last answer's body, its length in *@ret_len. */
-const void *push_http_body(const struct push_http *h, size_t *ret_len);
+void push_http_post(struct push_http *h, const struct push_http_body *bodies, struct push_answer *answers);
+/* Handle @i's last answer's body, its length in *@ret_len. */
+const void *push_http_answer_body(const struct push_http *h, unsigned i, size_t *ret_len);
 
 #endif

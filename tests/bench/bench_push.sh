@@ -70,7 +70,7 @@ run() {
 	wait $p 2>/dev/null
 	local bytes reqs
 	bytes=$(grep -o 'sent snapshots [0-9]* to [0-9]* to [a-z-]*: [0-9]* bytes' "$tmp/push-$proto-$batch.log" | awk '{s += $(NF-1)} END {print s}')
-	reqs=$(grep -c 'sent snapshots' "$tmp/push-$proto-$batch.log")
+	reqs=$(grep -o 'bytes in [0-9]* requests' "$tmp/push-$proto-$batch.log" | awk '{s += $3} END {print s}')
 	awk -v p="$proto${*:+ $*}" -v b="$batch" -v n=$((nsnap - 1)) -v w=$((t1 - t0)) -v c="$c" -v hz="$hz" -v by="$bytes" -v r="$reqs" -v hwm="$hwm" 'BEGIN {
 		ws = w / 1e9; cs = c / hz
 		printf "%s, batch %-3d %d snapshots in %.1f s wall (%.0fx real time at 5 s), CPU %.2f s = %.2f ms a snapshot, %d requests of %.0f KiB on average, peak RSS %.0f MiB\n",

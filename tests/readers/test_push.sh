@@ -4,7 +4,8 @@
 # kepler-push outage, after which what was missed is sent oldest first; the
 # store's retention passed during an outage (counted and said, not
 # invented); the receiver ends with exactly one sample per snapshot sent,
-# with the store's values. One log line per outage, not per retry.
+# with the store's values. One log line per outage, not per retry. Backlogs go as
+# three requests at once (push.max-in-flight), each series in one.
 # Usage: test_push.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -34,7 +35,7 @@ start_prometheus() {
 }
 start_push() {
 	"$push" --store.path "$store" --push.remote-write.url "http://127.0.0.1:$pport/api/v1/write" \
-		--push.state-dir "$tmp/state" --push.batch 8 --log.level info >>"$tmp/push.log" 2>&1 &
+		--push.state-dir "$tmp/state" --push.batch 8 --push.max-in-flight 3 --log.level info >>"$tmp/push.log" 2>&1 &
 	pusher=$!
 	pids+=($pusher)
 }
@@ -126,6 +127,12 @@ print(f"snapshots {first} to {last}: {len(want)} sent ({len(lost)} no longer in 
 sys.exit(0 if not missing and not extra and not bad else 1)
 PY
 [ $fails -eq 0 ] && ok "across both outages the receiver holds one sample per snapshot sent, at its time, with the store's value"
+# the backlogs were sent as 3 requests at once (each series in one), and the real Prometheus, which
+# refuses a series' samples out of order, took every one (above)
+inflight=$(curl -s --data-urlencode 'query=max_over_time(kepler_push_requests_in_flight[1h])' "http://127.0.0.1:$pport/api/v1/query" |
+	jq -r '.data.result[0].value[1] // "none"')
+[ "$inflight" = 3 ] && ok "a backlog went as 3 requests at once (push.max-in-flight 3): every sample taken, in order" ||
+	fail "kepler_push_requests_in_flight never 3 (most: $inflight)"
 curl -s --data-urlencode 'query=kepler_push_sent_snapshots_total' "http://127.0.0.1:$pport/api/v1/query" |
 	jq -e '.data.result | length == 1' >/dev/null && ok "kepler-push's own figures arrive with the samples (kepler_push_sent_snapshots_total)" ||
 	fail "no kepler_push_sent_snapshots_total"
