@@ -11,8 +11,9 @@
 # it has acknowledged the last. Prints per run the wall time, how many times
 # faster than real time it caught up, its CPU, and the receiver's verdict
 # (samples, series, out of order, repeated, each series' fewest and most
-# samples, which must both be the backlog's snapshots). Exit 1 when a
-# verdict is wrong.
+# samples, which must both be the backlog's snapshots). FAIL_EVERY=N: the
+# receiver answers every N-th request 503 without taking it (retried alone).
+# Exit 1 when a verdict is wrong.
 set -uo pipefail
 build=$(cd "$1" && pwd)
 nproc=${2:-10000}
@@ -32,7 +33,7 @@ echo "writing $nsnap snapshots of $nproc processes (stable), 5 s apart..."
 bad=0
 for n in "${flights[@]}"; do
 	rm -f "$tmp/port"
-	"$recv" "$tmp/port" "$delay" 2>"$tmp/recv.err" &
+	"$recv" "$tmp/port" "$delay" ${FAIL_EVERY:-} 2>"$tmp/recv.err" &
 	r=$!
 	pids+=($r)
 	eventually 30 test -s "$tmp/port" || { echo "rw_receiver did not start: $(cat "$tmp/recv.err")"; exit 1; }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * rw_receiver PORT_FILE DELAY_MS: a Prometheus remote-write 1.0 receiver
+ * rw_receiver PORT_FILE DELAY_MS [FAIL_EVERY]: a Prometheus remote-write 1.0 receiver
  * for tests/bench/bench_push_catchup.sh that takes DELAY_MS to answer each
  * request (a slow or distant receiver; requests on separate connections
  * are served at once, each on its own thread, as a real receiver's are)
@@ -11,7 +11,9 @@
  * a free loopback port, written to PORT_FILE; GET /stats answers one JSON
  * object: requests, samples, series, out_of_order, repeated, and the
  * fewest and most samples a series received (kepler-push's own kepler_push_*
- * series aside, which come once a batch).
+ * series aside, which come once a batch). With FAIL_EVERY, every
+ * FAIL_EVERY-th request is answered 503 and not taken (the sender must send
+ * it again, alone or not, without repeating what was taken).
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -40,10 +42,11 @@ static struct {
 	pthread_mutex_t lock;
 	struct series *v;
 	size_t n, cap; /* cap: a power of two */
-	uint64_t requests, samples, out_of_order, repeated, bad;
+	uint64_t requests, samples, out_of_order, repeated, bad, refused;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static unsigned delay_ms;
+static unsigned delay_ms, fail_every;
+static uint64_t arrived;
 
 static struct series *find(const char *key)
 {
@@ -148,11 +151,11 @@ static enum MHD_Result stats(struct MHD_Connection *c)
 		}
 	snprintf(out, sizeof(out),
 		 "{\"requests\":%llu,\"samples\":%llu,\"series\":%zu,\"out_of_order\":%llu,\"repeated\":%llu,"
-		 "\"bad\":%llu,\"fewest\":%llu,\"most\":%llu}\n",
+		 "\"bad\":%llu,\"refused\":%llu,\"fewest\":%llu,\"most\":%llu}\n",
 		 (unsigned long long)st.requests, (unsigned long long)st.samples, st.n,
 		 (unsigned long long)st.out_of_order, (unsigned long long)st.repeated,
-		 (unsigned long long)st.bad, (unsigned long long)(fewest == UINT64_MAX ? 0 : fewest),
-		 (unsigned long long)most);
+		 (unsigned long long)st.bad, (unsigned long long)st.refused,
+		 (unsigned long long)(fewest == UINT64_MAX ? 0 : fewest), (unsigned long long)most);
 	pthread_mutex_unlock(&st.lock);
 	return reply(c, 200, out);
 }
@@ -189,6 +192,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		nanosleep(&ts, NULL);
 	}
 	pthread_mutex_lock(&st.lock);
+	if (fail_every && ++arrived % fail_every == 0) {
+		st.refused++;
+		pthread_mutex_unlock(&st.lock);
+		u->len = 0;
+		return reply(c, 503, "refused, as asked");
+	}
 	take(u->data, u->len);
 	pthread_mutex_unlock(&st.lock);
 	u->len = 0;
@@ -216,11 +225,12 @@ int main(int argc, char **argv)
 	const union MHD_DaemonInfo *info;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: rw_receiver PORT_FILE DELAY_MS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: rw_receiver PORT_FILE DELAY_MS [FAIL_EVERY]\n");
 		return 2;
 	}
 	delay_ms = (unsigned)atoi(argv[2]);
+	fail_every = argc == 4 ? (unsigned)atoi(argv[3]) : 0;
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 			     handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&lo,
 			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
