@@ -578,6 +578,8 @@ int main(int argc, char **argv)
 		rc = 0;
 	}
 out:
+	if (p.store) /* (before the CO2e families it resets are freed) */
+		detach(&p);
 	for (size_t i = 0; i < p.ndests; i++)
 		push_shards_free(p.dests[i].shards);
 	kepler_co2e_families_free(p.carbon);
@@ -588,8 +590,6 @@ out:
 			free(sec.auth[k].headers[i]);
 		free(sec.auth[k].headers);
 	}
-	if (p.store)
-		detach(&p);
 	kepler_config_done(&cfg);
 	return rc;
 }

@@ -10,8 +10,8 @@
 #   backlog    the whole hour sent from a state one snapshot old, push.batch 60:
 #              the wall time to drain it and how much faster than real time
 #              that is, and kepler-push's CPU per snapshot;
-#   one a time push.batch 1, as once caught up (one request per new snapshot):
-#              CPU per snapshot and bytes per request.
+#   one a time push.batch 1 and push.max-in-flight 1, as once caught up (one
+#              request per new snapshot): CPU per snapshot and bytes per request.
 # CPU is the kernel's accounting of the process (utime + stime of
 # /proc/PID/stat), not wall time. Prints one line per measure. PUSH_ARGS:
 # more options for kepler-push (--metrics.process.top 100, --metrics.level ...).
@@ -76,8 +76,9 @@ run() {
 		printf "%s, batch %-3d %d snapshots in %.1f s wall (%.0fx real time at 5 s), CPU %.2f s = %.2f ms a snapshot, %d requests of %.0f KiB on average, peak RSS %.0f MiB\n",
 			p, b, n, ws, n * 5 / ws, cs, cs * 1000 / n, r, by / r / 1024, hwm / 1024 }'
 }
+# batch 1 with one request in flight: what a caught-up kepler-push does with each new snapshot
 for proto in remote-write otlp; do
 	run "$proto" 60
-	run "$proto" 1
+	run "$proto" 1 --push.max-in-flight 1
 done
-run otlp 1 --push.otlp.compression none
+run otlp 1 --push.max-in-flight 1 --push.otlp.compression none

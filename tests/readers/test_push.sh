@@ -62,9 +62,13 @@ n=$(grep -c "cannot send to" "$tmp/push.log")
 	fail "receiver outage logged $n times: $(grep -E 'cannot send|again' "$tmp/push.log")"
 snapshots
 
-# kepler-push itself down; its state brings it back where it was
+# kepler-push itself down (a clean stop: exit 0, nothing left for the sanitizers to say); its
+# state brings it back where it was
 kill "$pusher"
-wait "$pusher" 2>/dev/null
+wait "$pusher"
+rc=$?
+[ $rc -eq 0 ] && ! grep -q "Sanitizer" "$tmp/push.log" && ok "kepler-push stopped by SIGTERM: exit 0" ||
+	fail "kepler-push stopped by SIGTERM: exit $rc: $(grep -A3 Sanitizer "$tmp/push.log" | head -4)"
 before=$(acked)
 wait_seq "$store" $(($(store_seq "$store") + 8))
 start_push
