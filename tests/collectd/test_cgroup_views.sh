@@ -100,6 +100,16 @@ usage_ns() { # usage_ns LAYOUT PATH: the kernel's CPU time of the cgroup
 	fi
 }
 
+# why NAME STORE: a view failed: what the collector said, and what the snapshots say it lost (full
+# eBPF maps, unreadable entries)
+why() {
+	fails=$((fails + 1))
+	echo "$1: the collector's warnings: $(grep -E 'warn|error' "$tmp/$1.log" | tail -5)"
+	echo "$1: its last refresh: $(grep -o 'pieces of changed.*' "$tmp/$1.log" | tail -1)"
+	echo "$1: $("$stdout" --store.path "$2" --format json --all --level node 2>/dev/null |
+		jq -s -r '"\(length) snapshots; lost_entries \([.[].lost_entries // 0] | add), skipped_entries \([.[].skipped_entries // 0] | add)"')"
+}
+
 # run_view NAME LAYOUT VIEW
 run_view() {
 	local name=$1 layout=$2 view=$3 store=$tmp/store-$1 host=$tmp/host-$1
@@ -113,7 +123,7 @@ run_view() {
 		setup+=("mount --bind $cg2 $cgroot")
 	fi
 	local args=(--informer ebpf --store.path "$store" --meter.source fake --store.group ""
-		--monitor.interval 1s --monitor.terminated-ttl 60s --log.level info)
+		--monitor.interval 1s --monitor.terminated-ttl 60s --log.level debug)
 	if [ "$view" = pod ]; then
 		# the pod's view: the host's /sys and /proc where the DaemonSet mounts them, its own /sys/fs/cgroup empty
 		setup+=("mount --rbind /sys $host/sys" "mount --rbind /proc $host/proc"
@@ -168,7 +178,7 @@ run_view() {
 		fail "$name: the informer does not say the layout: $(grep -m1 'informer ebpf' "$tmp/$name.log")"
 	"$stdout" --store.path "$store" --format json >"$tmp/$name.json" 2>"$tmp/$name.err" ||
 		{ fail "$name: kepler-stdout: $(cat "$tmp/$name.err")"; return; }
-	python3 - "$name" "$tmp/$name.json" "$c1" "$u1" "$k1" "$c2" "$u2" "$k2" <<'PY' || fails=$((fails + 1))
+	python3 - "$name" "$tmp/$name.json" "$c1" "$u1" "$k1" "$c2" "$u2" "$k2" <<'PY' || why "$name" "$store"
 import json, sys
 name, path = sys.argv[1], sys.argv[2]
 s = json.loads(open(path).readline())
