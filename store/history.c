@@ -5,6 +5,7 @@
  * carbon intensity file, carbon_file.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
@@ -34,11 +35,22 @@ int kepler_history_kind_from_name(const char *name, enum kepler_history_kind *re
 
 char **history_row_str(struct kepler_history_row *r, int i)
 {
-	char **s[HISTORY_NSTR] = { &r->id,         &r->name,       &r->ns,           &r->pod_id,
-				   &r->runtime,    &r->exe,        &r->container_id, &r->vm_id,
-				   &r->owner_kind, &r->owner_name, &r->labels };
+	/* offsets, not an array of pointers built at each call: called for every field of every row of every snapshot */
+	static const size_t at[HISTORY_NSTR] = {
+		offsetof(struct kepler_history_row, id),
+		offsetof(struct kepler_history_row, name),
+		offsetof(struct kepler_history_row, ns),
+		offsetof(struct kepler_history_row, pod_id),
+		offsetof(struct kepler_history_row, runtime),
+		offsetof(struct kepler_history_row, exe),
+		offsetof(struct kepler_history_row, container_id),
+		offsetof(struct kepler_history_row, vm_id),
+		offsetof(struct kepler_history_row, owner_kind),
+		offsetof(struct kepler_history_row, owner_name),
+		offsetof(struct kepler_history_row, labels),
+	};
 
-	return s[i];
+	return (char **)((char *)r + at[i]);
 }
 
 const char *history_row_cstr(const struct kepler_history_row *r, int i)
