@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#define XXH_INLINE_ALL /* the short strings hashed here: calls through the library cost more than the hash */
 #include <xxhash.h>
 
 #include "history_internal.h"
@@ -33,67 +33,56 @@ int kepler_history_kind_from_name(const char *name, enum kepler_history_kind *re
 
 /* ---- rows and their identity ---- */
 
-char **history_row_str(struct kepler_history_row *r, int i)
-{
-	/* offsets, not an array of pointers built at each call: called for every field of every row of every snapshot */
-	static const size_t at[HISTORY_NSTR] = {
-		offsetof(struct kepler_history_row, id),
-		offsetof(struct kepler_history_row, name),
-		offsetof(struct kepler_history_row, ns),
-		offsetof(struct kepler_history_row, pod_id),
-		offsetof(struct kepler_history_row, runtime),
-		offsetof(struct kepler_history_row, exe),
-		offsetof(struct kepler_history_row, container_id),
-		offsetof(struct kepler_history_row, vm_id),
-		offsetof(struct kepler_history_row, owner_kind),
-		offsetof(struct kepler_history_row, owner_name),
-		offsetof(struct kepler_history_row, labels),
-	};
-
-	return (char **)((char *)r + at[i]);
-}
-
-const char *history_row_cstr(const struct kepler_history_row *r, int i)
-{
-	return *history_row_str((struct kepler_history_row *)r, i);
-}
-
 /* The fields that name an identity of each kind (the others describe it and may change). */
+static const struct {
+	unsigned char n, at[4];
+} key_fields[KEPLER_HISTORY_KIND_COUNT] = {
+	[KEPLER_HISTORY_NODE] = { 0, { 0 } }, [KEPLER_HISTORY_NAMESPACE] = { 1, { 1 } },
+	[KEPLER_HISTORY_POD] = { 1, { 0 } },  [KEPLER_HISTORY_CONTAINER] = { 1, { 0 } },
+	[KEPLER_HISTORY_VM] = { 1, { 0 } },   [KEPLER_HISTORY_PROCESS] = { 4, { 1, 5, 6, 7 } },
+};
+
 static bool is_key_field(enum kepler_history_kind k, int i)
 {
-	switch (k) {
-	case KEPLER_HISTORY_NAMESPACE: return i == 1;
-	case KEPLER_HISTORY_POD:
-	case KEPLER_HISTORY_CONTAINER:
-	case KEPLER_HISTORY_VM: return i == 0;
-	case KEPLER_HISTORY_PROCESS: return i == 1 || i == 5 || i == 6 || i == 7;
-	default: return false;
-	}
+	for (int j = 0; j < key_fields[k].n; j++)
+		if (key_fields[k].at[j] == i)
+			return true;
+	return false;
 }
 
+/*
+ * One-shot hashes chained field by field: the streaming state (reset,
+ * update, digest) cost more than the short strings it hashed, for every
+ * workload of every snapshot.
+ */
 static uint64_t row_hash(const struct kepler_history_row *r)
 {
-	XXH3_state_t st;
-	unsigned char k = (unsigned char)r->kind;
+	uint64_t x = (uint64_t)r->kind + 1;
 
-	XXH3_64bits_reset(&st);
-	XXH3_64bits_update(&st, &k, 1);
-	for (int i = 0; i < HISTORY_NSTR; i++)
-		if (is_key_field(r->kind, i)) {
-			const char *s = history_row_cstr(r, i);
+	for (int j = 0; j < key_fields[r->kind].n; j++) {
+		const char *s = history_row_cstr(r, key_fields[r->kind].at[j]);
 
-			XXH3_64bits_update(&st, s, strlen(s) + 1);
-		}
-	return XXH3_64bits_digest(&st);
+		x = XXH3_64bits_withSeed(s, strlen(s), x);
+	}
+	return x;
+}
+
+/* Strings equal: most key fields are "" or differ in their first byte. */
+static inline bool same_str(const char *a, const char *b)
+{
+	return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
 }
 
 static bool same_identity(const struct kepler_history_row *a, const struct kepler_history_row *b)
 {
 	if (a->kind != b->kind)
 		return false;
-	for (int i = 0; i < HISTORY_NSTR; i++)
-		if (is_key_field(a->kind, i) && strcmp(history_row_cstr(a, i), history_row_cstr(b, i)))
+	for (int j = 0; j < key_fields[a->kind].n; j++) {
+		int i = key_fields[a->kind].at[j];
+
+		if (!same_str(history_row_cstr(a, i), history_row_cstr(b, i)))
 			return false;
+	}
 	return true;
 }
 
@@ -183,16 +172,18 @@ const struct kepler_history_row *kepler_history_row(const struct kepler_history 
 	return i < h->nrows ? h->rows[i] : NULL;
 }
 
-static size_t *slot_of(const struct kepler_history *h, const struct kepler_history_row *like)
+/* The slot of identity @like (hashed @hash): its row's, or the empty one it would take; NULL with no slots. */
+static struct history_slot *slot_of(const struct kepler_history *h, const struct kepler_history_row *like,
+				    uint64_t hash)
 {
 	size_t mask = h->nslots - 1, i;
 
 	if (!h->nslots)
 		return NULL;
-	for (i = (size_t)row_hash(like) & mask;; i = (i + 1) & mask) {
-		size_t *s = &h->slots[i];
+	for (i = (size_t)hash & mask;; i = (i + 1) & mask) {
+		struct history_slot *s = &h->slots[i];
 
-		if (!*s || same_identity(h->rows[*s - 1], like))
+		if (!s->row || (s->hash == hash && same_identity(h->rows[s->row - 1], like)))
 			return s;
 	}
 }
@@ -200,30 +191,40 @@ static size_t *slot_of(const struct kepler_history *h, const struct kepler_histo
 const struct kepler_history_row *kepler_history_find(const struct kepler_history *h,
 						     const struct kepler_history_row *like)
 {
-	size_t *s = slot_of(h, like);
+	struct history_slot *s;
 
-	return s && *s ? h->rows[*s - 1] : NULL;
+	if ((unsigned)like->kind >= KEPLER_HISTORY_KIND_COUNT)
+		return NULL;
+	s = slot_of(h, like, row_hash(like));
+	return s && s->row ? h->rows[s->row - 1] : NULL;
 }
 
+/* Index every row afresh in @nslots slots (a power of two; the old ones kept on -ENOMEM). */
 static int rehash(struct kepler_history *h, size_t nslots)
 {
-	size_t *old = h->slots;
+	struct history_slot *slots = calloc(nslots, sizeof(*slots));
 
-	h->slots = calloc(nslots, sizeof(*h->slots));
-	if (!h->slots) {
-		h->slots = old;
+	if (!slots)
 		return -ENOMEM;
+	for (size_t i = 0; i < h->nrows; i++) {
+		uint64_t x = row_hash(h->rows[i]);
+		size_t j = (size_t)x & (nslots - 1);
+
+		while (slots[j].row) /* every row differs: no compare needed */
+			j = (j + 1) & (nslots - 1);
+		slots[j] = (struct history_slot){ x, i + 1 };
 	}
-	free(old);
+	free(h->slots);
+	h->slots = slots;
 	h->nslots = nslots;
-	for (size_t i = 0; i < h->nrows; i++)
-		*slot_of(h, h->rows[i]) = i + 1;
 	return 0;
 }
 
-/* Take @r (owned from now on, freed on error) as a new row. */
-static int insert(struct kepler_history *h, struct kepler_history_row *r, struct kepler_history_row **ret)
+/* Take @r (owned from now on, freed on error) as a new row, hashed @hash. */
+static int insert(struct kepler_history *h, struct kepler_history_row *r, uint64_t hash,
+		  struct kepler_history_row **ret)
 {
+	struct history_slot *s;
 	int e;
 
 	if ((h->nrows + 1) * 2 > h->nslots && (e = rehash(h, h->nslots ? 2 * h->nslots : 64)) < 0)
@@ -238,8 +239,12 @@ static int insert(struct kepler_history *h, struct kepler_history_row *r, struct
 		h->rows = rows;
 		h->cap = cap;
 	}
+	s = slot_of(h, r, hash);
+	e = -EEXIST;
+	if (s->row)
+		goto fail;
 	h->rows[h->nrows++] = r;
-	*slot_of(h, r) = h->nrows;
+	*s = (struct history_slot){ hash, h->nrows };
 	*ret = r;
 	return 0;
 fail:
@@ -251,24 +256,23 @@ fail:
 static int find_or_add(struct kepler_history *h, const struct kepler_history_row *like, uint64_t wall_ns,
 		       struct kepler_history_row **ret)
 {
-	size_t *s = slot_of(h, like);
+	uint64_t hash = row_hash(like);
+	struct history_slot *s = slot_of(h, like, hash);
 	struct kepler_history_row *r;
 
-	if (s && *s) {
-		r = h->rows[*s - 1];
+	if (s && s->row) {
+		r = h->rows[s->row - 1];
 		/* what describes it follows the newest snapshot (a container renamed, a pod's namespace) */
 		for (int i = 0; i < HISTORY_NSTR; i++) {
 			const char *v = history_row_cstr(like, i);
-			char **cur = history_row_str(r, i);
+			char **cur;
 
-			if (!is_key_field(r->kind, i) && *v && strcmp(*cur, v)) {
-				char *d = strdup(v);
-
-				if (!d)
-					return -ENOMEM;
-				free(*cur);
-				*cur = d;
-			}
+			if (!*v || is_key_field(r->kind, i) || !strcmp(*(cur = history_row_str(r, i)), v))
+				continue;
+			if (!(v = strdup(v)))
+				return -ENOMEM;
+			free(*cur);
+			*cur = (char *)v;
 		}
 		r->last_ns = wall_ns;
 		*ret = r;
@@ -288,14 +292,14 @@ static int find_or_add(struct kepler_history *h, const struct kepler_history_row
 		history_row_free(r);
 		return -ENOMEM;
 	}
-	return insert(h, r, ret);
+	return insert(h, r, hash, ret);
 }
 
 int history_insert(struct kepler_history *h, struct kepler_history_row *r)
 {
 	struct kepler_history_row *got;
 
-	return insert(h, r, &got);
+	return insert(h, r, row_hash(r), &got);
 }
 
 struct kepler_history_span kepler_history_window(const struct kepler_history_row *start, size_t sz,
@@ -325,6 +329,11 @@ static void add_energy(struct kepler_history_row *r, size_t z, uint64_t uj, uint
 	if (!intensity || !uj)
 		return;
 	x = (unsigned __int128)uj * intensity + r->co2e_rem[z];
+	if (!(uint64_t)(x >> 64)) { /* nearly always: a 64-bit division, not a call to the 128-bit one */
+		r->co2e_mg[z] += (uint64_t)x / KEPLER_UJ_PER_KWH;
+		r->co2e_rem[z] = (uint64_t)x % KEPLER_UJ_PER_KWH;
+		return;
+	}
 	r->co2e_mg[z] += (uint64_t)(x / KEPLER_UJ_PER_KWH);
 	r->co2e_rem[z] = (uint64_t)(x % KEPLER_UJ_PER_KWH);
 }
@@ -488,7 +497,12 @@ void kepler_history_evict(struct kepler_history *h, uint64_t before_ns)
 	if (n == h->nrows)
 		return;
 	h->nrows = n;
-	memset(h->slots, 0, h->nslots * sizeof(*h->slots));
-	for (size_t i = 0; i < n; i++)
-		*slot_of(h, h->rows[i]) = i + 1;
+	if (rehash(h, h->nslots) < 0) { /* no memory for new slots: clear the old ones in place */
+		memset(h->slots, 0, h->nslots * sizeof(*h->slots));
+		for (size_t i = 0; i < n; i++) {
+			uint64_t x = row_hash(h->rows[i]);
+
+			*slot_of(h, h->rows[i], x) = (struct history_slot){ x, i + 1 };
+		}
+	}
 }

@@ -7,26 +7,58 @@
 #ifndef KEPLER_STORE_HISTORY_INTERNAL_H
 #define KEPLER_STORE_HISTORY_INTERNAL_H
 
+#include <stddef.h>
+
 #include "kepler/config.h"
 #include "kepler/history.h"
 
 /* a row's strings: id, name, ns, pod_id, runtime, exe, container_id, vm_id, owner_kind, owner_name, labels */
 #define HISTORY_NSTR 11
 
+struct history_slot {
+	uint64_t hash; /* the row's, so a probe reads a row only when it may be the one */
+	size_t row;    /* row index + 1; 0: empty */
+};
+
 struct kepler_history {
 	char *zones[KEPLER_MAX_ZONES];
 	size_t nzones;
 	struct kepler_history_row **rows;
 	size_t nrows, cap;
-	size_t *slots; /* open addressing: row index + 1, 0 empty */
+	struct history_slot *slots; /* open addressing, by row_hash() */
 	size_t nslots;
 	uint64_t seq, wall_ns;
 	uint32_t intensity;
 };
 
-/* The address of row @r's string @i (0 to HISTORY_NSTR - 1, in the order above). */
-char **history_row_str(struct kepler_history_row *r, int i);
-const char *history_row_cstr(const struct kepler_history_row *r, int i);
+/*
+ * The address of row @r's string @i (0 to HISTORY_NSTR - 1, in the order
+ * above). Inline, by offset: called for every key field of every workload
+ * of every snapshot.
+ */
+static inline char **history_row_str(struct kepler_history_row *r, int i)
+{
+	static const size_t at[HISTORY_NSTR] = {
+		offsetof(struct kepler_history_row, id),
+		offsetof(struct kepler_history_row, name),
+		offsetof(struct kepler_history_row, ns),
+		offsetof(struct kepler_history_row, pod_id),
+		offsetof(struct kepler_history_row, runtime),
+		offsetof(struct kepler_history_row, exe),
+		offsetof(struct kepler_history_row, container_id),
+		offsetof(struct kepler_history_row, vm_id),
+		offsetof(struct kepler_history_row, owner_kind),
+		offsetof(struct kepler_history_row, owner_name),
+		offsetof(struct kepler_history_row, labels),
+	};
+
+	return (char **)((char *)r + at[i]);
+}
+
+static inline const char *history_row_cstr(const struct kepler_history_row *r, int i)
+{
+	return *history_row_str((struct kepler_history_row *)r, i);
+}
 /* Free @r and its strings (NULL: nothing). */
 void history_row_free(struct kepler_history_row *r);
 /* Room for @n zones in @r's arrays, the first @old_n kept; -ENOMEM. */

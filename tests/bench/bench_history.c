@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bench_history DIR [CONTAINERS PROCESS_GROUPS HOURS DAYS]: the store's
+ * bench_history DIR [CONTAINERS PROCESS_GROUPS HOURS DAYS PROCESSES]: the store's
  * history at a node's scale (docs/performance.md, "History"). A ledger of
  * CONTAINERS containers (in pods of 10 namespaces) and PROCESS_GROUPS
  * process groups, 3 zones, whose counters move between records; a real
@@ -8,7 +8,9 @@
  * tier (a year of the defaults, 1h:35d,1d:400d: 840 and 365), each staged
  * and committed with a snapshot as the collector does. Prints the CPU of
  * one boundary (encoding the record and committing it), the record's size
- * and data.mdb's size. Defaults: 1000 5000 840 365.
+ * and data.mdb's size, and the CPU of adding one snapshot of PROCESSES
+ * processes (in those groups, one after another) to the ledger, which the
+ * collector does at every snapshot. Defaults: 1000 5000 840 365 5000.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +40,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A snapshot naming every identity once, each with energy deltas. */
+/* A snapshot naming every identity (processes by their group's names), each with energy deltas. */
 struct scene {
 	struct kepler_snapshot s;
 	struct kepler_process *p;
@@ -48,16 +50,16 @@ struct scene {
 	char *names;
 };
 
-static void scene_build(struct scene *sc, size_t nc, size_t ng)
+static void scene_build(struct scene *sc, size_t nc, size_t ng, size_t np)
 {
 	size_t npods = nc / 2 ? nc / 2 : 1, n = 0, k;
 	char *s;
 
 	memset(sc, 0, sizeof(*sc));
-	sc->p = calloc(ng, sizeof(*sc->p));
+	sc->p = calloc(np, sizeof(*sc->p));
 	sc->c = calloc(nc, sizeof(*sc->c));
 	sc->pods = calloc(npods, sizeof(*sc->pods));
-	sc->e = calloc((ng + nc + npods) * NZ, sizeof(*sc->e));
+	sc->e = calloc((np + nc + npods) * NZ, sizeof(*sc->e));
 	sc->names = s = calloc(ng + nc + npods, 200);
 	sc->s.nzones = NZ;
 	sc->s.zones[0].name = "package";
@@ -77,16 +79,19 @@ static void scene_build(struct scene *sc, size_t nc, size_t ng)
 		};
 		sc->c[k].usage.zones = &sc->e[NZ * n++];
 	}
-	for (k = 0; k < ng; k++, s += 200) {
-		snprintf(s, 200, "worker-%zu%c/usr/lib/app/bin/worker-%zu", k % 97, 0, k);
+	for (k = 0; k < np; k++) {
+		char *g = s + 200 * (k % ng); /* group k % ng's comm and exe */
+
+		if (k < ng)
+			snprintf(g, 200, "worker-%zu%c/usr/lib/app/bin/worker-%zu", k % 97, 0, k);
 		sc->p[k] = (struct kepler_process){ .pid = (uint32_t)k + 1,
-						    .comm = s,
-						    .exe = s + strlen(s) + 1,
-						    .container_id = sc->c[k % nc].id,
+						    .comm = g,
+						    .exe = g + strlen(g) + 1,
+						    .container_id = sc->c[(k % ng) % nc].id,
 						    .vm_id = "" };
 		sc->p[k].usage.zones = &sc->e[NZ * n++];
 	}
-	sc->s.processes = sc->p, sc->s.nprocesses = ng;
+	sc->s.processes = sc->p, sc->s.nprocesses = np;
 	sc->s.containers = sc->c, sc->s.ncontainers = nc;
 	sc->s.pods = sc->pods, sc->s.npods = npods;
 }
@@ -112,6 +117,7 @@ int main(int argc, char **argv)
 	       ng = argc > 3 ? strtoul(argv[3], NULL, 10) : 5000;
 	size_t hours = argc > 4 ? strtoul(argv[4], NULL, 10) : 840,
 	       days = argc > 5 ? strtoul(argv[5], NULL, 10) : 365;
+	size_t np = argc > 6 ? strtoul(argv[6], NULL, 10) : ng;
 	struct kepler_store_options o = { .path = argc > 1 ? argv[1] : NULL,
 					  .map_size = 64ULL << 20,
 					  .max_map_size = 8ULL << 30,
@@ -130,14 +136,20 @@ int main(int argc, char **argv)
 	char path[4096];
 
 	if (argc < 2 || !h || !cost) {
-		fprintf(stderr, "usage: bench_history DIR [CONTAINERS PROCESS_GROUPS HOURS DAYS]\n");
+		fprintf(stderr,
+			"usage: bench_history DIR [CONTAINERS PROCESS_GROUPS HOURS DAYS PROCESSES]\n");
 		return 2;
 	}
 	if (kepler_store_open_writer(&o, &w, &err) < 0 || kepler_store_set_tiers(w, keep, 2) < 0) {
 		fprintf(stderr, "bench_history: %s\n", err.msg);
 		return 1;
 	}
-	scene_build(&sc, nc, ng);
+	if (!nc || !ng || np < ng) {
+		fprintf(stderr,
+			"bench_history: CONTAINERS and PROCESS_GROUPS > 0, PROCESSES >= PROCESS_GROUPS\n");
+		return 2;
+	}
+	scene_build(&sc, nc, ng, np);
 	now = (uint64_t)time(NULL) * 1000000000ULL;
 	/* a year of boundaries in time order: DAYS daily ones, and the last HOURS hours' */
 	for (size_t i = 0; i < total; i++) {
@@ -177,7 +189,8 @@ int main(int argc, char **argv)
 	printf("a boundary (encode + commit): median %.2f ms, p90 %.2f ms, max %.2f ms of CPU\n",
 	       (double)cost[nc_done / 2] / 1e6, (double)cost[nc_done * 9 / 10] / 1e6,
 	       (double)cost[nc_done - 1] / 1e6);
-	printf("a snapshot added to the ledger: %.2f ms of CPU (mean)\n", (double)add / (double)total / 1e6);
+	printf("a snapshot of %zu processes added to the ledger: %.2f ms of CPU (mean)\n", np,
+	       (double)add / (double)total / 1e6);
 	printf("%zu records (%zu daily, %zu hourly): %.1f MiB of records, %.0f KiB each; data.mdb %.1f MiB\n",
 	       total, days, hours, (double)bytes / 1048576, (double)bytes / (double)total / 1024,
 	       (double)st.st_size / 1048576);
