@@ -81,7 +81,7 @@ void ledger_gen_own(struct proc_gen *g, struct proc_rec *r, char *block)
 
 void ledger_gen_prefetch_slot(const struct proc_gen *g, uint32_t pid)
 {
-	kepler_pid_index_prefetch(&g->index, pid);
+	KEPLER_PID_INDEX_PREFETCH(&g->index, pid);
 }
 
 void ledger_gen_index_last(struct proc_gen *g)

@@ -351,12 +351,8 @@ struct kepler_proc_entry *kepler_proc_table_push(struct kepler_proc_table *t);
 void kepler_proc_table_pop(struct kepler_proc_table *t);
 void kepler_proc_table_index_last(struct kepler_proc_table *t);
 
-/* The index slot where @pid's probe starts (Fibonacci hashing: pids are dense, spread them). */
-/* Start loading the index slot where @pid is looked up or indexed first (a hint; inline, it is per process). */
-static inline void kepler_proc_table_prefetch(const struct kepler_proc_table *t, uint32_t pid)
-{
-	kepler_pid_index_prefetch(&t->index, pid);
-}
+/* Start loading the index slot where @pid is looked up or indexed first (a hint; a macro, as KEPLER_PID_INDEX_PREFETCH). */
+#define kepler_proc_table_prefetch(t, pid) KEPLER_PID_INDEX_PREFETCH(&(t)->index, (pid))
 void kepler_proc_table_clear(struct kepler_proc_table *t);
 void kepler_proc_table_free(struct kepler_proc_table *t);
 
