@@ -133,6 +133,7 @@ void kepler_history_free(struct kepler_history *h)
 		history_row_free(h->rows[i]);
 	free(h->rows);
 	free(h->slots);
+	free(h->memo);
 	free(h);
 }
 
@@ -361,13 +362,9 @@ struct add_ctx {
 	uint32_t intensity;
 };
 
-static int add_usage(struct add_ctx *c, const struct kepler_history_row *like, const struct kepler_usage *u)
+/* Add @u's interval to row @r. */
+static void account(struct add_ctx *c, struct kepler_history_row *r, const struct kepler_usage *u)
 {
-	struct kepler_history_row *r;
-	int e = find_or_add(c->h, like, c->snap->wall_ns, &r);
-
-	if (e < 0)
-		return e;
 	r->cpu_time_ns += u->cpu_time_delta_ns;
 	for (size_t z = 0; z < c->snap->nzones; z++) {
 		uint64_t uj = u->zones ? u->zones[z].delta_uj : 0;
@@ -376,6 +373,91 @@ static int add_usage(struct add_ctx *c, const struct kepler_history_row *like, c
 			uj += u->idle[z].delta_uj;
 		add_energy(r, (size_t)c->map[z], uj, c->intensity);
 	}
+}
+
+static int add_usage(struct add_ctx *c, const struct kepler_history_row *like, const struct kepler_usage *u)
+{
+	struct kepler_history_row *r;
+	int e = find_or_add(c->h, like, c->snap->wall_ns, &r);
+
+	if (e < 0)
+		return e;
+	account(c, r, u);
+	return 0;
+}
+
+/*
+ * The memo entry of process @p in this add, and whether it holds @p's row
+ * (NULL: no memo, or a comm too long for one). Processes of one program
+ * share a row, and a snapshot its strings: the collector's exe, container
+ * and VM strings are interned, a decoded snapshot's come from its string
+ * table. A process whose three strings are at the addresses of one before
+ * it in this add, and whose comm has the same bytes, goes to that one's
+ * row: no hash of its strings, no probe of the ledger, no compare (the
+ * snapshot does not change during an add, so equal addresses are equal
+ * strings).
+ */
+static struct history_memo *memo_of(struct kepler_history *h, const struct kepler_process *p, bool *hit)
+{
+	uint64_t comm[2] = { 0, 0 }, x;
+	size_t n = strnlen(p->comm, sizeof(comm));
+	struct history_memo *m;
+
+	*hit = false;
+	if (!h->memo || n == sizeof(comm))
+		return NULL;
+	memcpy(comm, p->comm, n);
+	x = (uint64_t)(uintptr_t)p->exe * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)(uintptr_t)p->container_id * 0xc2b2ae3d27d4eb4fULL ^
+	    (uint64_t)(uintptr_t)p->vm_id * 0x165667b19e3779f9ULL ^ comm[0] * 0xd6e8feb86659fd93ULL ^
+	    comm[1] * 0xff51afd7ed558ccdULL;
+	x ^= x >> 32;
+	m = &h->memo[(x * 0x9e3779b97f4a7c15ULL) >> 54 & (HISTORY_MEMO - 1)];
+	if (m->add == h->adds && m->exe == p->exe && m->container_id == p->container_id &&
+	    m->vm_id == p->vm_id && m->comm[0] == comm[0] && m->comm[1] == comm[1]) {
+		*hit = true;
+		return m;
+	}
+	*m = (struct history_memo){ .exe = p->exe,
+				    .container_id = p->container_id,
+				    .vm_id = p->vm_id,
+				    .comm = { comm[0], comm[1] },
+				    .add = h->adds };
+	return m;
+}
+
+static int add_process(struct add_ctx *c, const struct kepler_process *p)
+{
+	struct kepler_history_row like = { .kind = KEPLER_HISTORY_PROCESS,
+					   .id = "",
+					   .name = (char *)p->comm,
+					   .ns = "",
+					   .pod_id = "",
+					   .runtime = "",
+					   .exe = (char *)p->exe,
+					   .container_id = (char *)p->container_id,
+					   .vm_id = (char *)p->vm_id,
+					   .owner_kind = "",
+					   .owner_name = "",
+					   .labels = "" };
+	bool hit;
+	struct history_memo *m = memo_of(c->h, p, &hit);
+	struct kepler_history_row *r;
+	int e;
+
+	if (hit) {
+		m->row->last_ns = c->snap->wall_ns;
+		account(c, m->row, &p->usage);
+		return 0;
+	}
+	if ((e = find_or_add(c->h, &like, c->snap->wall_ns, &r)) < 0) {
+		if (m)
+			m->add = 0;
+		return e;
+	}
+	if (m)
+		m->row = r;
+	account(c, r, &p->usage);
 	return 0;
 }
 
@@ -453,12 +535,8 @@ static int add_workloads(struct add_ctx *c)
 		LIKE(KEPLER_HISTORY_VM, v->id, v->name, "", "", v->hypervisor, "", "", "");
 		e = add_usage(c, &like, &v->usage);
 	}
-	for (size_t i = 0; i < s->nprocesses && !e; i++) {
-		const struct kepler_process *p = &s->processes[i];
-
-		LIKE(KEPLER_HISTORY_PROCESS, "", p->comm, "", "", "", p->exe, p->container_id, p->vm_id);
-		e = add_usage(c, &like, &p->usage);
-	}
+	for (size_t i = 0; i < s->nprocesses && !e; i++)
+		e = add_process(c, &s->processes[i]);
 #undef LIKE
 	return e;
 }
@@ -471,6 +549,9 @@ int kepler_history_add(struct kepler_history *h, const struct kepler_snapshot *s
 
 	if (h->seq && snap->seq && snap->seq <= h->seq)
 		return -EINVAL;
+	if (!h->memo) /* (without one, every process is looked up) */
+		h->memo = calloc(HISTORY_MEMO, sizeof(*h->memo));
+	h->adds++;
 	for (size_t z = 0; z < snap->nzones; z++) {
 		if ((e = zone_index(h, snap->zones[z].name)) < 0)
 			return e;

@@ -20,6 +20,19 @@ struct history_slot {
 	size_t row;    /* row index + 1; 0: empty */
 };
 
+/*
+ * The row a process of one add went to, by what names it in the snapshot:
+ * its exe, container and VM strings' addresses and its comm's bytes
+ * (history.c's memo_of()).
+ */
+#define HISTORY_MEMO 1024 /* entries, a power of two */
+struct history_memo {
+	const char *exe, *container_id, *vm_id;
+	uint64_t comm[2]; /* a comm of at most 15 bytes, NUL-padded */
+	uint64_t add;     /* the add that filled it (kepler_history's adds); older ones are void */
+	struct kepler_history_row *row;
+};
+
 struct kepler_history {
 	char *zones[KEPLER_MAX_ZONES];
 	size_t nzones;
@@ -29,6 +42,8 @@ struct kepler_history {
 	size_t nslots;
 	uint64_t seq, wall_ns;
 	uint32_t intensity;
+	struct history_memo *memo; /* HISTORY_MEMO entries, made at the first add; NULL: none */
+	uint64_t adds;             /* kepler_history_add() calls */
 };
 
 /*

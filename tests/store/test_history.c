@@ -129,6 +129,105 @@ static void test_identities_and_sums(void **state)
 	kepler_history_free(h);
 }
 
+/* Process @i of the memo test: its strings (from a few of each; some comms alike but for their last bytes). */
+static void memo_names(size_t i, char comm[32], const char **exe, const char **cid)
+{
+	static const char *const exes[] = { "/bin/sh", "/usr/bin/python3", "/usr/sbin/nginx", "" };
+	static const char *const cids[] = { "", "c1", "c2" };
+	static const char *const comms[] = { "worker-", "abcdefghijklmn", "abcdefghijklmno",
+					     "abcdefghijklmnop" };
+
+	snprintf(comm, 32, "%s%zu", comms[i % 4], i % 4 ? i % 3 : i % 61);
+	*exe = exes[i / 4 % 4];
+	*cid = cids[i / 16 % 3];
+}
+
+/*
+ * Processes that share their strings' addresses (as the collector's and a
+ * decoded snapshot's do) land in the rows that copies of every string do:
+ * comms alike but for a byte, of 15, 16 and 17 bytes, more processes than
+ * the ledger's memo has entries.
+ */
+static void test_shared_strings_same_rows(void **state)
+{
+	enum { N = 3000 };
+	struct kepler_history *shared = kepler_history_new(), *apart = kepler_history_new();
+	struct kepler_process *p = calloc(N, sizeof(*p)), *q = calloc(N, sizeof(*q));
+	struct kepler_energy *e = calloc(N, sizeof(*e));
+	char(*comm)[32] = calloc(N, 32);
+	char **copies = calloc(3 * N, sizeof(char *));
+	struct kepler_snapshot s = { .nzones = 1 };
+
+	(void)state;
+	assert_true(shared && apart && p && q && e && comm && copies);
+	s.zones[0].name = "package";
+	for (size_t i = 0; i < N; i++) {
+		const char *exe, *cid;
+
+		memo_names(i, comm[i], &exe, &cid);
+		e[i].delta_uj = i + 1;
+		p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1,
+						.comm = comm[i], /* its own, as the collector's */
+						.exe = exe,
+						.container_id = cid,
+						.vm_id = "" };
+		p[i].usage.zones = &e[i];
+		p[i].usage.cpu_time_delta_ns = 1;
+		q[i] = p[i];
+		q[i].comm = copies[3 * i] = strdup(p[i].comm);
+		q[i].exe = copies[3 * i + 1] = strdup(exe);
+		q[i].container_id = copies[3 * i + 2] = strdup(cid);
+	}
+	for (uint64_t seq = 1; seq <= 2; seq++) {
+		s.seq = seq;
+		s.wall_ns = seq * 1000000000ULL;
+		s.processes = p, s.nprocesses = N;
+		assert_int_equal(kepler_history_add(shared, &s, 420000), 0);
+		s.processes = q;
+		assert_int_equal(kepler_history_add(apart, &s, 420000), 0);
+	}
+	assert_int_equal(kepler_history_count(shared), kepler_history_count(apart));
+	for (size_t i = 0; i < kepler_history_count(shared); i++) {
+		const struct kepler_history_row *a = kepler_history_row(shared, i),
+						*b = kepler_history_find(apart, a);
+
+		assert_non_null(b);
+		assert_int_equal(a->energy_uj[0], b->energy_uj[0]);
+		assert_int_equal(a->co2e_mg[0], b->co2e_mg[0]);
+		assert_int_equal(a->co2e_rem[0], b->co2e_rem[0]);
+		assert_int_equal(a->cpu_time_ns, b->cpu_time_ns);
+		assert_int_equal(a->first_ns, b->first_ns);
+		assert_int_equal(a->last_ns, b->last_ns);
+	}
+	/* the rows themselves: every process of one name, and no other, in its row */
+	{
+		uint64_t sum = 0;
+		const struct kepler_history_row like = { .kind = KEPLER_HISTORY_PROCESS,
+							 .name = "abcdefghijklmn1",
+							 .exe = "/bin/sh",
+							 .container_id = "",
+							 .vm_id = "" },
+						*r = kepler_history_find(shared, &like);
+
+		for (size_t i = 0; i < N; i++)
+			if (!strcmp(p[i].comm, like.name) && !strcmp(p[i].exe, like.exe) &&
+			    !*p[i].container_id)
+				sum += 2 * (i + 1);
+		assert_true(sum > 0);
+		assert_non_null(r);
+		assert_int_equal(r->energy_uj[0], sum);
+	}
+	for (size_t i = 0; i < 3 * N; i++)
+		free(copies[i]);
+	free(copies);
+	free(comm);
+	free(e);
+	free(q);
+	free(p);
+	kepler_history_free(apart);
+	kepler_history_free(shared);
+}
+
 /* CO2e is the exact sum of each interval's energy × intensity, floored once: remainders carried. */
 static void test_co2e_exact(void **state)
 {
@@ -389,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identities_and_sums),
+		cmocka_unit_test(test_shared_strings_same_rows),
 		cmocka_unit_test(test_co2e_exact),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_record_round_trip_and_damage),
