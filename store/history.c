@@ -399,30 +399,30 @@ static int add_usage(struct add_ctx *c, const struct kepler_history_row *like, c
  */
 static struct history_memo *memo_of(struct kepler_history *h, const struct kepler_process *p, bool *hit)
 {
-	uint64_t comm[2] = { 0, 0 }, x;
-	size_t n = strnlen(p->comm, sizeof(comm));
+	size_t n = strnlen(p->comm, sizeof(h->memo->comm));
 	struct history_memo *m;
+	uint64_t x;
 
 	*hit = false;
-	if (!h->memo || n == sizeof(comm))
+	if (!h->memo || n == sizeof(h->memo->comm))
 		return NULL;
-	memcpy(comm, p->comm, n);
-	x = (uint64_t)(uintptr_t)p->exe * 0x9e3779b97f4a7c15ULL ^
+	/* (the comm hashed where it lies: copied into words first, its bytes' stores stalled the loads) */
+	x = XXH3_64bits(p->comm, n) ^ (uint64_t)(uintptr_t)p->exe * 0x9e3779b97f4a7c15ULL ^
 	    (uint64_t)(uintptr_t)p->container_id * 0xc2b2ae3d27d4eb4fULL ^
-	    (uint64_t)(uintptr_t)p->vm_id * 0x165667b19e3779f9ULL ^ comm[0] * 0xd6e8feb86659fd93ULL ^
-	    comm[1] * 0xff51afd7ed558ccdULL;
+	    (uint64_t)(uintptr_t)p->vm_id * 0x165667b19e3779f9ULL;
 	x ^= x >> 32;
 	m = &h->memo[(x * 0x9e3779b97f4a7c15ULL) >> 54 & (HISTORY_MEMO - 1)];
 	if (m->add == h->adds && m->exe == p->exe && m->container_id == p->container_id &&
-	    m->vm_id == p->vm_id && m->comm[0] == comm[0] && m->comm[1] == comm[1]) {
+	    m->vm_id == p->vm_id && m->comm_len == n && !memcmp(m->comm, p->comm, n)) {
 		*hit = true;
 		return m;
 	}
-	*m = (struct history_memo){ .exe = p->exe,
-				    .container_id = p->container_id,
-				    .vm_id = p->vm_id,
-				    .comm = { comm[0], comm[1] },
-				    .add = h->adds };
+	m->exe = p->exe;
+	m->container_id = p->container_id;
+	m->vm_id = p->vm_id;
+	memcpy(m->comm, p->comm, n);
+	m->comm_len = n;
+	m->add = h->adds;
 	return m;
 }
 

@@ -28,8 +28,9 @@ struct history_slot {
 #define HISTORY_MEMO 1024 /* entries, a power of two */
 struct history_memo {
 	const char *exe, *container_id, *vm_id;
-	uint64_t comm[2]; /* a comm of at most 15 bytes, NUL-padded */
-	uint64_t add;     /* the add that filled it (kepler_history's adds); older ones are void */
+	char comm[16]; /* a comm of at most 15 bytes */
+	size_t comm_len;
+	uint64_t add; /* the add that filled it (kepler_history's adds); older ones are void */
 	struct kepler_history_row *row;
 };
 
