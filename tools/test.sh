@@ -78,6 +78,19 @@ release() {
 	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DKEPLER_TESTS=OFF >build-release/log 2>&1 &&
 		cmake --build build-release -j"$jobs" >>build-release/log 2>&1 ||
 		{ grep -E -A3 'error|warning' build-release/log | head -40; return 1; }
+	release_prefetches
+}
+# The per-process loops' prefetch hints are still in the optimized collector:
+# GCC 12 once emitted nothing for them (an inline function whose only statement
+# was a prefetch), which cost 15 % at 10,000 processes (docs/performance.md).
+release_prefetches() {
+	local f n
+	command -v objdump >/dev/null || { echo "test.sh: no objdump: the prefetch check is skipped"; return 0; }
+	for f in ledger_gen_prefetch_slot ebpf_collect kepler_informer_resolve; do
+		n=$(objdump -d --no-show-raw-insn build-release/collectd/kepler-collectd |
+			awk -v f="<$f>:" '$2 == f { on = 1; next } on && /^$/ { exit } on && /\tprefetch/ { n++ } END { print n + 0 }')
+		[ "$n" -ge 1 ] || { echo "test.sh: the release collector's $f has no prefetch left"; return 1; }
+	done
 }
 step release-build release
 
