@@ -217,9 +217,11 @@ if e1 / 1e6 > 150 * t * 1.02:
     bad.append(f"gpu1: {e1/1e6:.0f} J over {t:.1f} s, more than 150 W makes")
 if lost < 1:
     bad.append("gpu1 never showed delta 0 while lost")
-if zero0 != 1:
-    bad.append(f"gpu0 had {zero0} intervals of delta 0, expected 1 (the reset)")
-print("\n".join(bad) if bad else f"after the faults: sums exact, gpu1 {lost} interval(s) of 0 while lost, {e1/1e6/t:.1f} W over {t:.1f} s (no invented energy), gpu0 one reset interval")
+# the reset's step counts 0; its snapshot shows 0 unless it also holds another read (a late
+# snapshot covering two intervals on a saturated host): never more than that one
+if zero0 > 1:
+    bad.append(f"gpu0 had {zero0} intervals of delta 0, expected at most 1 (the reset)")
+print("\n".join(bad) if bad else f"after the faults: sums exact, gpu1 {lost} interval(s) of 0 while lost, {e1/1e6/t:.1f} W over {t:.1f} s (no invented energy), gpu0 {zero0} reset interval(s) of 0")
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] && ok "$(cat "$tmp/check2.out")" || fail "$(head -8 "$tmp/check2.out")"

@@ -68,6 +68,17 @@ prometheus --config.file "$tmp/prometheus.yml" --storage.tsdb.path "$tmp/tsdb" -
 	>"$tmp/prometheus.log" 2>&1 &
 pids+=($!)
 dash=$base/dashboards/kepler-c.json
+# Queries are evaluated at the newest scrape that succeeded: on a saturated machine a 1 s scrape
+# can time out, and its staleness markers would empty an instant query of a gauge at "now"
+good_time() {
+	curl -s --data-urlencode 'query=max_over_time(timestamp(up{job="kepler-c"} == 1)[2m:1s])' \
+		"http://127.0.0.1:$pport/api/v1/query" | jq -r '.data.result[0].value[1] // empty' 2>/dev/null
+}
+promq() { # promq QUERY: its answer at good_time
+	local t
+	t=$(good_time)
+	curl -s --data-urlencode "query=$1" ${t:+--data-urlencode "time=$t"} "http://127.0.0.1:$pport/api/v1/query"
+}
 # until every dashboard query returns series (rates need two scrapes of each
 # series, a VM and a pod found): however late a loaded machine gets there
 dash_ready() {
@@ -76,8 +87,7 @@ dash_ready() {
 		q=${expr//\$node/.*}
 		q=${q//\$zone/package}
 		q=${q//\$__range/5m}
-		[ "$(curl -s --data-urlencode "query=$q" "http://127.0.0.1:$pport/api/v1/query" |
-			jq '.data.result | length' 2>/dev/null)" -ge 1 ] 2>/dev/null || return 1
+		[ "$(promq "$q" | jq '.data.result | length' 2>/dev/null)" -ge 1 ] 2>/dev/null || return 1
 	done < <(jq -r '.panels[].targets[]?.expr' "$dash")
 }
 eventually 180 dash_ready || echo "not every dashboard query returned series in 180 s: the checks below say which"
@@ -89,7 +99,7 @@ while IFS= read -r expr; do
 	q=${expr//\$node/.*}
 	q=${q//\$zone/package}
 	q=${q//\$__range/5m}
-	r=$(curl -s --data-urlencode "query=$q" "http://127.0.0.1:$pport/api/v1/query")
+	r=$(promq "$q")
 	if [ "$(jq -r '.status' <<<"$r")" != success ]; then
 		fail "dashboard query does not parse: $expr: $(jq -r '.error' <<<"$r")"
 		bad=$((bad + 1))
@@ -108,7 +118,7 @@ nk=0
 while IFS= read -r kq; do
 	[ -z "$kq" ] && continue
 	nk=$((nk + 1))
-	r=$(curl -s --data-urlencode "query=$kq" "http://127.0.0.1:$pport/api/v1/query")
+	r=$(promq "$kq")
 	[ "$(jq -r '.status' <<<"$r")" = success ] && [ "$(jq '.data.result | length' <<<"$r")" -ge 1 ] ||
 		fail "Kepler's dashboard query returns nothing: $kq: $(head -c 200 <<<"$r")"
 done <<'KQ'
@@ -124,8 +134,8 @@ label_join(count by (pid, comm) (kepler_process_cpu_watts), "pid_comm", ":", "pi
 sum by (node_name) (kepler_node_cpu_joules_total)
 KQ
 ok "$nk of Kepler's own dashboard queries return series unchanged"
-r=$(curl -s --data-urlencode 'query=topk(10, sum by (pod_namespace, pod_name) (kepler_pod_cpu_watts{zone="package"}))' \
-	"http://127.0.0.1:$pport/api/v1/query" | jq -r '.data.result[].metric | .pod_namespace + "/" + .pod_name')
+r=$(promq 'topk(10, sum by (pod_namespace, pod_name) (kepler_pod_cpu_watts{zone="package"}))' |
+	jq -r '.data.result[].metric | .pod_namespace + "/" + .pod_name')
 [ "$r" = shop/web-1 ] && ok "the Top pods panel names shop/web-1" ||
 	fail "Top pods: $r; the exporter's pods now: $(curl -s "http://127.0.0.1:$eport/metrics" | grep '^kepler_pod_cpu_watts' | head -5)"
 finish deploy

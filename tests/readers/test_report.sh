@@ -47,6 +47,9 @@ open(path, "w").write("\n".join(lines))
 PY
 }
 
+# has_tier PERIOD_S BOUNDARY_S: the store holds that tier record (a boundary a snapshot came
+# more than a period late for has none: only the newest boundary it passed is recorded)
+has_tier() { mdb_dump -s history "$store" 2>/dev/null | grep -qx " $(printf '54%08x%016x' "$1" $(($2 * 1000000000)))"; }
 iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 newest_s() { "$stdout" --store.path "$store" --format json 2>/dev/null | jq '.wall_ns / 1000000000 | floor'; }
 # the intensity: 300 g/kWh, then 650.5 from a time inside the window (written once the window is known)
@@ -65,10 +68,15 @@ after() { [ "$(newest_s)" -gt "$1" ] 2>/dev/null; }
 start_collector 1000
 wait_seq "$store" 2 || fail "no snapshots: $(tail -3 "$tmp/c.log")"
 # the window: two 2 s boundaries 10 s apart, from the store's own clock; the intensity changes 5 s in
-b1=$((($(newest_s) + 3) / 2 * 2)) b2=$((b1 + 10))
-carbon "$(iso $((b1 + 5))),650.5"
+for try in 1 2 3 4 5 6; do
+	b1=$((($(newest_s) + 3) / 2 * 2)) b2=$((b1 + 10))
+	carbon "$(iso $((b1 + 5))),650.5"
+	eventually 120 after $((b1 + 2)) || fail "the store's clock did not pass $((b1 + 2))"
+	has_tier 2 $b1 && break
+	echo "note: no 2s record at $(iso $b1) (the snapshot after it came more than 2 s late): another window"
+done
+has_tier 2 $b1 || fail "no 2s tier record at the window's start in 6 tries"
 # a restart inside the window: the ledger comes back from the newest record and the snapshots after it
-eventually 120 after $((b1 + 2)) || fail "the store's clock did not pass $((b1 + 2))"
 restart 1000
 eventually 60 grep -q "history: 2 tier(s), the ledger at snapshot [1-9]" "$tmp/c.log" &&
 	ok "restarted: $(grep -o 'history: .*' "$tmp/c.log" | tail -1)" ||
@@ -82,7 +90,13 @@ grep -q "carbon.intensity-file $tmp/carbon.csv: [0-9]* intensities read; in forc
 wait_seq "$store" $(($(store_seq "$store") + 1)) || fail "the restarted collector stores nothing"
 up=$((($(newest_s) + 3) / 2 * 2))
 [ "$up" -gt "$b2" ] && b2=$up
-eventually 120 after $((b2 + 1)) || fail "the store's clock did not pass $((b2 + 1))"
+for try in 1 2 3 4 5 6; do
+	eventually 120 after $((b2 + 1)) || fail "the store's clock did not pass $((b2 + 1))"
+	has_tier 2 $b2 && break
+	echo "note: no 2s record at $(iso $b2) (the snapshot after it came more than 2 s late): the next boundary"
+	b2=$((b2 + 2))
+done
+has_tier 2 $b2 || fail "no 2s tier record at the window's end in 6 tries"
 "$stdout" --store.path "$store" --format json --all --level node,process >"$tmp/all.jsonl" 2>/dev/null
 for by in node process namespace; do
 	"$report" --store.path "$store" --since "$(iso $b1)" --until "$(iso $b2)" --by $by --format json >"$tmp/before-$by.json" 2>"$tmp/r.err" ||
