@@ -28,33 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 [ "$pid_max" -lt $((n * 2 + 40000)) ] && echo $((n * 2 + 40000)) >/proc/sys/kernel/pid_max
-# N children in their own process group, each waking every WAKE s (phases spread) for a few µs
-cat >"$tmp/sleepers.c" <<'C'
-#include <signal.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	int n = atoi(argv[1]), wake_ms = atoi(argv[2]);
-	setpgid(0, 0);
-	for (int i = 0; i < n; i++)
-		if (fork() == 0) {
-			struct timespec ts = { (i % wake_ms) / 1000, (long)(i % wake_ms) % 1000 * 1000000L };
-			nanosleep(&ts, NULL); /* spread the wake-ups over the period */
-			for (;;) {
-				volatile unsigned x = 0;
-				for (int k = 0; k < 2000; k++)
-					x += (unsigned)k;
-				ts.tv_sec = wake_ms / 1000, ts.tv_nsec = (long)(wake_ms % 1000) * 1000000L;
-				nanosleep(&ts, NULL);
-			}
-		}
-	pause();
-	return 0;
-}
-C
-cc -O2 -o "$tmp/sleepers" "$tmp/sleepers.c" || exit 1
+cc -O2 -o "$tmp/sleepers" tools/sleepers.c || exit 1
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
 one() { # one WAKE_S
 	local wake=$1 spid cpid t0 t1 opens tick

@@ -1,36 +1,53 @@
 #!/usr/bin/env bash
-# tools/bench-side-by-side.sh BUILD_DIR [PROCESSES] [SECONDS] [SCRAPE_SECONDS]
+# tools/bench-side-by-side.sh [--informer ebpf] BUILD_DIR [PROCESSES] [SECONDS] [SCRAPE_SECONDS]
 #
 # What each exporter costs on the same node, measured in the same run:
-# kepler-c (kepler-collectd + kepler-exporter, procfs informer, 5 s
-# interval), prometheus-node-exporter (its RAPL collector only: three files)
-# and prometheus-process-exporter (one group per process, the comparable
-# per-process work). Each runs in a PID namespace of its own (unshare
-# --pid --mount-proc) holding the same PROCESSES sleeping processes (default
-# 1000) and two busy ones (stress-ng at 10 % load), on a fake powercap tree
-# whose counters a writer outside the namespaces advances (50 W package,
-# 5 W DRAM). Each is scraped every SCRAPE_SECONDS (default 5) for SECONDS
-# (default 60) after a 15 s warm-up; its CPU time over that window (every
-# thread, /proc/PID/task/*/schedstat) and its resident memory at the end are
-# printed, with kepler-c's ratio to each. Root (namespaces); Debian packages
-# prometheus-node-exporter, prometheus-process-exporter, stress-ng
-# (tools/setup.sh). Figures for docs/performance.md; not a test.
+# kepler-c (kepler-collectd + kepler-exporter, 5 s interval),
+# prometheus-node-exporter (its RAPL collector only: three files) and
+# prometheus-process-exporter (one group per process, the comparable
+# per-process work), on a fake powercap tree whose counters a writer
+# advances (50 W package, 5 W DRAM). Each is scraped (gzip) every
+# SCRAPE_SECONDS; its CPU time over SECONDS after a 15 s warm-up (every
+# thread, /proc/PID/task/*/schedstat) and its resident memory at the end
+# are printed, with kepler-c's ratio to each.
+#
+# --informer procfs (the default): one tool after the other, each in a PID
+# namespace of its own (unshare --pid --mount-proc) holding PROCESSES
+# sleeping processes (default 1000) and two busy ones (stress-ng at 10 %
+# load); SECONDS 60, SCRAPE_SECONDS 5 by default.
+# --informer ebpf: the three at once on the host's own processes, as an
+# operator runs them (the eBPF program sees every process of the node):
+# PROCESSES sleepers of another job waking every 2 s for a few µs
+# (tools/sleepers.c) and two busy ones beside what the host runs already;
+# SCRAPE_SECONDS 15 by default (issue 59's method). Run it three times and
+# take the medians; on a loaded host the figures say so (the load average
+# is printed).
+# Root (namespaces, eBPF); Debian packages prometheus-node-exporter,
+# prometheus-process-exporter, stress-ng (tools/setup.sh), cc. Figures for
+# docs/performance.md; not a test.
 set -euo pipefail
 
 usage() {
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 [ "${1:-}" = -h ] || [ "${1:-}" = --help ] && usage 0
+informer=procfs
+if [ "${1:-}" = --informer ]; then
+	informer=${2:-}
+	shift 2 || usage
+fi
+case $informer in procfs | ebpf) ;; *) usage ;; esac
 [ $# -ge 1 ] || usage
 build=$(cd "$1" && pwd)
 n=${2:-1000}
 secs=${3:-60}
 scrape=${4:-5}
+[ "$informer" = ebpf ] && scrape=${4:-15}
 root=$(cd "$(dirname "$0")/.." && pwd)
 warmup=15
 
-for tool in unshare prometheus-node-exporter prometheus-process-exporter stress-ng curl; do
+for tool in unshare cc prometheus-node-exporter prometheus-process-exporter stress-ng curl; do
 	command -v "$tool" >/dev/null || { echo "bench-side-by-side.sh: $tool missing (tools/setup.sh installs it)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench-side-by-side.sh: needs root (PID namespaces)" >&2; exit 1; }
@@ -38,9 +55,13 @@ done
 tmp=$(mktemp -d /tmp/kepler-sbs-XXXXXX)
 chmod 755 "$tmp"
 pids=()
+group= # the sleepers' process group (--informer ebpf)
+pid_max=$(cat /proc/sys/kernel/pid_max)
 cleanup() {
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	[ -n "$group" ] && kill -KILL -- -"$group" 2>/dev/null
 	wait 2>/dev/null || true
+	echo "$pid_max" >/proc/sys/kernel/pid_max
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -145,12 +166,63 @@ run() {
 	sleep 2
 }
 
-echo "bench-side-by-side.sh: $n sleeping + 2 busy processes per namespace, ${secs}s each after ${warmup}s, a scrape every ${scrape}s"
-: >"$tmp/results"
-run node_exporter 29100 "$tmp/sys" prometheus-node prometheus-node-exporter --web.listen-address=127.0.0.1:29100 \
-	--collector.disable-defaults --collector.rapl --path.sysfs="$tmp/sys"
-run process-exporter 29256 "$tmp/pe.yml" prometheus-proc prometheus-process-exporter -config.path "$tmp/pe.yml" \
-	-threads=false -gather-smaps=false -web.listen-address 127.0.0.1:29256
+# run_all: the three at once on the host's processes (--informer ebpf)
+run_all() {
+	local names=(node_exporter process-exporter kepler-c) ports=(29100 29256 28283) c0=() body=() ok=() bad=() i t0 t1 end c1
+	local -a tool0 tool1 tool2
+	cc -O2 -o "$tmp/sleepers" "$root/tools/sleepers.c"
+	[ "$pid_max" -lt $((n * 2 + 40000)) ] && echo $((n * 2 + 40000)) >/proc/sys/kernel/pid_max
+	"$tmp/sleepers" "$n" 2000 &
+	group=$!
+	for _ in $(seq 600); do [ "$(pgrep -c -g "$group")" -gt "$n" ] && break; sleep 0.2; done
+	stress-ng --cpu 2 --cpu-load 10 --quiet &
+	pids+=($!)
+	# the collector's cgroups are the host's; its powercap tree the fake one
+	mkdir -p "$tmp/sys/fs"
+	ln -s /sys/fs/cgroup "$tmp/sys/fs/cgroup"
+	prometheus-node-exporter --web.listen-address=127.0.0.1:29100 --collector.disable-defaults --collector.rapl \
+		--path.sysfs="$tmp/sys" >"$tmp/node_exporter.log" 2>&1 &
+	tool0=($!)
+	prometheus-process-exporter -config.path "$tmp/pe.yml" -threads=false -gather-smaps=false \
+		-web.listen-address 127.0.0.1:29256 >"$tmp/process-exporter.log" 2>&1 &
+	tool1=($!)
+	"$build/collectd/kepler-collectd" --store.path "$tmp/store" --host.sysfs "$tmp/sys" --meter.source rapl \
+		--informer ebpf --monitor.interval 5s --log.level warn >"$tmp/kepler-c.log" 2>&1 &
+	tool2=($!)
+	sleep 2
+	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:28283 \
+		--log.level warn >>"$tmp/kepler-c.log" 2>&1 &
+	tool2+=($!)
+	pids+=("${tool0[@]}" "${tool1[@]}" "${tool2[@]}")
+	sleep "$warmup"
+	for i in 0 1 2; do
+		local -n t=tool$i
+		kill -0 "${t[@]}" 2>/dev/null || { echo "bench-side-by-side.sh: ${names[$i]} did not start: $(tail -3 "$tmp/${names[$i]}.log")" >&2; return 1; }
+		c0[$i]=$(cpu_ns "${t[@]}") body[$i]=0 ok[$i]=0 bad[$i]=0
+	done
+	t0=$(date +%s%N)
+	end=$((t0 + secs * 1000000000))
+	while [ "$(date +%s%N)" -lt $end ]; do
+		for i in 0 1 2; do
+			if curl -sf --max-time "$scrape" -H 'Accept-Encoding: gzip' -o "$tmp/body" "http://127.0.0.1:${ports[$i]}/metrics"; then
+				body[$i]=$(stat -c %s "$tmp/body")
+				ok[$i]=$((ok[i] + 1))
+			else
+				bad[$i]=$((bad[i] + 1))
+			fi
+		done
+		sleep "$scrape"
+	done
+	t1=$(date +%s%N)
+	for i in 0 1 2; do
+		local -n t=tool$i
+		c1=$(cpu_ns "${t[@]}")
+		printf '%s %d %d %d %d %d\n' "${names[$i]}" $(((c1 - c0[i]) * 60000 / ((t1 - t0) / 1000))) \
+			"$(rss_kib "${t[@]}")" "${body[$i]}" "${ok[$i]}" "${bad[$i]}" >>"$tmp/results"
+	done
+}
+
+# the procfs case's kepler-c in its namespace
 cat >"$tmp/kepler.sh" <<SH
 #!/bin/bash
 "$build/collectd/kepler-collectd" --store.path "$tmp/store" --host.sysfs "$tmp/sys" --meter.source rapl \\
@@ -159,7 +231,18 @@ sleep 2
 exec "$build/readers/exporter/kepler-exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:28283 --log.level warn
 SH
 chmod 755 "$tmp/kepler.sh"
-run kepler-c 28283 "$tmp/store" "kepler-collectd kepler-exporter" "$tmp/kepler.sh"
+: >"$tmp/results"
+if [ "$informer" = ebpf ]; then
+	echo "bench-side-by-side.sh: all at once on the host: $n sleepers waking every 2 s + 2 busy processes beside the host's $(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l), ${secs}s after ${warmup}s, a gzip scrape of each every ${scrape}s; load $(cut -d' ' -f1-3 /proc/loadavg); $(git -C "$root" log --oneline -1 | cut -c1-12)"
+	run_all
+else
+	echo "bench-side-by-side.sh: $n sleeping + 2 busy processes per namespace, ${secs}s each after ${warmup}s, a scrape every ${scrape}s"
+	run node_exporter 29100 "$tmp/sys" prometheus-node prometheus-node-exporter --web.listen-address=127.0.0.1:29100 \
+		--collector.disable-defaults --collector.rapl --path.sysfs="$tmp/sys"
+	run process-exporter 29256 "$tmp/pe.yml" prometheus-proc prometheus-process-exporter -config.path "$tmp/pe.yml" \
+		-threads=false -gather-smaps=false -web.listen-address 127.0.0.1:29256
+	run kepler-c 28283 "$tmp/store" "kepler-collectd kepler-exporter" "$tmp/kepler.sh"
+fi
 
 # $2: µs of CPU a minute, $3: KiB
 awk -v n="$n" '
