@@ -242,8 +242,16 @@ static struct proc_rec *previous_of(struct kepler_ledger *l, const struct kepler
 		old->taken |= take;
 		return old;
 	}
-	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)) ||
-	    old->p.usage.state != KEPLER_STATE_RUNNING)
+	/*
+	 * A resumed one, whatever its state: one stored as terminated and
+	 * reported again is the same process (pid and start time name one
+	 * per boot; a piece's start lies within a tick after its process's),
+	 * which the run before took for ended: a leader that exited while
+	 * its other threads run on (its final switch ends the eBPF entry)
+	 * is found alive by the next collector's census. It goes on from its
+	 * totals, as it does within a run, rather than from 0.
+	 */
+	if (!l->resumed.n || !(old = ledger_gen_find(&l->resumed, kp->pid, kp->start_time_ns)))
 		return NULL;
 	old->taken |= take; /* reported: no longer carried as dormant */
 	return old;
