@@ -16,10 +16,13 @@
 # sleeping processes (default 1000) and two busy ones (stress-ng at 10 %
 # load); SECONDS 60, SCRAPE_SECONDS 5 by default.
 # --informer ebpf: the three at once on the host's own processes, as an
-# operator runs them (the eBPF program sees every process of the node):
+# operator runs them (the eBPF program sees every process of the node;
+# node_exporter with its default collectors on the host's /proc and /sys):
 # PROCESSES sleepers of another job waking every 2 s for a few µs
 # (tools/sleepers.c) and two busy ones beside what the host runs already;
-# SCRAPE_SECONDS 15 by default (issue 59's method). Run it three times and
+# SCRAPE_SECONDS 15 by default (issue 59's method); the exporter's own CPU
+# per gzip scrape and its renderings per scrape (its debug log's
+# "rendered in" lines) are printed too. Run it three times and
 # take the medians; on a loaded host the figures say so (the load average
 # is printed).
 # Root (namespaces, eBPF); Debian packages prometheus-node-exporter,
@@ -28,7 +31,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 [ "${1:-}" = -h ] || [ "${1:-}" = --help ] && usage 0
@@ -168,7 +171,7 @@ run() {
 
 # run_all: the three at once on the host's processes (--informer ebpf)
 run_all() {
-	local names=(node_exporter process-exporter kepler-c) ports=(29100 29256 28283) c0=() body=() ok=() bad=() i t0 t1 end c1
+	local names=(node_exporter process-exporter kepler-c) ports=(29100 29256 28283) c0=() body=() ok=() bad=() i t0 t1 end c1 e0 e1 r0 r1
 	local -a tool0 tool1 tool2
 	cc -O2 -o "$tmp/sleepers" "$root/tools/sleepers.c"
 	[ "$pid_max" -lt $((n * 2 + 40000)) ] && echo $((n * 2 + 40000)) >/proc/sys/kernel/pid_max
@@ -180,8 +183,8 @@ run_all() {
 	# the collector's cgroups are the host's; its powercap tree the fake one
 	mkdir -p "$tmp/sys/fs"
 	ln -s /sys/fs/cgroup "$tmp/sys/fs/cgroup"
-	prometheus-node-exporter --web.listen-address=127.0.0.1:29100 --collector.disable-defaults --collector.rapl \
-		--path.sysfs="$tmp/sys" >"$tmp/node_exporter.log" 2>&1 &
+	# node_exporter as operators run it: its default collectors, on the host's /proc and /sys
+	prometheus-node-exporter --web.listen-address=127.0.0.1:29100 >"$tmp/node_exporter.log" 2>&1 &
 	tool0=($!)
 	prometheus-process-exporter -config.path "$tmp/pe.yml" -threads=false -gather-smaps=false \
 		-web.listen-address 127.0.0.1:29256 >"$tmp/process-exporter.log" 2>&1 &
@@ -191,7 +194,7 @@ run_all() {
 	tool2=($!)
 	sleep 2
 	"$build/readers/exporter/kepler-exporter" --store.path "$tmp/store" --web.listen-address 127.0.0.1:28283 \
-		--log.level warn >>"$tmp/kepler-c.log" 2>&1 &
+		--log.level debug >"$tmp/exporter.log" 2>&1 &
 	tool2+=($!)
 	pids+=("${tool0[@]}" "${tool1[@]}" "${tool2[@]}")
 	sleep "$warmup"
@@ -200,20 +203,36 @@ run_all() {
 		kill -0 "${t[@]}" 2>/dev/null || { echo "bench-side-by-side.sh: ${names[$i]} did not start: $(tail -3 "$tmp/${names[$i]}.log")" >&2; return 1; }
 		c0[$i]=$(cpu_ns "${t[@]}") body[$i]=0 ok[$i]=0 bad[$i]=0
 	done
+	e0=$(cpu_ns "${tool2[1]}")
+	r0=$(grep -c 'rendered in' "$tmp/exporter.log")
 	t0=$(date +%s%N)
 	end=$((t0 + secs * 1000000000))
+	# a scrape of each at once every SCRAPE_SECONDS (a slow one does not delay the others' next)
+	local k=0 next now
 	while [ "$(date +%s%N)" -lt $end ]; do
 		for i in 0 1 2; do
-			if curl -sf --max-time "$scrape" -H 'Accept-Encoding: gzip' -o "$tmp/body" "http://127.0.0.1:${ports[$i]}/metrics"; then
-				body[$i]=$(stat -c %s "$tmp/body")
+			curl -sf --max-time "$scrape" -H 'Accept-Encoding: gzip' -o "$tmp/body$i" \
+				"http://127.0.0.1:${ports[$i]}/metrics" && echo ok >"$tmp/got$i" || echo bad >"$tmp/got$i" &
+		done
+		wait $(jobs -p | tail -3)
+		for i in 0 1 2; do
+			if [ "$(cat "$tmp/got$i")" = ok ]; then
+				body[$i]=$(stat -c %s "$tmp/body$i")
 				ok[$i]=$((ok[i] + 1))
 			else
 				bad[$i]=$((bad[i] + 1))
 			fi
 		done
-		sleep "$scrape"
+		k=$((k + 1))
+		next=$((t0 + k * scrape * 1000000000))
+		now=$(date +%s%N)
+		[ $next -gt "$now" ] && sleep "$(awk -v d=$((next - now)) 'BEGIN { printf "%.3f", d / 1e9 }')"
 	done
 	t1=$(date +%s%N)
+	e1=$(cpu_ns "${tool2[1]}")
+	r1=$(grep -c 'rendered in' "$tmp/exporter.log")
+	awk -v c=$((e1 - e0)) -v r=$((r1 - r0)) -v n="${ok[2]}" 'BEGIN {
+		printf "kepler-exporter alone: %.1f ms of CPU a gzip scrape, %d renderings for %d scrapes (%.2f a scrape)\n", c / 1e6 / (n ? n : 1), r, n, r / (n ? n : 1) }'
 	for i in 0 1 2; do
 		local -n t=tool$i
 		c1=$(cpu_ns "${t[@]}")
