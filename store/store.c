@@ -277,7 +277,7 @@ static struct kepler_store *store_new(const char *path)
 	if (!s)
 		return NULL;
 	s->inotify_fd = -1;
-	s->writer_lock = -1;
+	s->writer_lock = s->lock_fd = -1;
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);
@@ -320,6 +320,8 @@ void kepler_store_close(struct kepler_store *s)
 		close(s->inotify_fd);
 	if (s->writer_lock >= 0)
 		close(s->writer_lock); /* releases the flock */
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	kepler_store_history_free(s);
 	free(s->node_cpus);
 	free(s->path);

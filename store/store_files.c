@@ -264,23 +264,14 @@ int kepler_store_give(struct kepler_store *s, uid_t uid, gid_t gid, struct keple
 
 bool kepler_store_mend_lock(struct kepler_store *s)
 {
-	char path[4200];
 	struct stat st;
-	int fd;
 
-	if (!s->writer || !s->env || !s->lock_size)
+	if (!s->writer || !s->env || !s->lock_size || s->lock_fd < 0)
 		return false;
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	if (stat(path, &st) < 0 || st.st_size >= s->lock_size)
+	if (fstat(s->lock_fd, &st) < 0 || st.st_size >= s->lock_size)
 		return false;
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (ftruncate(s->lock_fd, s->lock_size) < 0)
 		return false;
-	if (ftruncate(fd, s->lock_size) < 0) {
-		close(fd);
-		return false;
-	}
-	close(fd);
 	kepler_store_say(
 		s,
 		"the store '%s': lock.mdb was cut short under the collector (%lld of %lld bytes): its "
@@ -289,38 +280,32 @@ bool kepler_store_mend_lock(struct kepler_store *s)
 	return true;
 }
 
-/* lock.mdb's first 8 bytes into @head (LMDB's magic and lock format); false if unread. */
-static bool lock_head(const struct kepler_store *s, unsigned char head[8])
-{
-	char path[4200];
-	int fd;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return false;
-	ok = pread(fd, head, 8, 0) == 8;
-	close(fd);
-	return ok;
-}
-
 bool kepler_store_lock_overwritten(struct kepler_store *s)
 {
 	unsigned char now[8];
 
-	return s->writer && s->env && s->lock_size && lock_head(s, now) &&
+	return s->writer && s->env && s->lock_size && s->lock_fd >= 0 &&
+	       pread(s->lock_fd, now, sizeof(now), 0) == (ssize_t)sizeof(now) &&
 	       memcmp(now, s->lock_head, sizeof(now));
 }
 
-/* lock.mdb's size and header once LMDB set it up (kepler_store_mend_lock, _lock_overwritten). */
+/*
+ * lock.mdb's size and header once LMDB set it up (kepler_store_mend_lock,
+ * _lock_overwritten), and the file kept open for them: the file LMDB maps,
+ * whatever its path names later, read at each commit without a lookup of
+ * the path (three of them cost ~40 µs a commit on a VM).
+ */
 void kepler_store_note_lock(struct kepler_store *s)
 {
 	char path[4200];
 	struct stat st;
 
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	snprintf(path, sizeof(path), "%s/lock.mdb", s->path);
-	s->lock_size = stat(path, &st) == 0 ? st.st_size : 0;
-	if (s->lock_size && !lock_head(s, s->lock_head))
+	s->lock_fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	s->lock_size = s->lock_fd >= 0 && fstat(s->lock_fd, &st) == 0 ? st.st_size : 0;
+	if (s->lock_size &&
+	    pread(s->lock_fd, s->lock_head, sizeof(s->lock_head), 0) != (ssize_t)sizeof(s->lock_head))
 		s->lock_size = 0;
 }

@@ -64,6 +64,11 @@ struct kepler_store {
 	off_t lock_size;            /* writer: lock.mdb's size once LMDB set it up (0: unknown) */
 	unsigned char lock_head[8]; /* writer: its first 8 bytes then (LMDB's magic and lock format) */
 	/*
+	 * writer: lock.mdb, opened read-only when LMDB set it up (-1: not open):
+	 * the file LMDB maps, checked at each commit without a path lookup
+	 */
+	int lock_fd;
+	/*
 	 * writer: read transactions of its own that keep the pages of recent
 	 * snapshots from being reused while lock-free readers may still read
 	 * them (docs/store.md, "Readers take no lock"); pin[1] is the newer.

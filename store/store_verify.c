@@ -231,10 +231,13 @@ static int check_pages(struct kepler_store *s, bool free_only, struct kepler_err
 	char file[4200];
 	struct store_meta m[2];
 	struct pages w = { .fd = -1 };
+	mdb_filehandle_t env_fd;
 	int newest, r = 0;
+	/* the writer reads the file it writes (its path checked at each commit), with no lookup of the path */
+	bool own = !(s->writer && s->env && mdb_env_get_fd(s->env, &env_fd) == 0);
 
 	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
-	w.fd = open(file, O_RDONLY | O_CLOEXEC);
+	w.fd = own ? open(file, O_RDONLY | O_CLOEXEC) : env_fd;
 	if (w.fd < 0 &&
 	    (errno == EACCES || errno == EPERM)) /* not damage: a directory above it, closed to us */
 		return kepler_error_set(
@@ -246,7 +249,8 @@ static int check_pages(struct kepler_store *s, bool free_only, struct kepler_err
 		return damaged(s, "data.mdb", strerror(errno), err);
 	newest = store_meta_read(w.fd, m);
 	if (newest < 0) {
-		close(w.fd);
+		if (own)
+			close(w.fd);
 		return damaged(s, "data.mdb", "no valid meta page", err);
 	}
 	w.psize = m[newest].psize;
@@ -258,7 +262,8 @@ static int check_pages(struct kepler_store *s, bool free_only, struct kepler_err
 	if (!r && !free_only && m[newest].main_root != P_INVALID &&
 	    !check_page(&w, m[newest].main_root, 0, TREE_MAIN))
 		r = damaged(s, w.tree, w.why, err);
-	close(w.fd);
+	if (own)
+		close(w.fd);
 	return r;
 }
 
