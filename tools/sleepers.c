@@ -1,6 +1,7 @@
 /*
  * tools/sleepers.c: another job's idle processes, for the benchmarks
- * (bench-idle-liveness.sh, bench-side-by-side.sh --informer ebpf).
+ * (bench-idle-liveness.sh, bench-side-by-side.sh --informer ebpf,
+ * bench-collector-ab.sh).
  * Usage: sleepers N WAKE_MS: N children in a process group of their own
  * (the caller stops them with kill -TERM -- -PID), each waking every
  * WAKE_MS, its wake-ups spread over the period, to run a few µs and sleep
