@@ -406,12 +406,19 @@ static struct history_memo *memo_of(struct kepler_history *h, const struct keple
 	*hit = false;
 	if (!h->memo || n == sizeof(h->memo->comm))
 		return NULL;
+	/* the previous process's program first: processes of one program often come one after another */
+	m = h->memo_last;
+	if (m && m->add == h->adds && m->exe == p->exe && m->container_id == p->container_id &&
+	    m->vm_id == p->vm_id && m->comm_len == n && !memcmp(m->comm, p->comm, n)) {
+		*hit = true;
+		return m;
+	}
 	/* (the comm hashed where it lies: copied into words first, its bytes' stores stalled the loads) */
 	x = XXH3_64bits(p->comm, n) ^ (uint64_t)(uintptr_t)p->exe * 0x9e3779b97f4a7c15ULL ^
 	    (uint64_t)(uintptr_t)p->container_id * 0xc2b2ae3d27d4eb4fULL ^
 	    (uint64_t)(uintptr_t)p->vm_id * 0x165667b19e3779f9ULL;
 	x ^= x >> 32;
-	m = &h->memo[(x * 0x9e3779b97f4a7c15ULL) >> 54 & (HISTORY_MEMO - 1)];
+	h->memo_last = m = &h->memo[(x * 0x9e3779b97f4a7c15ULL) >> 54 & (HISTORY_MEMO - 1)];
 	if (m->add == h->adds && m->exe == p->exe && m->container_id == p->container_id &&
 	    m->vm_id == p->vm_id && m->comm_len == n && !memcmp(m->comm, p->comm, n)) {
 		*hit = true;

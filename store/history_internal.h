@@ -43,8 +43,9 @@ struct kepler_history {
 	size_t nslots;
 	uint64_t seq, wall_ns;
 	uint32_t intensity;
-	struct history_memo *memo; /* HISTORY_MEMO entries, made at the first add; NULL: none */
-	uint64_t adds;             /* kepler_history_add() calls */
+	struct history_memo *memo;      /* HISTORY_MEMO entries, made at the first add; NULL: none */
+	struct history_memo *memo_last; /* the entry the last process went to (void unless of this add) */
+	uint64_t adds;                  /* kepler_history_add() calls */
 };
 
 /*
