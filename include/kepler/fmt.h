@@ -83,6 +83,13 @@ struct kepler_prom_sample {
 struct kepler_prom_samples {
 	struct kepler_prom_sample *v;
 	size_t n, cap;
+	/*
+	 * Keys and values are all the caller reads (kepler-push): a value
+	 * whose double is known without its decimal (an exact decimal below
+	 * 10^15, almost all) is not written, the text then being no
+	 * exposition but the keys' holder.
+	 */
+	bool keys_only;
 };
 
 void kepler_prom_samples_free(struct kepler_prom_samples *s);

@@ -104,17 +104,19 @@ void kepler_prom_fixed(struct kepler_prom_writer *w, u128 v, unsigned digits)
 					  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19 };
 
 	w->value_at = w->out->len;
-	kepler_buf_fixed(w->out, v, digits);
-	if (!w->samples)
-		return;
 	/*
 	 * Below 10^15 the integer and the power of ten are exact doubles and
 	 * a division is correctly rounded: exactly strtod()'s double of the
 	 * decimal written, without its cost
 	 */
-	if (v < 1000000000000000ULL && digits < 20)
+	if (w->samples && v < 1000000000000000ULL && digits < 20) {
 		w->value = (double)(uint64_t)v / pow10[digits];
-	else
+		if (!w->samples->keys_only)
+			kepler_buf_fixed(w->out, v, digits);
+		return;
+	}
+	kepler_buf_fixed(w->out, v, digits);
+	if (w->samples)
 		w->value = value_read(w);
 }
 

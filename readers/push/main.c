@@ -203,6 +203,7 @@ static int render(struct pusher *p, uint64_t seq)
 		return r;
 	}
 	kepler_buf_reset(&p->cache.text);
+	p->cache.found.keys_only = true; /* (the text is not sent: only the keys are read) */
 	r = kepler_fmt_prom_samples(snap, &p->opts, &p->cache.text, &p->cache.found);
 	if (r == 0 && p->carbon)
 		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, p->opts.levels,

@@ -9,8 +9,9 @@
  * (ExportMetricsServiceResponse), a network peer's bytes.
  * Parsing may fail; it must never crash, leak or read out of bounds. Each
  * request built must decode with the real messages (WriteRequest,
- * ExportMetricsServiceRequest), not only the *Packed ones it is packed
- * from, with one sample per series and snapshot: else it aborts.
+ * ExportMetricsServiceRequest), though packed otherwise, with one sample
+ * per series and snapshot, and remote-write's with no empty label value and
+ * byte for byte what protobuf-c packs for what it decodes to: else it aborts.
  */
 #include <snappy-c.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ static void check_rw(const void *body, size_t len, size_t samples, int per)
 {
 	size_t raw_len, got = 0;
 	char *raw;
+	uint8_t *again;
 	Prometheus__WriteRequest *wr;
 
 	if (snappy_uncompressed_length(body, len, &raw_len) != SNAPPY_OK || !(raw = malloc(raw_len + 1)))
@@ -41,10 +43,17 @@ static void check_rw(const void *body, size_t len, size_t samples, int per)
 		if (wr->timeseries[i]->n_samples % (size_t)per || !wr->timeseries[i]->n_samples ||
 		    !wr->timeseries[i]->n_labels)
 			abort();
+		for (size_t l = 0; l < wr->timeseries[i]->n_labels; l++)
+			if (!wr->timeseries[i]->labels[l]->value[0])
+				abort();
 		got += wr->timeseries[i]->n_samples;
 	}
-	if (got != samples)
+	if (got != samples || prometheus__write_request__get_packed_size(wr) != raw_len)
 		abort();
+	again = malloc(raw_len + 1);
+	if (!again || prometheus__write_request__pack(wr, again) != raw_len || memcmp(again, raw, raw_len))
+		abort();
+	free(again);
 	prometheus__write_request__free_unpacked(wr, NULL);
 	free(raw);
 }

@@ -795,12 +795,13 @@ static void test_gpu_families(void **state)
  * The samples kepler-push sends (kepler_fmt_prom_samples()) are the text's
  * samples: one per sample line, in order, each key the line up to its value,
  * each value strtod()'s of the value written, counter where # TYPE says so;
- * and the text is byte for byte kepler_fmt_prom()'s.
+ * and the text is byte for byte kepler_fmt_prom()'s. Keys only (as
+ * kepler-push renders, values not written): the same keys and values.
  */
 static void check_samples(const struct kepler_snapshot *snap, const struct kepler_prom_options *o)
 {
-	struct kepler_buf text = KEPLER_BUF_INIT, with = KEPLER_BUF_INIT;
-	struct kepler_prom_samples got = { 0 };
+	struct kepler_buf text = KEPLER_BUF_INIT, with = KEPLER_BUF_INIT, keys = KEPLER_BUF_INIT;
+	struct kepler_prom_samples got = { 0 }, only = { 0 };
 	const char *p, *end;
 	bool counter = false;
 	size_t i = 0;
@@ -837,9 +838,26 @@ static void check_samples(const struct kepler_snapshot *snap, const struct keple
 		p = nl + 1;
 	}
 	assert_int_equal(i, got.n);
+	only.keys_only = true;
+	assert_int_equal(kepler_fmt_prom_samples(snap, o, &keys, &only), 0);
+	assert_int_equal(only.n, got.n);
+	for (i = 0; i < got.n; i++) {
+		const struct kepler_prom_sample *a = &got.v[i], *b = &only.v[i];
+
+		if (a->key_len != b->key_len ||
+		    memcmp(with.data + a->key_at, keys.data + b->key_at, a->key_len) ||
+		    a->name_len != b->name_len || a->counter != b->counter ||
+		    memcmp(&a->value, &b->value, sizeof(a->value)))
+			fail_msg("sample %zu keys only: '%.*s' %.17g, in full '%.*s' %.17g", i,
+				 (int)b->key_len, keys.data + b->key_at, b->value, (int)a->key_len,
+				 with.data + a->key_at, a->value);
+	}
+	assert_true(keys.len < with.len || got.n == 0);
 	kepler_prom_samples_free(&got);
+	kepler_prom_samples_free(&only);
 	kepler_buf_free(&text);
 	kepler_buf_free(&with);
+	kepler_buf_free(&keys);
 }
 
 static void test_samples_are_the_text(void **state)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * kepler-push's requests, decoded with the real messages (WriteRequest,
- * ExportMetricsServiceRequest) although packed from the *Packed ones:
- * labels sorted and unescaped, values and times, a series' samples
- * together; a series of one sample sent from the room after its labels;
+ * ExportMetricsServiceRequest) although packed otherwise (remote-write's
+ * samples and framing by hand, straight into the snappy block, byte for
+ * byte what protobuf-c packs; OTLP from the *Packed messages): labels
+ * sorted and unescaped, empty ones left out of remote-write, values and
+ * times, a series' samples together, more than one chunk of them; an OTLP
+ * series of one sample sent from the room after its attributes;
  * keys that are not keys skipped and counted; and the series table
  * forgetting what the last request did not see, within bounds.
  */
@@ -27,7 +30,11 @@
 #include "remote_write.pb-c.h"
 #include "samples.h"
 
-/* A label-less series first (its attributes are no bytes at all), escapes, a bad key. */
+/*
+ * A label-less series first (its attributes are no bytes at all), escapes,
+ * empty label values (left out of remote-write, as its specification says;
+ * kept as OTLP attributes), a bad key, a value of 0.
+ */
 static const struct {
 	const char *key;
 	double value;
@@ -36,8 +43,10 @@ static const struct {
 	{ "kepler_info", 1, false },
 	{ "kepler_node_cpu_joules_total{node_name=\"n\\\"1\",zone=\"package\"}", 12.5, true },
 	{ "kepler_node_cpu_joules_total{node_name=\"n\\\"1\",zone=\"dram\"}", 0.000001, true },
-	{ "kepler_process_cpu_watts{comm=\"a b} 7\",pid=\"3\",Zz=\"up\"}", 1234567.1234567891, false },
+	{ "kepler_process_cpu_watts{comm=\"a b} 7\",container_id=\"\",pid=\"3\",Zz=\"up\"}",
+	  1234567.1234567891, false },
 	{ "kepler_bad{x=\"unterminated}", 3, false },
+	{ "kepler_zero{a=\"\"}", 0, false },
 };
 
 /* The samples of lines[], as the renderer gives them (name: up to '{'). */
@@ -65,6 +74,7 @@ static Prometheus__WriteRequest *rw_decode(struct push_request *r)
 	void *body;
 	size_t len, raw_len;
 	char *raw;
+	uint8_t *again;
 	Prometheus__WriteRequest *wr;
 
 	assert_int_equal(push_request_encode(r, &body, &len), 0);
@@ -73,6 +83,12 @@ static Prometheus__WriteRequest *rw_decode(struct push_request *r)
 	assert_int_equal(snappy_uncompress(body, len, raw, &raw_len), SNAPPY_OK);
 	wr = prometheus__write_request__unpack(NULL, raw_len, (const uint8_t *)raw);
 	assert_non_null(wr);
+	/* byte for byte what protobuf-c packs for the message it decodes to (samples are packed by hand) */
+	assert_int_equal(prometheus__write_request__get_packed_size(wr), raw_len);
+	again = malloc(raw_len);
+	assert_int_equal(prometheus__write_request__pack(wr, again), raw_len);
+	assert_memory_equal(again, raw, raw_len);
+	free(again);
 	free(raw);
 	free(body);
 	return wr;
@@ -105,7 +121,7 @@ static void test_remote_write(void **state)
 			assert_int_equal(push_request_add(r, set.v, set.n, 1000 * (k + 1)), 0);
 		assert_int_equal(push_request_skipped(r), (size_t)snapshots); /* kepler_bad, each time */
 		wr = rw_decode(r);
-		assert_int_equal(wr->n_timeseries, 4);
+		assert_int_equal(wr->n_timeseries, 5);
 		check_series(wr->timeseries[0], "__name__=kepler_info", (size_t)snapshots);
 		check_series(wr->timeseries[1],
 			     "__name__=kepler_node_cpu_joules_total,node_name=n\"1,zone=package",
@@ -115,10 +131,30 @@ static void test_remote_write(void **state)
 		assert_true(wr->timeseries[1]->samples[0]->value == 12.5);
 		assert_true(wr->timeseries[2]->samples[0]->value == 0.000001);
 		assert_true(wr->timeseries[3]->samples[0]->value == 1234567.1234567891);
+		check_series(wr->timeseries[4], "__name__=kepler_zero", (size_t)snapshots);
+		assert_true(wr->timeseries[4]->samples[0]->value == 0);
+		assert_int_equal(wr->timeseries[4]->samples[snapshots - 1]->timestamp, 1000 * snapshots);
 		for (int k = 0; k < snapshots; k++)
 			assert_int_equal(wr->timeseries[1]->samples[k]->timestamp, 1000 * (k + 1));
 		prometheus__write_request__free_unpacked(wr, NULL);
 	}
+	/* nothing added (every key refused, say): an empty WriteRequest */
+	push_request_reset(r);
+	wr = rw_decode(r);
+	assert_int_equal(wr->n_timeseries, 0);
+	prometheus__write_request__free_unpacked(wr, NULL);
+	/* a backlog's batch: a series of more samples than are packed at once (64), all in order */
+	push_request_reset(r);
+	for (int k = 0; k < 150; k++)
+		assert_int_equal(push_request_add(r, set.v, set.n, 1000 * (k + 1)), 0);
+	wr = rw_decode(r);
+	assert_int_equal(wr->n_timeseries, 5);
+	for (size_t t = 0; t < wr->n_timeseries; t++) {
+		assert_int_equal(wr->timeseries[t]->n_samples, 150);
+		for (int k = 0; k < 150; k++)
+			assert_int_equal(wr->timeseries[t]->samples[k]->timestamp, 1000 * (k + 1));
+	}
+	prometheus__write_request__free_unpacked(wr, NULL);
 	push_request_free(r);
 	push_samples_free(&set);
 }
@@ -146,7 +182,7 @@ static void test_otlp(void **state)
 		req = otlp__export_metrics_service_request__unpack(NULL, len, body);
 		assert_non_null(req);
 		sm = req->resource_metrics[0]->scope_metrics[0];
-		assert_int_equal(sm->n_metrics, 3);
+		assert_int_equal(sm->n_metrics, 4);
 		assert_string_equal(sm->metrics[0]->name, "kepler_info");
 		assert_int_equal(sm->metrics[0]->data_case, OTLP__METRIC__DATA_GAUGE);
 		assert_int_equal(sm->metrics[0]->gauge->n_data_points, snapshots);
@@ -167,6 +203,13 @@ static void test_otlp(void **state)
 		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[0]->key, "Zz");
 		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[1]->value->string_value,
 				    "a b} 7");
+		assert_int_equal(sm->metrics[2]->gauge->data_points[0]->n_attributes, 4);
+		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[2]->key,
+				    "container_id");
+		assert_string_equal(sm->metrics[2]->gauge->data_points[0]->attributes[2]->value->string_value,
+				    "");
+		assert_string_equal(sm->metrics[3]->name, "kepler_zero");
+		assert_int_equal(sm->metrics[3]->gauge->data_points[0]->n_attributes, 1);
 		otlp__export_metrics_service_request__free_unpacked(req, NULL);
 		free(body);
 	}

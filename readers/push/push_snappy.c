@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <snappy-c.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "push_snappy.h"
+
+int push_snappy_begin(struct push_snappy *z, size_t total)
+{
+	size_t v = total;
+
+	push_snappy_drop(z);
+	/* room for each fragment's bound (32 bytes more than the whole's each) and the length */
+	z->cap = snappy_max_compressed_length(total) + 32 * (total / PUSH_SNAPPY_FRAGMENT + 1) + 16;
+	if (!(z->out = malloc(z->cap)))
+		return z->error = -ENOMEM;
+	z->total = total;
+	while (v >= 0x80) { /* the block's length: what each fragment's own would say, for them all */
+		z->out[z->len++] = (char)(uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	z->out[z->len++] = (char)(uint8_t)v;
+	return 0;
+}
+
+/* The fragment compressed onto the block, without the length libsnappy puts before it. */
+static void flush(struct push_snappy *z)
+{
+	size_t room, skip = 0;
+
+	if (z->error || !z->flen)
+		return;
+	room = snappy_max_compressed_length(z->flen);
+	/*
+	 * libsnappy writes the fragment's length (1 to 3 bytes) first: it goes
+	 * where the block's tail is, then the elements over it, moved back
+	 */
+	if (z->len + room > z->cap ||
+	    snappy_compress(z->frag, z->flen, z->out + z->len, &room) != SNAPPY_OK) {
+		z->error = -EIO;
+		return;
+	}
+	while (skip < room && ((uint8_t)z->out[z->len + skip] & 0x80))
+		skip++;
+	skip++;
+	memmove(z->out + z->len, z->out + z->len + skip, room - skip);
+	z->len += room - skip;
+	z->flen = 0;
+}
+
+void push_snappy_put(struct push_snappy *z, const void *p, size_t n)
+{
+	const char *from = p;
+
+	if (z->error)
+		return;
+	if (n > z->total - z->fed) {
+		z->error = -EIO;
+		return;
+	}
+	z->fed += n;
+	while (n) {
+		size_t take = PUSH_SNAPPY_FRAGMENT - z->flen;
+
+		if (take > n)
+			take = n;
+		memcpy(z->frag + z->flen, from, take);
+		z->flen += take;
+		from += take;
+		n -= take;
+		if (z->flen == PUSH_SNAPPY_FRAGMENT)
+			flush(z);
+	}
+}
+
+int push_snappy_end(struct push_snappy *z, void **ret, size_t *ret_len)
+{
+	int r;
+
+	flush(z);
+	if (!z->error && z->fed != z->total)
+		z->error = -EIO;
+	if ((r = z->error) == 0) {
+		*ret = z->out;
+		*ret_len = z->len;
+		z->out = NULL;
+	}
+	push_snappy_drop(z);
+	return r;
+}
+
+void push_snappy_drop(struct push_snappy *z)
+{
+	free(z->out);
+	z->out = NULL;
+	z->len = z->cap = z->total = z->fed = z->flen = 0;
+	z->error = 0;
+}
