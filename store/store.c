@@ -89,64 +89,6 @@ int kepler_store_damaged(struct kepler_store *s, const char *what, struct kepler
 		s->path, what, s->path);
 }
 
-/* The writer: a damaged meta page copied over from the other, said once (the store's warning). */
-static void repair_meta(struct kepler_store *s, int fd, const struct store_meta m[2], int good)
-{
-	int r = store_meta_repair(fd, m, good);
-
-	if (r < 0)
-		kepler_store_say(s,
-				 "the store '%s': meta page %d of data.mdb is damaged (%s) and could not be "
-				 "restored from the other: %s",
-				 s->path, !good, m[!good].why, strerror(-r));
-	else
-		kepler_store_say(s,
-				 "the store '%s': meta page %d of data.mdb was damaged (%s): restored from "
-				 "meta page %d (transaction %llu); at most the last commit is lost",
-				 s->path, !good, m[!good].why, good, (unsigned long long)m[good].txnid);
-}
-
-int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err)
-{
-	struct store_meta m[2];
-	mdb_filehandle_t fd;
-	struct stat fs;
-	char what[200];
-	uint64_t need;
-	int newest;
-
-	if (!s->env || mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs) < 0)
-		return 0; /* cannot tell: LMDB reports its own errors */
-	need = 2 * (uint64_t)sysconf(_SC_PAGESIZE);
-	if ((uint64_t)fs.st_size < need) {
-		snprintf(what, sizeof(what), "data.mdb is %lld bytes, shorter than its two meta pages",
-			 (long long)fs.st_size);
-		return kepler_store_damaged(s, what, err);
-	}
-	newest = store_meta_read(fd, m);
-	if (newest < 0) {
-		snprintf(what, sizeof(what), "both meta pages of data.mdb are damaged (%s; %s)", m[0].why,
-			 m[1].why);
-		return kepler_store_damaged(s, what, err);
-	}
-	if (!m[!newest].valid) {
-		if (s->writer)
-			repair_meta(s, fd, m, newest);
-		else if (m[!newest].txnid > m[newest].txnid) /* LMDB would pick the damaged one */
-			return kepler_error_set(
-				err, -EUCLEAN,
-				"the store '%s': meta page %d of data.mdb is damaged (%s); "
-				"kepler-collectd restores it from the other at its next commit",
-				s->path, !newest, m[!newest].why);
-	}
-	need = (m[newest].last_pg + 1) * m[newest].psize;
-	if ((uint64_t)fs.st_size >= need)
-		return 0;
-	snprintf(what, sizeof(what), "data.mdb is %lld bytes but its pages reach %llu (truncated?)",
-		 (long long)fs.st_size, (unsigned long long)need);
-	return kepler_store_damaged(s, what, err);
-}
-
 int kepler_store_begin_read(struct kepler_store *s, MDB_txn **ret, struct kepler_error *err)
 {
 	int rc, r = kepler_store_check_size(s, err);
@@ -217,7 +159,7 @@ static int check_metas_at_open(struct kepler_store *s, struct kepler_error *err)
 			 m[1].why);
 		r = kepler_store_damaged(s, what, err);
 	} else if (!m[!newest].valid && s->writer) {
-		repair_meta(s, fd, m, newest);
+		kepler_store_repair_meta(s, fd, m, newest);
 	} else if (!m[!newest].valid) {
 		r = kepler_error_set(
 			err, -EUCLEAN,

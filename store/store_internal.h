@@ -97,12 +97,21 @@ struct kepler_store {
 /* Commit a write transaction of the writer's and note the data file as it left it. */
 int kepler_store_write_commit(struct kepler_store *s, MDB_txn *txn);
 
+struct stat;
+struct store_meta;
 /*
  * Before a write: the whole store walked if anything but this writer
  * changed data.mdb since its last commit (its modify or change time or
  * size differ), else the free-page list only. -EUCLEAN with the damage.
  */
 int kepler_store_verify_for_write(struct kepler_store *s, struct kepler_error *err);
+/*
+ * The same before a commit, on data.mdb's @st (an fstat of the writer's
+ * descriptor) and its meta pages @m (the newest: @newest) as the commit's
+ * other checks read them just before.
+ */
+int kepler_store_verify_for_commit(struct kepler_store *s, const struct stat *st, const struct store_meta *m,
+				   int newest, struct kepler_error *err);
 
 /* Translate an LMDB return code into -errno with a message naming @what. */
 int kepler_store_lmdb_error(int rc, const char *what, struct kepler_error *err);
@@ -127,6 +136,13 @@ void kepler_store_end_read(MDB_txn *txn);
  * data.mdb cannot fault here.
  */
 int kepler_store_check_size(struct kepler_store *s, struct kepler_error *err);
+/*
+ * The same on what the caller read: data.mdb's @fs (an fstat of @fd, its
+ * descriptor); its meta pages into @m, the newest's index into *@ret_newest
+ * (the commit's checks share one fstat and one read of them).
+ */
+int kepler_store_check_meta(struct kepler_store *s, int fd, const struct stat *fs, struct store_meta *m,
+			    int *ret_newest, struct kepler_error *err);
 
 /*
  * The writer: when lock.mdb is shorter than LMDB made it (truncated under
@@ -193,6 +209,8 @@ int store_meta_read(int fd, struct store_meta m[2]);
 
 /* Copy meta page @good over the other (the writer alone, between commits). -errno. */
 int store_meta_repair(int fd, const struct store_meta m[2], int good);
+/* The writer: a damaged meta page copied over from the other (@good), said once (the store's warning). */
+void kepler_store_repair_meta(struct kepler_store *s, int fd, const struct store_meta m[2], int good);
 
 /*
  * store_guard.c: a fault (SIGBUS, SIGSEGV) on the mapped store inside a

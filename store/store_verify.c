@@ -225,34 +225,13 @@ static bool check_page(struct pages *w, uint64_t pgno, int depth, enum tree tree
 	return ok;
 }
 
-/* Every tree of the newest meta page, page by page (@free_only: the free-page list's). */
-static int check_pages(struct kepler_store *s, bool free_only, struct kepler_error *err)
+/* Every tree of meta page @newest of @m, page by page, read from @fd (@free_only: the free-page list's). */
+static int check_trees(struct kepler_store *s, int fd, const struct store_meta m[2], int newest,
+		       bool free_only, struct kepler_error *err)
 {
-	char file[4200];
-	struct store_meta m[2];
-	struct pages w = { .fd = -1 };
-	mdb_filehandle_t env_fd;
-	int newest, r = 0;
-	/* the writer reads the file it writes (its path checked at each commit), with no lookup of the path */
-	bool own = !(s->writer && s->env && mdb_env_get_fd(s->env, &env_fd) == 0);
+	struct pages w = { .fd = fd };
+	int r = 0;
 
-	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
-	w.fd = own ? open(file, O_RDONLY | O_CLOEXEC) : env_fd;
-	if (w.fd < 0 &&
-	    (errno == EACCES || errno == EPERM)) /* not damage: a directory above it, closed to us */
-		return kepler_error_set(
-			err, -errno,
-			"cannot open '%s' to check it: %s (the collector runs as collector.user "
-			"after start: every directory above the store must let it in)",
-			file, strerror(errno));
-	if (w.fd < 0)
-		return damaged(s, "data.mdb", strerror(errno), err);
-	newest = store_meta_read(w.fd, m);
-	if (newest < 0) {
-		if (own)
-			close(w.fd);
-		return damaged(s, "data.mdb", "no valid meta page", err);
-	}
 	w.psize = m[newest].psize;
 	w.last_pg = m[newest].last_pg;
 	w.tree = "the free-page list";
@@ -262,8 +241,35 @@ static int check_pages(struct kepler_store *s, bool free_only, struct kepler_err
 	if (!r && !free_only && m[newest].main_root != P_INVALID &&
 	    !check_page(&w, m[newest].main_root, 0, TREE_MAIN))
 		r = damaged(s, w.tree, w.why, err);
+	return r;
+}
+
+/* Every tree of the newest meta page, page by page (@free_only: the free-page list's). */
+static int check_pages(struct kepler_store *s, bool free_only, struct kepler_error *err)
+{
+	char file[4200];
+	struct store_meta m[2];
+	int fd, newest, r;
+	mdb_filehandle_t env_fd;
+	/* the writer reads the file it writes (its path checked at each commit), with no lookup of the path */
+	bool own = !(s->writer && s->env && mdb_env_get_fd(s->env, &env_fd) == 0);
+
+	snprintf(file, sizeof(file), "%s/data.mdb", s->path);
+	fd = own ? open(file, O_RDONLY | O_CLOEXEC) : env_fd;
+	if (fd < 0 &&
+	    (errno == EACCES || errno == EPERM)) /* not damage: a directory above it, closed to us */
+		return kepler_error_set(
+			err, -errno,
+			"cannot open '%s' to check it: %s (the collector runs as collector.user "
+			"after start: every directory above the store must let it in)",
+			file, strerror(errno));
+	if (fd < 0)
+		return damaged(s, "data.mdb", strerror(errno), err);
+	newest = store_meta_read(fd, m);
+	r = newest < 0 ? damaged(s, "data.mdb", "no valid meta page", err)
+		       : check_trees(s, fd, m, newest, free_only, err);
 	if (own)
-		close(w.fd);
+		close(fd);
 	return r;
 }
 
@@ -356,12 +362,30 @@ int kepler_store_write_commit(struct kepler_store *s, MDB_txn *txn)
 	return rc;
 }
 
+/* Whether data.mdb (@st) is as the writer's last commit left it. */
+static bool as_written(const struct kepler_store *s, const struct stat *st)
+{
+	return s->written_known && st->st_size == s->written_size &&
+	       same_time(&st->st_mtim, &s->written_mtime) && same_time(&st->st_ctim, &s->written_ctime);
+}
+
 int kepler_store_verify_for_write(struct kepler_store *s, struct kepler_error *err)
 {
 	struct stat st;
 
-	if (s->written_known && data_stat(s, &st) && st.st_size == s->written_size &&
-	    same_time(&st.st_mtim, &s->written_mtime) && same_time(&st.st_ctim, &s->written_ctime))
+	if (data_stat(s, &st) && as_written(s, &st))
 		return kepler_store_verify_free(s, err);
 	return kepler_store_verify(s, err);
+}
+
+int kepler_store_verify_for_commit(struct kepler_store *s, const struct stat *st, const struct store_meta *m,
+				   int newest, struct kepler_error *err)
+{
+	mdb_filehandle_t fd;
+	int r;
+
+	if (!as_written(s, st) || mdb_env_get_fd(s->env, &fd))
+		return kepler_store_verify(s, err);
+	r = check_trees(s, fd, m, newest, true, err);
+	return r < 0 ? r : STORE_GUARDED(s, err, verify_in(s, true, err));
 }

@@ -389,25 +389,43 @@ STORE_OP static int commit_blob(struct kepler_store *s, struct kepler_snapshot *
  * sees. -EAGAIN with what happened (the caller opens the store again, which
  * makes a new file or adopts the one put in its place); 0 if it is in place.
  */
-static int still_in_place(struct kepler_store *s, struct kepler_error *err)
+static int still_in_place(struct kepler_store *s, const struct stat *open_st, struct kepler_error *err)
 {
 	char path[4200];
-	mdb_filehandle_t fd;
-	struct stat open_st, path_st;
+	struct stat path_st;
 	bool gone;
 
-	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &open_st) < 0)
-		return 0;
 	snprintf(path, sizeof(path), "%s/data.mdb", s->path);
 	gone = stat(path, &path_st) < 0;
 	if (gone && errno != ENOENT && errno != ENOTDIR)
 		return 0; /* cannot tell (a directory above it this user may not search): the open file goes on */
-	if (!gone && path_st.st_ino == open_st.st_ino && path_st.st_dev == open_st.st_dev)
+	if (!gone && path_st.st_ino == open_st->st_ino && path_st.st_dev == open_st->st_dev)
 		return 0;
 	return kepler_error_set(err, -EAGAIN,
 				"the store '%s': data.mdb was %s under the collector; the store is opened "
 				"again (a new one if there is none)",
 				s->path, gone ? "deleted" : "replaced");
+}
+
+/*
+ * Before a commit, on one fstat of data.mdb (the writer's descriptor) and
+ * one read of its meta pages: in place, whole (cut short under the writer:
+ * damaged, never SIGBUS), and as the last commit left it (damage written
+ * over the live file would reach the heap through the commit).
+ */
+static int commit_checks(struct kepler_store *s, struct kepler_error *err)
+{
+	struct store_meta m[2];
+	mdb_filehandle_t fd;
+	struct stat st;
+	int newest, r;
+
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st) < 0) /* cannot tell where or how long it is */
+		return kepler_store_verify_for_write(s, err);
+	if ((r = still_in_place(s, &st, err)) < 0 ||
+	    (r = kepler_store_check_meta(s, fd, &st, m, &newest, err)) < 0)
+		return r;
+	return kepler_store_verify_for_commit(s, &st, m, newest, err);
 }
 
 static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, struct kepler_error *err);
@@ -455,12 +473,7 @@ static int commit_once(struct kepler_store *s, struct kepler_snapshot *snap, str
 					"header is no longer LMDB's); the store is opened again, which sets "
 					"it up anew",
 					s->path);
-	r = still_in_place(s, err);
-	if (r == 0)
-		r = kepler_store_check_size(s, err); /* cut short under the writer: damaged, never SIGBUS */
-	if (r == 0) /* damage written over the live file would reach the heap through the commit */
-		r = kepler_store_verify_for_write(s, err);
-	if (r < 0)
+	if ((r = commit_checks(s, err)) < 0)
 		return r;
 	snap->seq = s->last_seq + 1;
 	r = kepler_snapshot_encode_packed(snap, STORE_PACK_LEVEL, &blob, &len, err);
