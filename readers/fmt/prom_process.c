@@ -57,32 +57,51 @@ static bool needs_labels(const struct prom *pr, const struct proc_labels *pl, si
 	return ((!pl->any_top || pl->any_top[i]) && !pl->folded[i]) || uses_gpu(pr, i);
 }
 
-/* The labels of the processes written (with a top of 100 among 10,000: those 100 and no more). */
+/* NAME="VALUE" after @lit (the literal ,NAME=" or NAME="): prom_label()'s bytes without a strlen of the name. */
+#define PROC_LABEL(out, lit, value)                            \
+	do {                                                   \
+		kepler_buf_add((out), (lit), sizeof(lit) - 1); \
+		kepler_fmt_prom_label_value((out), (value));   \
+		kepler_buf_addc((out), '"');                   \
+	} while (0)
+
+/*
+ * The labels of the processes written (with a top of 100 among 10,000:
+ * those 100 and no more): prom_label()'s bytes, the node's label escaped
+ * once for them all and the pid written as the integer it is (this runs
+ * for every process of every scrape and push).
+ */
 static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
 {
 	const struct kepler_snapshot *s = pr->s;
+	struct kepler_buf node = KEPLER_BUF_INIT;
 
-	for (size_t i = 0; i < s->nprocesses; i++) {
+	prom_label(&node, "node_name", pr->node, false);
+	if (node.error)
+		pl->text.error = node.error;
+	for (size_t i = 0; i < s->nprocesses && !node.error; i++) {
 		const struct kepler_process *p = &s->processes[i];
-		char pid[16];
 
 		pl->a[i] = pl->text.len;
 		if (!needs_labels(pr, pl, i)) {
 			pl->b[i] = pl->text.len;
 			continue;
 		}
-		prom_label(&pl->text, "comm", p->comm, true);
-		prom_label(&pl->text, "container_id", p->container_id, false);
-		prom_label(&pl->text, "exe", p->exe, false);
-		prom_label(&pl->text, "node_name", pr->node, false);
-		snprintf(pid, sizeof(pid), "%u", p->pid);
-		prom_label(&pl->text, "pid", pid, false);
+		PROC_LABEL(&pl->text, "comm=\"", p->comm);
+		PROC_LABEL(&pl->text, ",container_id=\"", p->container_id);
+		PROC_LABEL(&pl->text, ",exe=\"", p->exe);
+		kepler_buf_add(&pl->text, node.data, node.len);
+		kepler_buf_add(&pl->text, ",pid=\"", 6);
+		kepler_buf_u64(&pl->text, p->pid);
+		kepler_buf_addc(&pl->text, '"');
 		pl->b[i] = pl->text.len;
-		prom_label(&pl->text, "type", kepler_process_type_name(p->type), false);
-		prom_label(&pl->text, "vm_id", p->vm_id, false);
+		PROC_LABEL(&pl->text, ",type=\"", kepler_process_type_name(p->type));
+		PROC_LABEL(&pl->text, ",vm_id=\"", p->vm_id);
 	}
 	pl->a[s->nprocesses] = pl->text.len;
+	kepler_buf_free(&node);
 }
+#undef PROC_LABEL
 
 /*
  * pid, then running first, then the most CPU time first (a process's
