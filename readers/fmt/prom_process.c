@@ -168,14 +168,16 @@ static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *
 	return 0;
 }
 
-/* NAME{labels} of process @i: with its state or not, with zone @zone's label or none (-1). */
-static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, const char *name,
-		      bool with_state, int zone)
+/*
+ * NAME{labels} of process @i: with its state or not, with zone @zone's
+ * label or none (-1). NAME{ is a literal, its length known (proc_line()).
+ */
+static void proc_line_n(struct prom *pr, const struct proc_labels *pl, size_t i, const char *name_brace,
+			size_t len, bool with_state, int zone)
 {
 	const struct kepler_process *p = &pr->s->processes[i];
 
-	kepler_buf_adds(pr->out, name);
-	kepler_buf_addc(pr->out, '{');
+	kepler_buf_add(pr->out, name_brace, len);
 	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
 	if (with_state && (unsigned)p->usage.state < KEPLER_STATE_COUNT)
 		kepler_buf_add(pr->out, pl->fixed.data + pl->state_at[p->usage.state],
@@ -188,6 +190,8 @@ static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, c
 			       pl->zone_at[zone + 1] - pl->zone_at[zone]);
 	kepler_buf_add(pr->out, "} ", 2);
 }
+#define proc_line(pr, pl, i, name, with_state, zone) \
+	proc_line_n((pr), (pl), (i), name "{", sizeof(name "{") - 1, (with_state), (zone))
 
 /* Sort key of the top: more energy in the zone first, then the lower pid. */
 struct top_key {
