@@ -50,7 +50,7 @@ static void flush(struct push_snappy *z)
 	z->flen = 0;
 }
 
-void push_snappy_put(struct push_snappy *z, const void *p, size_t n)
+void push_snappy_put_slow(struct push_snappy *z, const void *p, size_t n)
 {
 	const char *from = p;
 
