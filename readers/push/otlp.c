@@ -95,7 +95,7 @@ static int encode_attributes(void *ctx, const struct push_label *l, size_t n, st
 	if (!(to = push_arena_room(out, size)))
 		return -ENOMEM;
 	out->len += otlp__number_data_point__pack(&d, to);
-	return 0;
+	return 0; /* (no head) */
 }
 
 struct push_otlp *push_otlp_new(void)

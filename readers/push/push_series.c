@@ -61,14 +61,14 @@ static int forget(struct push_series *c)
 		x->follower = 0;
 		x->key = push_arena_put(&fresh.keys, c->keys.data + e->key, e->key_len);
 		x->enc = fresh.enc.len;
-		if (x->key == SIZE_MAX || !push_arena_room(&fresh.enc, e->enc_len + c->tail)) {
+		if (x->key == SIZE_MAX || !push_arena_room(&fresh.enc, e->head + e->enc_len + c->tail)) {
 			x->key_len = 0; /* (the index holds it: whole or matching nothing) */
 			fresh.n++;
 			r = -ENOMEM;
 			break;
 		}
-		memcpy(fresh.enc.data + x->enc, c->enc.data + e->enc, e->enc_len);
-		fresh.enc.len += e->enc_len + c->tail;
+		memcpy(fresh.enc.data + x->enc, c->enc.data + e->enc, e->head + e->enc_len);
+		fresh.enc.len += e->head + e->enc_len + c->tail;
 		fresh.n++;
 	}
 	if (r < 0) {
@@ -116,7 +116,9 @@ static int add(struct push_series *c, const struct push_sample *s)
 		x->invalid = true;
 	else if ((r = c->encode(c->ctx, labels, n, &c->enc)) < 0)
 		return r;
-	x->enc_len = c->enc.len - x->enc;
+	else
+		x->head = (size_t)r;
+	x->enc_len = c->enc.len - x->enc - x->head;
 	if (!push_arena_room(&c->enc, c->tail))
 		return -ENOMEM;
 	c->enc.len += c->tail;

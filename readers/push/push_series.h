@@ -29,7 +29,8 @@
 
 struct push_series_entry {
 	size_t key, key_len; /* in the table's keys */
-	size_t enc, enc_len; /* its labels encoded, in the table's enc */
+	size_t enc, enc_len; /* its record in the table's enc: head bytes, then its labels (enc_len) */
+	size_t head;         /* the bytes before its labels (the caller's: push_encode_fn's answer) */
 	bool invalid;        /* a key that is not one: its samples are skipped */
 	uint32_t seen;       /* the request it was last found in */
 	size_t follower;     /* the entry found after it last time, + 1 (0: none) */
@@ -40,7 +41,9 @@ struct push_series_entry {
 
 /*
  * Append the encoding of @n labels (sorted by name, __name__ among them)
- * to @out (push_arena_room(), then out->len moved). -ENOMEM.
+ * to @out (push_arena_room(), then out->len moved), after as many bytes of
+ * the caller's as it likes (a head: what goes before the labels on the
+ * wire, kept with them). The head's length; -ENOMEM.
  */
 typedef int (*push_encode_fn)(void *ctx, const struct push_label *labels, size_t n, struct push_arena *out);
 
@@ -80,13 +83,25 @@ int push_series_find(struct push_series *c, const struct push_sample *s, size_t 
 static inline const void *push_series_labels(const struct push_series *c, size_t i, size_t *len)
 {
 	*len = c->v[i].enc_len;
-	return c->enc.data + c->v[i].enc;
+	return c->enc.data + c->v[i].enc + c->v[i].head;
 }
 
 /* The room after series @i's bytes: the tail given to push_series_init(), for its caller to write in. */
 static inline void *push_series_tail(const struct push_series *c, size_t i)
 {
-	return c->enc.data + c->v[i].enc + c->v[i].enc_len;
+	return c->enc.data + c->v[i].enc + c->v[i].head + c->v[i].enc_len;
+}
+
+/*
+ * Series @i's whole record: its head, labels and tail, *@len bytes. Records
+ * lie in the order their series were first found, each right after the
+ * one before (until the table is built again: in the same order then), so
+ * that series found in that order are one run of bytes.
+ */
+static inline char *push_series_record(const struct push_series *c, size_t i, size_t *len)
+{
+	*len = c->v[i].head + c->v[i].enc_len + c->tail;
+	return c->enc.data + c->v[i].enc;
 }
 
 #endif

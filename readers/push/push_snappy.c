@@ -25,20 +25,19 @@ int push_snappy_begin(struct push_snappy *z, size_t total)
 	return 0;
 }
 
-/* The fragment compressed onto the block, without the length libsnappy puts before it. */
-static void flush(struct push_snappy *z)
+/* A fragment's @n bytes at @from compressed onto the block, without the length libsnappy puts before it. */
+static void compress_onto(struct push_snappy *z, const char *from, size_t n)
 {
 	size_t room, skip = 0;
 
-	if (z->error || !z->flen)
+	if (z->error || !n)
 		return;
-	room = snappy_max_compressed_length(z->flen);
+	room = snappy_max_compressed_length(n);
 	/*
 	 * libsnappy writes the fragment's length (1 to 3 bytes) first: it goes
 	 * where the block's tail is, then the elements over it, moved back
 	 */
-	if (z->len + room > z->cap ||
-	    snappy_compress(z->frag, z->flen, z->out + z->len, &room) != SNAPPY_OK) {
+	if (z->len + room > z->cap || snappy_compress(from, n, z->out + z->len, &room) != SNAPPY_OK) {
 		z->error = -EIO;
 		return;
 	}
@@ -47,6 +46,11 @@ static void flush(struct push_snappy *z)
 	skip++;
 	memmove(z->out + z->len, z->out + z->len + skip, room - skip);
 	z->len += room - skip;
+}
+
+static void flush(struct push_snappy *z)
+{
+	compress_onto(z, z->frag, z->flen);
 	z->flen = 0;
 }
 
@@ -73,6 +77,32 @@ void push_snappy_put_slow(struct push_snappy *z, const void *p, size_t n)
 		if (z->flen == PUSH_SNAPPY_FRAGMENT)
 			flush(z);
 	}
+}
+
+void push_snappy_put_run(struct push_snappy *z, const void *p, size_t n)
+{
+	const char *from = p;
+
+	if (z->error)
+		return;
+	if (n > z->total - z->fed) {
+		z->error = -EIO;
+		return;
+	}
+	if (z->flen) { /* the fragment begun filled first */
+		size_t take = PUSH_SNAPPY_FRAGMENT - z->flen < n ? PUSH_SNAPPY_FRAGMENT - z->flen : n;
+
+		push_snappy_put_slow(z, from, take);
+		from += take;
+		n -= take;
+	}
+	for (; n >= PUSH_SNAPPY_FRAGMENT && !z->error;
+	     from += PUSH_SNAPPY_FRAGMENT, n -= PUSH_SNAPPY_FRAGMENT) {
+		compress_onto(z, from, PUSH_SNAPPY_FRAGMENT);
+		z->fed += PUSH_SNAPPY_FRAGMENT;
+	}
+	if (n)
+		push_snappy_put_slow(z, from, n);
 }
 
 int push_snappy_end(struct push_snappy *z, void **ret, size_t *ret_len)

@@ -45,6 +45,11 @@ static inline void push_snappy_put(struct push_snappy *z, const void *p, size_t 
 	push_snappy_put_slow(z, p, n);
 }
 /*
+ * @n more bytes of input that lie together: push_snappy_put()'s bytes, but
+ * each whole fragment among them compressed where it lies, not copied.
+ */
+void push_snappy_put_run(struct push_snappy *z, const void *p, size_t n);
+/*
  * The block, in *@ret (malloc'ed: the caller's to free), *@ret_len bytes.
  * -EIO: not the length announced, or libsnappy refused; -ENOMEM. Either
  * way @z holds nothing after.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,16 @@
 #define TAG_TS_SAMPLES 0x12   /* TimeSeries.samples = 2, length-delimited */
 #define TAG_SAMPLE_VALUE 0x09 /* Sample.value = 1, 64-bit */
 #define TAG_SAMPLE_TIME 0x10  /* Sample.timestamp = 2, varint */
+
+/*
+ * The room kept after each series' labels for a request's one sample of it
+ * (push_series_tail()): tag and length, a value that is not 0 and a
+ * timestamp of 6 varint bytes (the milliseconds of 1971 to 2109), 18 bytes.
+ */
+#define SLOT 18
+#define SLOT_TIME_MIN (INT64_C(1) << 35)
+#define SLOT_TIME_END (INT64_C(1) << 42)
+#define RUN_MAX (1u << 20) /* a run of records given to snappy at once: while in cache */
 
 struct sample {
 	size_t series;
@@ -46,8 +57,21 @@ struct push_request {
 	struct push_snappy z; /* the WriteRequest, compressed as it is written */
 };
 
+static uint8_t *put_varint(uint8_t *to, uint64_t v)
+{
+	while (v >= 0x80) {
+		*to++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*to++ = (uint8_t)v;
+	return to;
+}
+
 /*
- * A series' labels as the start of a packed TimeSeries (push_encode_fn).
+ * A series' labels as the start of a packed TimeSeries (push_encode_fn),
+ * after its head: the WriteRequest's field 1 as it is when the series has
+ * one sample that fits its SLOT (a caught-up request's), so that its
+ * record (head, labels, sample) is sent as it lies in the table.
  * A label whose value is empty is left out: the specification says a label
  * set MUST NOT hold one, and to Prometheus it is a label not set (which is
  * what Prometheus keeps of such a label when it scrapes the exporter).
@@ -57,6 +81,7 @@ static int encode_labels(void *ctx, const struct push_label *l, size_t n, struct
 	Prometheus__Label lab[PUSH_MAX_LABELS], *ptr[PUSH_MAX_LABELS];
 	Prometheus__TimeSeries ts = PROMETHEUS__TIME_SERIES__INIT;
 	size_t size, kept = 0;
+	uint8_t *head;
 	void *to;
 
 	(void)ctx;
@@ -72,10 +97,15 @@ static int encode_labels(void *ctx, const struct push_label *l, size_t n, struct
 	ts.labels = ptr;
 	ts.n_labels = kept;
 	size = prometheus__time_series__get_packed_size(&ts);
-	if (!(to = push_arena_room(out, size)))
+	if (!(to = push_arena_room(out, size + 8)))
 		return -ENOMEM;
-	out->len += prometheus__time_series__pack(&ts, to);
-	return 0;
+	/* the head: the WriteRequest's field of this series, its length with one sample in SLOT */
+	head = (uint8_t *)to;
+	*head++ = TAG_WR_SERIES;
+	head = put_varint(head, size + SLOT);
+	out->len += (size_t)(head - (uint8_t *)to);
+	out->len += prometheus__time_series__pack(&ts, head);
+	return (int)(head - (uint8_t *)to);
 }
 
 struct push_request *push_request_new(void)
@@ -83,7 +113,7 @@ struct push_request *push_request_new(void)
 	struct push_request *r = calloc(1, sizeof(struct push_request));
 
 	if (r)
-		push_series_init(&r->table, encode_labels, NULL, 0);
+		push_series_init(&r->table, encode_labels, NULL, SLOT);
 	return r;
 }
 
@@ -175,16 +205,6 @@ static int lay_out_samples(struct push_request *r, const struct sample **ret)
 	return 0;
 }
 
-static uint8_t *put_varint(uint8_t *to, uint64_t v)
-{
-	while (v >= 0x80) {
-		*to++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*to++ = (uint8_t)v;
-	return to;
-}
-
 /*
  * @n samples as a TimeSeries' samples field (at most n * SAMPLE_MAX
  * bytes): what protobuf-c packs for them, written here since a Sample is
@@ -235,16 +255,41 @@ static size_t sample_len(const struct sample *s)
 	return 2 + (bits ? 9u : 0u) + (s->ts_ms ? 1 + varint_len((uint64_t)s->ts_ms) : 0u);
 }
 
+/* Whether sample @s fits its series' SLOT: a value that is not 0, a timestamp of 6 varint bytes. */
+static bool fits_slot(const struct sample *s)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &s->value, sizeof(bits));
+	return bits && s->ts_ms >= SLOT_TIME_MIN && s->ts_ms < SLOT_TIME_END;
+}
+
+/* The run of records given so far, if any, into the block. */
+static void put_run(struct push_request *r, const char **run, size_t *len)
+{
+	if (*len)
+		push_snappy_put_run(&r->z, *run, *len);
+	*run = NULL;
+	*len = 0;
+}
+
 /*
  * The WriteRequest written straight into the snappy block, series by
  * series: each a length-delimited field 1 (what protobuf-c packs for a
  * TimeSeries), its labels' bytes as kept, then its samples. The request's
- * bytes are never held whole, and each series' labels are read once.
+ * bytes are never held whole, and each series' labels are read once. A
+ * series of one sample that fits its SLOT (a caught-up request: each
+ * series once) has its sample written there, and its record joins the run
+ * of those before it when it lies right after them: snappy compresses a
+ * run's whole fragments where they lie (14 MB at 10,000 processes, not
+ * copied).
  */
 int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 {
 	const struct sample *laid;
-	size_t total = 0, next = 0;
+	size_t total = 0, next = 0, run_len = 0;
+	const char *run = NULL;
+	bool each_once = r->nsamples == r->norder;
 	int e;
 
 	if ((e = lay_out_samples(r, &laid)) < 0)
@@ -268,6 +313,28 @@ int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 		size_t llen;
 		const void *labels = push_series_labels(&r->table, r->order[k], &llen);
 
+		if (each_once && fits_slot(&laid[next])) {
+			char *rec = push_series_record(&r->table, r->order[k], &llen);
+			uint8_t *slot = (uint8_t *)rec + llen - SLOT;
+			uint64_t bits;
+
+			memcpy(&bits, &laid[next].value, sizeof(bits));
+			*slot++ = TAG_TS_SAMPLES;
+			*slot++ = SLOT - 2;
+			*slot++ = TAG_SAMPLE_VALUE;
+			for (int b = 0; b < 8; b++) /* little-endian, whatever the host */
+				*slot++ = (uint8_t)(bits >> (8 * b));
+			*slot++ = TAG_SAMPLE_TIME;
+			put_varint(slot, (uint64_t)laid[next].ts_ms);
+			if (run_len && (run + run_len != rec || run_len >= RUN_MAX))
+				put_run(r, &run, &run_len);
+			if (!run_len)
+				run = rec;
+			run_len += llen;
+			next++;
+			continue;
+		}
+		put_run(r, &run, &run_len);
 		*to++ = TAG_WR_SERIES;
 		to = put_varint(to, r->len[k]);
 		push_snappy_put(&r->z, buf, (size_t)(to - buf));
@@ -280,5 +347,6 @@ int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 		}
 		next += x->count;
 	}
+	put_run(r, &run, &run_len);
 	return push_snappy_end(&r->z, ret, ret_len);
 }

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 		t_samples += r ? cpu_ms() - t0 : 0;
 		t0 = cpu_ms();
 		push_request_reset(rw);
-		if (push_request_add(rw, set.v, set.n, 1000 * r) < 0)
+		if (push_request_add(rw, set.v, set.n, INT64_C(1796000000000) + 5000 * r) < 0)
 			return 1;
 		t_find += r ? cpu_ms() - t0 : 0;
 		t0 = cpu_ms();

@@ -5,7 +5,8 @@
  * samples and framing by hand, straight into the snappy block, byte for
  * byte what protobuf-c packs; OTLP from the *Packed messages): labels
  * sorted and unescaped, empty ones left out of remote-write, values and
- * times, a series' samples together, more than one chunk of them; an OTLP
+ * times, a series' samples together, more than one chunk of them; a
+ * caught-up request's records sent as they lie in the table; an OTLP
  * series of one sample sent from the room after its attributes;
  * keys that are not keys skipped and counted; and the series table
  * forgetting what the last request did not see, within bounds.
@@ -159,6 +160,106 @@ static void test_remote_write(void **state)
 	push_samples_free(&set);
 }
 
+/*
+ * Request @r of @n series k{i="@from..",pad="..."} (100-byte labels), each
+ * once, at @ts_ms; every @zero_every-th value 0 (its sample not in its slot).
+ */
+static void add_many(struct push_request *r, int from, int n, int64_t ts_ms, int zero_every)
+{
+	struct push_sample *v = calloc((size_t)n, sizeof(*v));
+	char(*keys)[160] = calloc((size_t)n, sizeof(*keys));
+
+	assert_true(v && keys);
+	for (int i = 0; i < n; i++) {
+		v[i].key = keys[i];
+		v[i].key_len =
+			(size_t)snprintf(keys[i], sizeof(keys[i]), "k{i=\"%d\",pad=\"%0100d\"}", from + i, i);
+		v[i].name_len = 1;
+		v[i].value = (from + i) % zero_every ? (double)(from + i) + 0.5 : 0;
+	}
+	assert_int_equal(push_request_add(r, v, (size_t)n, ts_ms), 0);
+	free(keys);
+	free(v);
+}
+
+/* Each series' one sample: its value and time, in order of i: from[0] .. from[0] + n[0] - 1, from[1] ... */
+static void check_ranges(struct push_request *r, const int *from, const int *n, size_t nranges, int64_t ts_ms,
+			 int zero_every)
+{
+	Prometheus__WriteRequest *wr = rw_decode(r);
+	size_t at = 0;
+	char want[32];
+
+	for (size_t k = 0; k < nranges; k++)
+		for (int i = from[k]; i < from[k] + n[k]; i++, at++) {
+			const Prometheus__TimeSeries *t;
+
+			assert_true(at < wr->n_timeseries);
+			t = wr->timeseries[at];
+			assert_int_equal(t->n_labels, 3);
+			snprintf(want, sizeof(want), "%d", i);
+			assert_string_equal(t->labels[1]->value, want);
+			assert_int_equal(t->n_samples, 1);
+			assert_true(t->samples[0]->value == (i % zero_every ? (double)i + 0.5 : 0));
+			assert_int_equal(t->samples[0]->timestamp, ts_ms);
+		}
+	assert_int_equal(wr->n_timeseries, at);
+	prometheus__write_request__free_unpacked(wr, NULL);
+}
+
+static void check_many(struct push_request *r, int from, int n, int64_t ts_ms, int zero_every)
+{
+	check_ranges(r, &from, &n, 1, ts_ms, zero_every);
+}
+
+/*
+ * Caught-up requests (each series once, at a time of today): each series'
+ * sample written after its labels in the table and runs of them compressed
+ * where they lie (more than a fragment, more than a run); broken by zeros,
+ * by new series between known ones, by times of other lengths, and by a
+ * backlog's batch: the body byte for byte what protobuf-c packs each time.
+ */
+static void test_remote_write_in_place(void **state)
+{
+	struct push_request *r = push_request_new();
+	const int64_t now = INT64_C(1796000000000); /* 2026-11 */
+	Prometheus__WriteRequest *wr;
+
+	(void)state;
+	for (int pass = 0; pass < 3; pass++) { /* new, then known, then known again */
+		push_request_reset(r);
+		add_many(r, 0, 20000, now + pass, 1000);
+		check_many(r, 0, 20000, now + pass, 1000);
+	}
+	push_request_reset(r); /* half of them gone, new ones among the rest */
+	add_many(r, 10000, 5000, now + 3, 7);
+	add_many(r, 50000, 300, now + 3, 7);
+	add_many(r, 15000, 5000, now + 3, 7);
+	check_ranges(r, (const int[]){ 10000, 50000, 15000 }, (const int[]){ 5000, 300, 5000 }, 3, now + 3,
+		     7);
+	push_request_reset(r); /* a time of 1 varint byte, of 7: not in the slots */
+	add_many(r, 10000, 3000, 100, 1000);
+	check_many(r, 10000, 3000, 100, 1000);
+	push_request_reset(r);
+	add_many(r, 10000, 3000, INT64_C(1) << 42, 1000);
+	check_many(r, 10000, 3000, INT64_C(1) << 42, 1000);
+	push_request_reset(r); /* two snapshots: a backlog's batch, not in the slots; then one again */
+	add_many(r, 10000, 3000, now + 4, 1000);
+	add_many(r, 10000, 3000, now + 5, 1000);
+	wr = rw_decode(r);
+	assert_int_equal(wr->n_timeseries, 3000);
+	for (size_t t = 0; t < wr->n_timeseries; t++) {
+		assert_int_equal(wr->timeseries[t]->n_samples, 2);
+		assert_int_equal(wr->timeseries[t]->samples[0]->timestamp, now + 4);
+		assert_int_equal(wr->timeseries[t]->samples[1]->timestamp, now + 5);
+	}
+	prometheus__write_request__free_unpacked(wr, NULL);
+	push_request_reset(r);
+	add_many(r, 10000, 3000, now + 6, 1000);
+	check_many(r, 10000, 3000, now + 6, 1000);
+	push_request_free(r);
+}
+
 static void test_otlp(void **state)
 {
 	struct push_samples set = PUSH_SAMPLES_INIT;
@@ -283,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_write),
+		cmocka_unit_test(test_remote_write_in_place),
 		cmocka_unit_test(test_otlp),
 		cmocka_unit_test(test_series_forgotten),
 	};

@@ -3,7 +3,8 @@
  * The snappy block kepler-push writes from pieces (readers/push/push_snappy.c):
  * byte for byte what libsnappy's snappy_compress() makes of the whole input,
  * whatever the pieces' sizes (empty, one byte, across and exactly at the
- * 64 KiB fragments' ends), for inputs that compress and inputs that do not,
+ * 64 KiB fragments' ends) and whether they are copied or runs compressed
+ * where they lie, for inputs that compress and inputs that do not,
  * empty, one fragment, many; and an input that is not the length announced
  * refused (-EIO), nothing handed out.
  */
@@ -35,8 +36,12 @@ static char *input(size_t n, unsigned seed, bool noisy)
 	return in;
 }
 
-/* @in given in pieces of the sizes in @cuts, in turn; the block against libsnappy's of the whole. */
-static void check(const char *in, size_t n, const size_t *cuts, size_t ncuts)
+/*
+ * @in given in pieces of the sizes in @cuts, in turn, by push_snappy_put()
+ * or, where @runs has the piece's bit (of its number modulo 32), by
+ * push_snappy_put_run(); the block against libsnappy's of the whole.
+ */
+static void check_runs(const char *in, size_t n, const size_t *cuts, size_t ncuts, uint32_t runs)
 {
 	struct push_snappy *z = calloc(1, sizeof(*z));
 	size_t want_len = snappy_max_compressed_length(n), got_len = 0, at = 0, k = 0, raw_len;
@@ -52,7 +57,10 @@ static void check(const char *in, size_t n, const size_t *cuts, size_t ncuts)
 
 		if (take > n - at)
 			take = n - at;
-		push_snappy_put(z, in + at, take);
+		if (runs >> (k % 32) & 1)
+			push_snappy_put_run(z, in + at, take);
+		else
+			push_snappy_put(z, in + at, take);
 		at += take;
 	}
 	assert_int_equal(push_snappy_end(z, &got, &got_len), 0);
@@ -68,6 +76,13 @@ static void check(const char *in, size_t n, const size_t *cuts, size_t ncuts)
 	free(got);
 	free(want);
 	free(z);
+}
+
+static void check(const char *in, size_t n, const size_t *cuts, size_t ncuts)
+{
+	check_runs(in, n, cuts, ncuts, 0);
+	check_runs(in, n, cuts, ncuts, UINT32_MAX); /* every piece a run */
+	check_runs(in, n, cuts, ncuts, 0x5a5a5a5a); /* runs and pieces mixed */
 }
 
 static void test_same_as_whole(void **state)
@@ -108,6 +123,11 @@ static void test_wrong_length(void **state)
 	assert_int_equal(push_snappy_begin(z, 1000), 0);
 	push_snappy_put(z, in, 1000);
 	push_snappy_put(z, in, 1);
+	assert_int_equal(push_snappy_end(z, &got, &len), -EIO);
+	assert_null(got);
+	/* a run of more than announced, too */
+	assert_int_equal(push_snappy_begin(z, 1000), 0);
+	push_snappy_put_run(z, in, 70000);
 	assert_int_equal(push_snappy_end(z, &got, &len), -EIO);
 	assert_null(got);
 	/* begun and dropped: nothing kept (the sanitizers see any leak) */
