@@ -23,32 +23,118 @@ static const struct group_family group_families[KEPLER_KIND_COUNT] = {
 	[KEPLER_KIND_POD] = { "kepler_pod_cpu_joules_total", "kepler_pod_cpu_watts", NULL },
 };
 
-/* The labels before zone, in alphabetical order, after '{' (Kepler's names). */
-static void group_labels(struct prom *pr, const struct kepler_workload *w)
+/*
+ * The labels before zone, in alphabetical order, after '{' (Kepler's
+ * names), into @o: with @part 1 those before state, 2 state, 3 those
+ * after state, 0 all.
+ */
+static void group_labels_part(struct kepler_buf *o, const char *node, const struct kepler_workload *w,
+			      int part)
 {
-	struct kepler_buf *o = pr->out;
 	const char *state = kepler_state_name(w->usage->state);
+	bool before = part == 0 || part == 1, at = part == 0 || part == 2, after = part == 0 || part == 3;
 
 	if (w->kind == KEPLER_KIND_CONTAINER) {
-		prom_label(o, "container_id", w->id, true);
-		prom_label(o, "container_name", w->name, false);
-		prom_label(o, "node_name", pr->node, false);
-		prom_label(o, "pod_id", w->parent, false);
-		prom_label(o, "runtime", w->detail, false);
-		prom_label(o, "state", state, false);
+		if (before) {
+			prom_label(o, "container_id", w->id, true);
+			prom_label(o, "container_name", w->name, false);
+			prom_label(o, "node_name", node, false);
+			prom_label(o, "pod_id", w->parent, false);
+			prom_label(o, "runtime", w->detail, false);
+		}
 	} else if (w->kind == KEPLER_KIND_VM) {
-		prom_label(o, "hypervisor", w->detail, true);
-		prom_label(o, "node_name", pr->node, false);
-		prom_label(o, "state", state, false);
-		prom_label(o, "vm_id", w->id, false);
-		prom_label(o, "vm_name", w->name, false);
-	} else {
-		prom_label(o, "node_name", pr->node, true);
+		if (before) {
+			prom_label(o, "hypervisor", w->detail, true);
+			prom_label(o, "node_name", node, false);
+		}
+	} else if (before) {
+		prom_label(o, "node_name", node, true);
 		prom_label(o, "pod_id", w->id, false);
 		prom_label(o, "pod_name", w->name, false);
 		prom_label(o, "pod_namespace", w->detail, false);
-		prom_label(o, "state", state, false);
 	}
+	if (at)
+		prom_label(o, "state", state, false);
+	if (after && w->kind == KEPLER_KIND_VM) {
+		prom_label(o, "vm_id", w->id, false);
+		prom_label(o, "vm_name", w->name, false);
+	}
+}
+
+static void group_labels(struct prom *pr, const struct kepler_workload *w)
+{
+	group_labels_part(pr->out, pr->node, w, 0);
+}
+
+/*
+ * The labels of each workload of one kind, rendered once for all its
+ * families (a container's are in seven lines): at[2i]..at[2i+1] before
+ * state, at[2i+1]..at[2i+2] after it; ,state="..." and ,zone="..." once.
+ */
+struct group_text {
+	struct kepler_buf text;
+	size_t *at;
+	struct kepler_buf fixed;
+	size_t state_at[KEPLER_STATE_COUNT + 1], zone_at[KEPLER_MAX_ZONES + 1];
+};
+
+static void group_text_free(struct group_text *g)
+{
+	kepler_buf_free(&g->text);
+	kepler_buf_free(&g->fixed);
+	free(g->at);
+}
+
+/* -ENOMEM */
+static int group_text_render(struct prom *pr, enum kepler_kind k, struct group_text *g)
+{
+	const struct kepler_snapshot *s = pr->s;
+	size_t n = kepler_workload_count(s, k);
+
+	*g = (struct group_text){ .text = KEPLER_BUF_INIT, .fixed = KEPLER_BUF_INIT };
+	if (!(g->at = malloc((2 * n + 1) * sizeof(*g->at))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct kepler_workload w = kepler_workload_at(s, k, i);
+
+		g->at[2 * i] = g->text.len;
+		group_labels_part(&g->text, pr->node, &w, 1);
+		g->at[2 * i + 1] = g->text.len;
+		group_labels_part(&g->text, pr->node, &w, 3);
+	}
+	g->at[2 * n] = g->text.len;
+	for (int st = 0; st < KEPLER_STATE_COUNT; st++) {
+		g->state_at[st] = g->fixed.len;
+		prom_label(&g->fixed, "state", kepler_state_name((enum kepler_state)st), false);
+	}
+	g->state_at[KEPLER_STATE_COUNT] = g->fixed.len;
+	for (size_t z = 0; z < s->nzones; z++) {
+		g->zone_at[z] = g->fixed.len;
+		prom_label(&g->fixed, "zone", s->zones[z].name, false);
+	}
+	g->zone_at[s->nzones] = g->fixed.len;
+	return g->text.error ? g->text.error : g->fixed.error;
+}
+
+/* Workload @i's line up to its value: NAME{labels} with zone @zone's label (or none: -1). */
+static void group_line(struct prom *pr, const struct group_text *g, const char *name, size_t name_len,
+		       size_t i, const struct kepler_workload *w, int zone)
+{
+	unsigned st = (unsigned)w->usage->state;
+
+	kepler_buf_add(pr->out, name, name_len);
+	kepler_buf_addc(pr->out, '{');
+	kepler_buf_add(pr->out, g->text.data + g->at[2 * i], g->at[2 * i + 1] - g->at[2 * i]);
+	if (st < KEPLER_STATE_COUNT)
+		kepler_buf_add(pr->out, g->fixed.data + g->state_at[st],
+			       g->state_at[st + 1] - g->state_at[st]);
+	else
+		group_labels_part(pr->out, pr->node, w, 2);
+	kepler_buf_add(pr->out, g->text.data + g->at[2 * i + 1], g->at[2 * i + 2] - g->at[2 * i + 1]);
+	if (zone >= 0)
+		kepler_buf_add(pr->out, g->fixed.data + g->zone_at[zone],
+			       g->zone_at[zone + 1] - g->zone_at[zone]);
+	kepler_buf_add(pr->out, "} ", 2);
 }
 
 /* Sort key of the containers' top: more energy first, then the id. */
@@ -139,12 +225,14 @@ static const struct kepler_energy *part_of(const struct kepler_usage *u, size_t 
  * (kepler_<kind>_cpu_idle_joules_total, _cpu_idle_watts) under an idle
  * policy: the idle energy the policy gave each workload, same labels.
  */
-static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, bool idle)
+static void group_energy(struct prom *pr, const struct group_text *g, enum kepler_kind k, bool as_watts,
+			 bool idle)
 {
 	const struct group_family *f = &group_families[k];
 	const struct kepler_snapshot *s = pr->s;
 	const char *kind = kepler_kind_name(k);
 	char name[64];
+	size_t name_len;
 
 	if (idle && s->idle_policy == KEPLER_IDLE_NONE)
 		return;
@@ -163,17 +251,14 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, boo
 		kepler_prom_familyf(&pr->w, name, as_watts ? "gauge" : "counter",
 				    "%s consumption of cpu at %s level in %s" ESTIMATE_NOTE,
 				    as_watts ? "Power" : "Energy", kind, as_watts ? "watts" : "joules");
+	name_len = strlen(name);
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
 		struct kepler_workload w = kepler_workload_at(s, k, i);
 
 		for (size_t z = 0; z < s->nzones && (!idle || w.usage->idle); z++) {
 			if (!group_shown(pr, k, i, z))
 				continue;
-			kepler_buf_adds(pr->out, name);
-			kepler_buf_addc(pr->out, '{');
-			group_labels(pr, &w);
-			prom_label(pr->out, "zone", s->zones[z].name, false);
-			kepler_buf_add(pr->out, "} ", 2);
+			group_line(pr, g, name, name_len, i, &w, (int)z);
 			if (as_watts)
 				prom_watts(&pr->w, part_of(w.usage, z, idle)->delta_uj, s->interval_ns);
 			else
@@ -185,13 +270,15 @@ static void group_energy(struct prom *pr, enum kepler_kind k, bool as_watts, boo
 		other_container_watts(pr, name);
 }
 
-static void group_seconds(struct prom *pr, enum kepler_kind k)
+static void group_seconds(struct prom *pr, const struct group_text *g, enum kepler_kind k)
 {
 	const struct group_family *f = &group_families[k];
 	const struct kepler_snapshot *s = pr->s;
+	size_t name_len;
 
 	if (!f->seconds)
 		return;
+	name_len = strlen(f->seconds);
 	kepler_prom_familyf(&pr->w, f->seconds, "counter",
 			    "Total user and system time of cpu at %s level in seconds", kepler_kind_name(k));
 	for (size_t i = 0; i < kepler_workload_count(s, k); i++) {
@@ -199,10 +286,7 @@ static void group_seconds(struct prom *pr, enum kepler_kind k)
 
 		if (k == KEPLER_KIND_CONTAINER && pr->cany && !pr->cany[i])
 			continue;
-		kepler_buf_adds(pr->out, f->seconds);
-		kepler_buf_addc(pr->out, '{');
-		group_labels(pr, &w);
-		kepler_buf_add(pr->out, "} ", 2);
+		group_line(pr, g, f->seconds, name_len, i, &w, -1);
 		prom_seconds(&pr->w, w.usage->cpu_time_ns);
 		kepler_prom_end(&pr->w);
 	}
@@ -304,14 +388,23 @@ void prom_workloads(struct prom *pr)
 		out->error = -ENOMEM;
 	for (int k = KEPLER_KIND_CONTAINER; k < KEPLER_KIND_COUNT && !out->error; k++) {
 		enum kepler_kind kind = (enum kepler_kind)k;
+		struct group_text g;
+		int e;
 
 		if (!(pr->levels & kepler_level_of(kind)))
 			continue;
-		group_energy(pr, kind, false, false);
-		group_energy(pr, kind, true, false);
-		group_energy(pr, kind, false, true);
-		group_energy(pr, kind, true, true);
-		group_seconds(pr, kind);
+		if ((e = group_text_render(pr, kind, &g)) < 0) {
+			group_text_free(&g);
+			if (!out->error)
+				out->error = e;
+			break;
+		}
+		group_energy(pr, &g, kind, false, false);
+		group_energy(pr, &g, kind, true, false);
+		group_energy(pr, &g, kind, false, true);
+		group_energy(pr, &g, kind, true, true);
+		group_seconds(pr, &g, kind);
+		group_text_free(&g);
 		prom_gpu_workloads(pr, kind, group_gpu_labels, &kind, NULL);
 		if (kind == KEPLER_KIND_POD)
 			pod_info(pr);
