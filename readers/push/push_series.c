@@ -82,11 +82,10 @@ static int forget(struct push_series *c)
 
 int push_series_begin(struct push_series *c)
 {
-	size_t stale = 0;
+	size_t stale = c->n - c->found; /* (not found in the request that ends) */
 
 	c->request++;
-	for (size_t i = 0; i < c->n; i++)
-		stale += c->v[i].seen + 1 < c->request;
+	c->found = 0;
 	return c->n >= FORGET_MIN && stale * 2 >= c->n ? forget(c) : 0;
 }
 
@@ -156,6 +155,7 @@ int push_series_find(struct push_series *c, const struct push_sample *s, size_t 
 	x = &c->v[at];
 	if (x->seen != c->request) {
 		x->seen = c->request;
+		c->found++;
 		*flags |= PUSH_SERIES_FIRST;
 	}
 	*ret = at;

@@ -53,6 +53,7 @@ struct push_series {
 	struct push_arena keys, enc;
 	struct push_index index;
 	uint32_t request; /* the current request's number */
+	size_t found;     /* the entries found in it */
 	size_t prev;      /* the entry found last, + 1 */
 	push_encode_fn encode;
 	void *ctx;
