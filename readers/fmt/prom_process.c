@@ -140,12 +140,16 @@ static bool same_labels(const struct kepler_process *a, const struct kepler_proc
 static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *pl)
 {
 	size_t n = s->nprocesses, *order = malloc((n ? n : 1) * sizeof(*order));
+	bool sorted = true;
 
 	if (!order)
 		return -1;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), by_pid, (void *)s->processes);
+		sorted = sorted && (i == 0 || by_pid(&order[i - 1], &order[i], (void *)s->processes) <= 0);
+	}
+	if (!sorted) /* (a snapshot's processes are mostly in pid order already) */
+		qsort_r(order, n, sizeof(*order), by_pid, (void *)s->processes);
 	for (size_t r = 0; r < n;) {
 		size_t end = r + 1;
 
