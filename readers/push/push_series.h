@@ -37,6 +37,7 @@ struct push_series_entry {
 	/* the caller's */
 	size_t metric;      /* (OTLP: its metric) */
 	size_t count, next; /* its samples in the current request; (where its next goes, while encoding) */
+	size_t wire;        /* its TimeSeries' packed length in the current request */
 };
 
 /*

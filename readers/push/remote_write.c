@@ -29,6 +29,7 @@
 #define SLOT_TIME_MIN (INT64_C(1) << 35)
 #define SLOT_TIME_END (INT64_C(1) << 42)
 #define RUN_MAX (1u << 20) /* a run of records given to snappy at once: while in cache */
+#define PREFETCH 16        /* series ahead whose entry is fetched (their slot: half as far) */
 
 struct sample {
 	size_t series;
@@ -49,11 +50,10 @@ struct push_request {
 	struct sample *samples;
 	size_t nsamples, samples_cap;
 	size_t skipped;
+	size_t total; /* the packed WriteRequest's length, kept as samples are added */
 	/* encoding */
 	struct sample *laid; /* the samples, each series' together */
 	size_t laid_cap;
-	size_t *len; /* each series' packed length */
-	size_t len_cap;
 	struct push_snappy z; /* the WriteRequest, compressed as it is written */
 };
 
@@ -119,7 +119,7 @@ struct push_request *push_request_new(void)
 
 void push_request_reset(struct push_request *r)
 {
-	r->norder = r->nsamples = r->skipped = 0;
+	r->norder = r->nsamples = r->skipped = r->total = 0;
 	(void)push_series_begin(&r->table); /* (out of memory: what is stale stays, no harm) */
 }
 
@@ -131,7 +131,6 @@ void push_request_free(struct push_request *r)
 	free(r->order);
 	free(r->samples);
 	free(r->laid);
-	free(r->len);
 	push_snappy_drop(&r->z);
 	free(r);
 }
@@ -151,6 +150,15 @@ size_t push_request_skipped(const struct push_request *r)
 	return r->skipped;
 }
 
+static size_t varint_len(uint64_t v);
+static size_t sample_len(const struct sample *s);
+
+/* A packed TimeSeries field of @len bytes: its tag, its length's varint and the bytes. */
+static size_t field_len(size_t len)
+{
+	return 1 + varint_len(len) + len;
+}
+
 int push_request_add(struct push_request *r, const struct push_sample *s, size_t n, int64_t ts_ms)
 {
 	if (push_room((void **)&r->samples, r->nsamples, n, &r->samples_cap, sizeof(*r->samples)) < 0 ||
@@ -160,19 +168,30 @@ int push_request_add(struct push_request *r, const struct push_sample *s, size_t
 		size_t at;
 		unsigned flags;
 		int e = push_series_find(&r->table, &s[i], &at, &flags);
+		struct push_series_entry *x;
+		struct sample *sample;
 
 		if (e < 0)
 			return e;
+		x = &r->table.v[at];
+		sample = &r->samples[r->nsamples];
 		if (flags & PUSH_SERIES_FIRST)
-			r->table.v[at].count = 0;
+			x->count = 0;
 		if (e == 1) { /* not a key: skipped, and said once per batch by the caller */
 			r->skipped++;
 			continue;
 		}
-		if (flags & PUSH_SERIES_FIRST)
+		if (flags & PUSH_SERIES_FIRST) {
 			r->order[r->norder++] = at;
-		r->table.v[at].count++;
-		r->samples[r->nsamples++] = (struct sample){ at, ts_ms, s[i].value };
+			x->wire = x->enc_len;
+		} else {
+			r->total -= field_len(x->wire);
+		}
+		*sample = (struct sample){ at, ts_ms, s[i].value };
+		x->count++;
+		x->wire += sample_len(sample);
+		r->total += field_len(x->wire);
+		r->nsamples++;
 	}
 	return 0;
 }
@@ -187,8 +206,6 @@ static int lay_out_samples(struct push_request *r, const struct sample **ret)
 	size_t next = 0;
 
 	*ret = r->samples;
-	if (push_room((void **)&r->len, 0, r->norder, &r->len_cap, sizeof(*r->len)) < 0)
-		return -ENOMEM;
 	if (r->nsamples == r->norder) /* (each series once: in the order first added) */
 		return 0;
 	if (push_room((void **)&r->laid, 0, r->nsamples, &r->laid_cap, sizeof(*r->laid)) < 0)
@@ -287,32 +304,26 @@ static void put_run(struct push_request *r, const char **run, size_t *len)
 int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 {
 	const struct sample *laid;
-	size_t total = 0, next = 0, run_len = 0;
+	size_t next = 0, run_len = 0;
 	const char *run = NULL;
 	bool each_once = r->nsamples == r->norder;
 	int e;
 
 	if ((e = lay_out_samples(r, &laid)) < 0)
 		return e;
-	for (size_t k = 0; k < r->norder; k++) {
-		const struct push_series_entry *x = &r->table.v[r->order[k]];
-		size_t len = x->enc_len;
-
-		for (size_t i = 0; i < x->count; i++)
-			len += sample_len(&laid[next + i]);
-		next += x->count;
-		r->len[k] = len;
-		total += 1 + varint_len(len) + len;
-	}
-	if ((e = push_snappy_begin(&r->z, total)) < 0)
+	if ((e = push_snappy_begin(&r->z, r->total)) < 0)
 		return e;
-	next = 0;
 	for (size_t k = 0; k < r->norder; k++) {
 		const struct push_series_entry *x = &r->table.v[r->order[k]];
 		uint8_t buf[16 + 64 * SAMPLE_MAX], *to = buf;
 		size_t llen;
 		const void *labels = push_series_labels(&r->table, r->order[k], &llen);
 
+		if (k + PREFETCH <
+		    r->norder) { /* (the records are 14 MB at 10,000 processes: out of cache) */
+			__builtin_prefetch(&r->table.v[r->order[k + PREFETCH]]);
+			__builtin_prefetch(push_series_tail(&r->table, r->order[k + PREFETCH / 2]), 1);
+		}
 		if (each_once && fits_slot(&laid[next])) {
 			char *rec = push_series_record(&r->table, r->order[k], &llen);
 			uint8_t *slot = (uint8_t *)rec + llen - SLOT;
@@ -336,7 +347,7 @@ int push_request_encode(struct push_request *r, void **ret, size_t *ret_len)
 		}
 		put_run(r, &run, &run_len);
 		*to++ = TAG_WR_SERIES;
-		to = put_varint(to, r->len[k]);
+		to = put_varint(to, x->wire);
 		push_snappy_put(&r->z, buf, (size_t)(to - buf));
 		push_snappy_put(&r->z, labels, llen);
 		for (size_t i = 0; i < x->count; i += 64) { /* (a backlog's series: many samples) */
