@@ -90,6 +90,19 @@ struct kepler_prom_samples {
 	 * exposition but the keys' holder.
 	 */
 	bool keys_only;
+	/*
+	 * With flush: each time the text holds flush_at bytes or more at the
+	 * end of a line, the samples so far are handed to flush (their keys
+	 * offsets into the text it is given), and text and samples begin
+	 * again, empty: a caller that takes samples as they come (kepler-push)
+	 * holds neither whole (14 MB of keys at 10,000 processes) and reads
+	 * each key while it is still in cache. What is left at the end is the
+	 * caller's, as without. A negative errno from flush ends the
+	 * rendering with that error.
+	 */
+	int (*flush)(void *ctx, const char *text, const struct kepler_prom_samples *s);
+	void *flush_ctx;
+	size_t flush_at;
 };
 
 void kepler_prom_samples_free(struct kepler_prom_samples *s);

@@ -163,6 +163,14 @@ void kepler_prom_end(struct kepler_prom_writer *w)
 							    .name_len = brace ? (size_t)(brace - key) : len,
 							    .value = w->value,
 							    .counter = w->counter };
+		if (s->flush && w->out->len >= s->flush_at) {
+			int r = s->flush(s->flush_ctx, w->out->data, s);
+
+			s->n = 0;
+			w->out->len = 0;
+			if (r < 0)
+				w->out->error = r;
+		}
 	}
 	w->line_at = w->out->len;
 }

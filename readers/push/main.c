@@ -51,6 +51,8 @@
  * samples a request holds, whatever the batch)
  */
 #define PUSH_MAX_POINTS 50000
+/* The keys' text rendered at most, about, before its samples go to a destination's requests: in L2 */
+#define STREAM_CHUNK (256u << 10)
 
 /* One receiver: its requests, its place in the store, its outage. */
 struct dest {
@@ -70,7 +72,11 @@ struct dest {
 	uint64_t not_before_ns; /* monotonic: the next try after a failure */
 };
 
-/* One snapshot's samples (kepler_fmt_prom_samples()), kept for the next destination that sends it. */
+/*
+ * One snapshot's samples (kepler_fmt_prom_samples()), kept for the next
+ * destination that sends it; with one destination, only the buffers,
+ * which its samples pass through as they are rendered.
+ */
 struct rendered {
 	uint64_t seq, wall_ns;
 	bool valid;
@@ -186,14 +192,35 @@ static int add_self(struct pusher *p, struct dest *d, uint64_t newest, uint64_t 
 	return r;
 }
 
-/* Snapshot @seq's samples into p->cache (kept from the last call when the same). */
-static int render(struct pusher *p, uint64_t seq)
+/* The renderer's samples as they come, into @d's requests (render()'s flush). */
+struct stream {
+	struct dest *d;
+	struct push_samples *set;
+	uint64_t wall_ns;
+};
+
+static int stream_samples(void *ctx, const char *text, const struct kepler_prom_samples *k)
+{
+	struct stream *st = ctx;
+	int r = push_samples_from(st->set, text, k);
+
+	return r < 0 ? r : push_shards_add(st->d->shards, st->set->v, st->set->n, st->wall_ns);
+}
+
+/*
+ * Snapshot @seq's samples: with @d, into its requests as they are rendered
+ * (each STREAM_CHUNK of keys while in cache); without, into p->cache (kept
+ * from the last call when the same), for each destination that sends it.
+ * -ENOMEM, -ENOENT (pruned), or the store's error.
+ */
+static int render(struct pusher *p, uint64_t seq, struct dest *d)
 {
 	struct kepler_error err = { 0 };
 	struct kepler_snapshot *snap;
+	struct stream st = { d, &p->cache.set, 0 };
 	int r;
 
-	if (p->cache.valid && p->cache.seq == seq)
+	if (!d && p->cache.valid && p->cache.seq == seq)
 		return 0;
 	p->cache.valid = false;
 	r = kepler_store_read(p->store, seq, &snap, &err);
@@ -202,21 +229,26 @@ static int render(struct pusher *p, uint64_t seq)
 			kepler_err("%s", err.msg);
 		return r;
 	}
+	st.wall_ns = p->cache.wall_ns = snap->wall_ns;
 	kepler_buf_reset(&p->cache.text);
 	p->cache.found.keys_only = true; /* (the text is not sent: only the keys are read) */
+	p->cache.found.flush = d ? stream_samples : NULL;
+	p->cache.found.flush_ctx = &st;
+	p->cache.found.flush_at = STREAM_CHUNK;
 	r = kepler_fmt_prom_samples(snap, &p->opts, &p->cache.text, &p->cache.found);
 	if (r == 0 && p->carbon)
 		kepler_co2e_families_render(p->carbon, p->store, snap, p->node_name, p->opts.levels,
 					    &p->cache.text, &p->cache.found);
 	if (r == 0 && p->cache.text.error)
-		r = -ENOMEM;
+		r = p->cache.text.error;
 	if (r == 0)
-		r = push_samples_from(&p->cache.set, p->cache.text.data, &p->cache.found);
-	if (r == 0) {
+		r = d ? stream_samples(&st, p->cache.text.data, &p->cache.found)
+		      : push_samples_from(&p->cache.set, p->cache.text.data, &p->cache.found);
+	if (r == 0 && !d) {
 		p->cache.seq = seq;
-		p->cache.wall_ns = snap->wall_ns;
 		p->cache.valid = true;
 	}
+	p->cache.found.flush = NULL;
 	kepler_snapshot_free(snap);
 	return r;
 }
@@ -232,13 +264,14 @@ static int build(struct pusher *p, struct dest *d, uint64_t from, uint64_t *to, 
 	int r = 0;
 
 	for (uint64_t seq = from; seq <= *to && r == 0; seq++) {
-		r = render(p, seq);
+		/* one destination: its samples as they are rendered; two: rendered once for both */
+		r = render(p, seq, p->ndests == 1 ? d : NULL);
 		if (r == -ENOENT) { /* pruned between the list and the read */
 			d->lost++;
 			r = 0;
 			continue;
 		}
-		if (r == 0)
+		if (r == 0 && p->ndests > 1)
 			r = push_shards_add(d->shards, p->cache.set.v, p->cache.set.n, p->cache.wall_ns);
 		last_wall = p->cache.wall_ns;
 		count++;

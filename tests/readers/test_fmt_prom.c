@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The Prometheus formatter: exact numbers, escaping, levels, zones, duplicates, a golden text. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -791,6 +792,78 @@ static void test_gpu_families(void **state)
 	assert_null(strstr(out, "kepler_process_gpu"));
 }
 
+/* What a flush (kepler_prom_samples.flush) was handed, gathered: keys copied into one text. */
+struct gathered {
+	struct kepler_buf keys;
+	struct kepler_prom_samples all;
+	size_t calls;
+	int fail_at; /* the call that fails (-ENOSPC), 0: none */
+};
+
+static int gather(void *ctx, const char *text, const struct kepler_prom_samples *s)
+{
+	struct gathered *g = ctx;
+
+	if (++g->calls == (size_t)g->fail_at)
+		return -ENOSPC;
+	for (size_t i = 0; i < s->n; i++) {
+		struct kepler_prom_sample x = s->v[i];
+
+		if (g->all.n == g->all.cap) {
+			g->all.cap = g->all.cap ? 2 * g->all.cap : 64;
+			g->all.v = realloc(g->all.v, g->all.cap * sizeof(*g->all.v));
+			assert_non_null(g->all.v);
+		}
+		kepler_buf_add(&g->keys, text + x.key_at, x.key_len);
+		x.key_at = g->keys.len - x.key_len;
+		g->all.v[g->all.n++] = x;
+	}
+	return 0;
+}
+
+/*
+ * Rendered with a flush every @at bytes, the samples handed over and those
+ * left at the end are @want's (keys in @keys), in order; a flush that fails
+ * ends the rendering with its error.
+ */
+static void check_flushed(const struct kepler_snapshot *snap, const struct kepler_prom_options *o, size_t at,
+			  const struct kepler_prom_samples *want, const struct kepler_buf *keys)
+{
+	struct gathered g = { .keys = KEPLER_BUF_INIT };
+	struct kepler_prom_samples s = {
+		.keys_only = true, .flush = gather, .flush_ctx = &g, .flush_at = at
+	};
+	struct kepler_buf text = KEPLER_BUF_INIT;
+
+	assert_int_equal(kepler_fmt_prom_samples(snap, o, &text, &s), 0);
+	assert_int_equal(gather(&g, text.data, &s), 0); /* what is left */
+	assert_true(at > 1024 || want->n < 2 || g.calls > 2);
+	assert_true(text.len <= at + 4096); /* (a line's length at most beyond) */
+	assert_int_equal(g.all.n, want->n);
+	for (size_t i = 0; i < want->n; i++) {
+		const struct kepler_prom_sample *a = &want->v[i], *b = &g.all.v[i];
+
+		if (a->key_len != b->key_len ||
+		    memcmp(keys->data + a->key_at, g.keys.data + b->key_at, a->key_len) ||
+		    a->name_len != b->name_len || a->counter != b->counter ||
+		    memcmp(&a->value, &b->value, sizeof(a->value)))
+			fail_msg("sample %zu flushed every %zu bytes: '%.*s' %.17g, whole '%.*s' %.17g", i,
+				 at, (int)b->key_len, g.keys.data + b->key_at, b->value, (int)a->key_len,
+				 keys->data + a->key_at, a->value);
+	}
+	if (at <= 300 && want->n > 1) { /* (two flushes at least before the end) */
+		kepler_buf_reset(&text);
+		g.fail_at = 2;
+		g.calls = 0;
+		assert_int_equal(kepler_fmt_prom_samples(snap, o, &text, &s), -ENOSPC);
+		assert_int_equal(g.calls, 2);
+	}
+	kepler_prom_samples_free(&s);
+	kepler_prom_samples_free(&g.all);
+	kepler_buf_free(&g.keys);
+	kepler_buf_free(&text);
+}
+
 /*
  * The samples kepler-push sends (kepler_fmt_prom_samples()) are the text's
  * samples: one per sample line, in order, each key the line up to its value,
@@ -853,6 +926,9 @@ static void check_samples(const struct kepler_snapshot *snap, const struct keple
 				 with.data + a->key_at, a->value);
 	}
 	assert_true(keys.len < with.len || got.n == 0);
+	check_flushed(snap, o, 1, &only, &keys);
+	check_flushed(snap, o, 300, &only, &keys);
+	check_flushed(snap, o, 1 << 20, &only, &keys);
 	kepler_prom_samples_free(&got);
 	kepler_prom_samples_free(&only);
 	kepler_buf_free(&text);
