@@ -158,6 +158,8 @@ static int copy_processes(struct kepler_collector *c)
 		const struct kepler_proc_identity *id = kp->id;
 		struct kepler_ledger_proc *p = &c->procs[i];
 
+		if (i + 2 * PREFETCH_AHEAD < n) /* (the entry whose identity is fetched next, and that one) */
+			__builtin_prefetch(kepler_informer_proc(c->informer, i + 2 * PREFETCH_AHEAD));
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_identity(kepler_informer_proc(c->informer, i + PREFETCH_AHEAD)->id);
 		/*
