@@ -11,7 +11,7 @@
 # CPU (utime + stime of /proc/PID/stat) and peak RSS (VmHWM). A line a
 # round, then the medians. Stops only what it started.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 other=${1:?usage: bench-push-ab.sh OTHER_BUILD [BUILD] [ROUNDS] [PROCESSES]}
 build=${2:-build}
 rounds=${3:-10}
@@ -21,26 +21,13 @@ for b in "$other" "$build"; do
 	[ -x "$b/readers/push/kepler-push" ] || { echo "bench-push-ab.sh: no $b/readers/push/kepler-push" >&2; exit 2; }
 done
 [ -x "$build/tests/store_probe" ] || { echo "bench-push-ab.sh: no $build/tests/store_probe" >&2; exit 2; }
+# shellcheck source=tests/lib.sh
 . tests/lib.sh
 hz=$(getconf CLK_TCK)
 "$build/tests/store_probe" write "$tmp/s" "$nsnap" nogroup "$nproc" stable >/dev/null 2>"$tmp/probe.err" ||
 	{ echo "store_probe: $(cat "$tmp/probe.err")"; exit 1; }
 port=$(free_port)
-python3 - "$port" <<'PY' &
-import http.server, sys
-class Sink(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        while n > 0:
-            n -= len(self.rfile.read(min(n, 1 << 20)))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
-PY
+python3 tests/bench/http_sink.py "$port" &
 pids+=($!)
 eventually 30 curl -s -o /dev/null -X POST "http://127.0.0.1:$port/" || { echo "the sink did not start"; exit 1; }
 # one BUILD: prints "CPU_MS_A_SNAPSHOT PEAK_RSS_MIB"
@@ -52,7 +39,7 @@ one() {
 	"$1/readers/push/kepler-push" --store.path "$tmp/s" --push.remote-write.url "http://127.0.0.1:$port/api/v1/write" \
 		--push.state-dir "$state" --push.batch 1 --push.max-in-flight 1 --log.level warn >"$state.log" 2>&1 &
 	p=$!
-	pids+=($p)
+	pids+=("$p")
 	while [ "$(cat "$state/remote-write.state" 2>/dev/null)" != "$nsnap" ]; do
 		kill -0 $p 2>/dev/null || { echo "kepler-push died: $(tail -2 "$state.log")" >&2; return 1; }
 		sleep 0.05

@@ -28,21 +28,7 @@ echo "writing $nsnap snapshots of $nproc processes ($shape)..."
 "$probe" write "$tmp/s" "$nsnap" nogroup "$nproc" "$shape" >/dev/null 2>"$tmp/probe.err" || { echo "store_probe: $(cat "$tmp/probe.err")"; exit 1; }
 du -sh "$tmp/s" | awk '{print "store: " $1}'
 port=$(free_port)
-python3 - "$port" "$tmp/sink.count" <<'PY' &
-import http.server, sys
-class Sink(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        while n > 0:
-            n -= len(self.rfile.read(min(n, 1 << 20)))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
-PY
+python3 "$(dirname "$0")/http_sink.py" "$port" &
 pids+=($!)
 eventually 30 curl -s -o /dev/null -X POST "http://127.0.0.1:$port/" || { echo "the sink did not start"; exit 1; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
