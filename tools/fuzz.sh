@@ -89,6 +89,7 @@ push=build-fuzz/corpus/push
 mkdir -p "$push"
 printf '\x00kepler_info\nkepler_node_cpu_joules_total{node_name="n\\"1",zone="package"}\nkepler_node_cpu_watts{node_name="n\\\\",zone="core"}\nbad{key\n' >"$push/keys"
 printf '\x01\x0a\x0a\x08\x03\x12\x06refuse' >"$push/answer"
+printf '\x02\x01\x00web\t/bin/web\t\t\n\x01\x08db "q"\t/bin/\xff\tc1\tvm\n\x02\x11a\\b\t\t\t\n\x01\x90web\t/bin/web2\t\t\n' >"$push/ids"
 fuzz fuzz_push $((secs / 20)) "$push" 65536 || rc=$?
 carbon=build-fuzz/corpus/carbon
 mkdir -p "$carbon"

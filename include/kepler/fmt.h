@@ -78,7 +78,23 @@ struct kepler_prom_sample {
 	size_t key_at, key_len, name_len;
 	double value;
 	bool counter; /* of a family whose # TYPE is counter */
+	/*
+	 * With stable_ids (below): 0, or a number naming this key: two samples
+	 * with one non-zero id, in one rendering or two, have the same key,
+	 * byte for byte, for the life of the program (ids are never reused).
+	 */
+	uint64_t id;
+	/*
+	 * With stable_ids and keys_only: the key was not written to the text
+	 * (key_at means nothing; key_len is its length all the same), it is
+	 * of the process labels the renderer keeps: kepler_prom_sample_key()
+	 * writes it, until the next rendering into the same samples.
+	 */
+	bool kept;
+	uint32_t proc; /* (kept: the process's place in them) */
 };
+
+struct kepler_prom_memo; /* the renderer's, between renderings (stable_ids) */
 
 struct kepler_prom_samples {
 	struct kepler_prom_sample *v;
@@ -91,8 +107,9 @@ struct kepler_prom_samples {
 	 */
 	bool keys_only;
 	/*
-	 * With flush: each time the text holds flush_at bytes or more at the
-	 * end of a line, the samples so far are handed to flush (their keys
+	 * With flush: each time the text, or the samples (kept keys are not
+	 * in the text), hold flush_at bytes or more at the end of a line,
+	 * the samples so far are handed to flush (their keys
 	 * offsets into the text it is given), and text and samples begin
 	 * again, empty: a caller that takes samples as they come (kepler-push)
 	 * holds neither whole (14 MB of keys at 10,000 processes) and reads
@@ -103,9 +120,29 @@ struct kepler_prom_samples {
 	int (*flush)(void *ctx, const char *text, const struct kepler_prom_samples *s);
 	void *flush_ctx;
 	size_t flush_at;
+	/*
+	 * The renderer keeps each process's label text from one rendering to
+	 * the next (in memo), reused only for a process whose strings, pid
+	 * and type are those it was written from (compared in full: names can
+	 * be hostile, so never a hash), and gives each process sample an id
+	 * (kepler_prom_sample.id): a caller that keeps series from one
+	 * snapshot to the next (kepler-push) knows a key it has seen by its id,
+	 * without reading it. With keys_only, those keys are not written
+	 * (kept): the text holds the other keys alone.
+	 */
+	bool stable_ids;
+	struct kepler_prom_memo *memo;
 };
 
 void kepler_prom_samples_free(struct kepler_prom_samples *s);
+
+/*
+ * Sample @x's key (of @s, the text it was handed with being @text)
+ * appended to @out: from the text, or, kept, from the renderer's labels.
+ * An @x that is not of @s's last rendering: out->error -EINVAL.
+ */
+void kepler_prom_sample_key(const struct kepler_prom_samples *s, const char *text,
+			    const struct kepler_prom_sample *x, struct kepler_buf *out);
 
 /*
  * Writes an exposition line by line: families, then samples (NAME{labels}
@@ -121,6 +158,11 @@ struct kepler_prom_writer {
 	size_t value_at;                     /* where its value began */
 	double value;
 	bool counter; /* the family being written is a counter */
+	/* the sample being written: its id, and whether its key is kept, not written (stable_ids) */
+	uint64_t id;
+	bool kept;
+	uint32_t proc;
+	size_t kept_key_len, kept_name_len;
 };
 
 /* A writer appending to @out, recording samples in @samples (NULL: none). */

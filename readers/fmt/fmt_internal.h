@@ -55,6 +55,50 @@ void prom_seconds(struct kepler_prom_writer *w, uint64_t ns);
 /* prom_process.c: the process families (metrics.level process). -ENOMEM. */
 int prom_processes(struct prom *pr);
 
+/*
+ * The label text of a snapshot's processes, rendered once for all their
+ * lines (prom_process.c): A = comm..pid, B = type, vm_id; and, with
+ * stable_ids, kept to the next rendering (prom_memo.c) with what each
+ * process's text was written from.
+ */
+struct prom_proc_text {
+	struct kepler_buf text;
+	size_t *a, *b; /* offsets: a[i]..b[i] is A, b[i]..a[i+1] is B */
+	size_t n, cap; /* processes; room for cap + 1 */
+	/* ,state="..." and ,zone="..." rendered once, not once a line; ,node_name="..." */
+	struct kepler_buf fixed, node;
+	size_t state_at[KEPLER_STATE_COUNT + 1], zone_at[KEPLER_MAX_ZONES + 1];
+	/* with stable_ids */
+	uint64_t *ver;  /* process i's text's version (0: none), the high bits of its samples' ids */
+	uint32_t *pid;  /* what it was written from: pid, */
+	uint32_t *type; /* type, */
+	size_t *raw_at; /* and in raw, raw_at[i]..raw_at[i + 1]: comm, container_id, exe, vm_id, each NUL-ended */
+	struct kepler_buf raw;
+};
+
+/* prom_memo.c: the text of the last two renderings; stable_ids */
+struct kepler_prom_memo {
+	struct prom_proc_text t[2];
+	unsigned cur; /* t[cur]: the last rendering's (or the one under way) */
+};
+
+/* Room for @n processes in @t, emptied (its buffers kept). -ENOMEM. */
+int prom_proc_text_begin(struct prom_proc_text *t, size_t n, bool stable_ids);
+void prom_proc_text_free(struct prom_proc_text *t);
+/* A new version (never 0, never given before in this program). */
+uint64_t prom_memo_version(void);
+/* Whether @prev's text was written with the node and fixed labels of @t's (else none of it is reused). */
+bool prom_memo_same_context(const struct prom_proc_text *prev, const struct prom_proc_text *t);
+/*
+ * Where process @p's text lies in @prev (the last rendering's), written
+ * from the same strings, pid and type, looked for from *@cursor on (a
+ * snapshot's processes are in pid order, mostly): its index, or SIZE_MAX.
+ */
+size_t prom_memo_find(const struct prom_proc_text *prev, size_t *cursor, const struct kepler_process *p);
+/* What process @i's text was written from, recorded in @t (stable_ids); @from: @prev's copy of it, or SIZE_MAX. */
+void prom_memo_record(struct prom_proc_text *t, size_t i, const struct kepler_process *p,
+		      const struct prom_proc_text *prev, size_t from);
+
 /* prom_workload.c: the container, VM and pod families of the levels asked; errors in pr->out. */
 void prom_workloads(struct prom *pr);
 

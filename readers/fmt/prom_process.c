@@ -13,31 +13,63 @@
 #include "fmt_internal.h"
 #include "kepler/fmt.h"
 
-/* Label text of each process, rendered once: A = comm..pid, B = type, vm_id. */
+/* The process families, by number (a sample id's family: kepler_prom_sample_key() writes its name). */
+enum proc_family { PF_JOULES, PF_WATTS, PF_IDLE_JOULES, PF_IDLE_WATTS, PF_SECONDS, PF_COUNT };
+
+#define PF(name)                       \
+	{                              \
+		name, sizeof(name) - 1 \
+	}
+static const struct {
+	const char *name;
+	size_t len;
+} proc_family[PF_COUNT] = {
+	[PF_JOULES] = PF("kepler_process_cpu_joules_total"),
+	[PF_WATTS] = PF("kepler_process_cpu_watts"),
+	[PF_IDLE_JOULES] = PF("kepler_process_cpu_idle_joules_total"),
+	[PF_IDLE_WATTS] = PF("kepler_process_cpu_idle_watts"),
+	[PF_SECONDS] = PF("kepler_process_cpu_seconds_total"),
+};
+#undef PF
+
+/*
+ * A process sample's id (stable_ids): its text's version, then its
+ * family, state (+ 1; 0: none) and zone (+ 1; 0: none), which its key is
+ * written from
+ */
+#define ID_ZONE_BITS 6
+#define ID_STATE_BITS 6
+#define ID_FAMILY_BITS 4
+#define ID_LOW_BITS (ID_ZONE_BITS + ID_STATE_BITS + ID_FAMILY_BITS)
+_Static_assert(KEPLER_MAX_ZONES + 1 < (1 << ID_ZONE_BITS), "a zone in its bits");
+_Static_assert(KEPLER_STATE_COUNT + 1 < (1 << ID_STATE_BITS), "a state in its bits");
+_Static_assert(PF_COUNT <= (1 << ID_FAMILY_BITS), "a family in its bits");
+
+/* The processes' label text (t: its own, or the memo's with stable_ids) and who is shown. */
 struct proc_labels {
-	struct kepler_buf text;
-	size_t *a, *b; /* offsets: a[i]..b[i] is A, b[i]..a[i+1] is B */
+	struct prom_proc_text *t;
+	struct prom_proc_text own;
 	bool *dup_energy, *dup_seconds;
 	bool *folded;  /* metrics.process.fold: shown through its fold */
 	bool *top;     /* metrics.process.top: [i * nzones + z], one of zone z's top; NULL: all */
 	bool *any_top; /* [i]: of the top of some zone */
-	/* ,state="..." and ,zone="..." rendered once, not once a line */
-	struct kepler_buf fixed;
-	size_t state_at[KEPLER_STATE_COUNT + 1], zone_at[KEPLER_MAX_ZONES + 1];
+	bool keep;     /* stable ids: t is kept, and its versions given */
+	bool kept;     /* and keys_only: the keys of the lines with an id are not written */
 };
 
-static void render_fixed_labels(struct prom *pr, struct proc_labels *pl)
+static void render_fixed_labels(struct prom *pr, struct prom_proc_text *t)
 {
 	for (int st = 0; st < KEPLER_STATE_COUNT; st++) {
-		pl->state_at[st] = pl->fixed.len;
-		prom_label(&pl->fixed, "state", kepler_state_name((enum kepler_state)st), false);
+		t->state_at[st] = t->fixed.len;
+		prom_label(&t->fixed, "state", kepler_state_name((enum kepler_state)st), false);
 	}
-	pl->state_at[KEPLER_STATE_COUNT] = pl->fixed.len;
+	t->state_at[KEPLER_STATE_COUNT] = t->fixed.len;
 	for (size_t z = 0; z < pr->s->nzones; z++) {
-		pl->zone_at[z] = pl->fixed.len;
-		prom_label(&pl->fixed, "zone", pr->s->zones[z].name, false);
+		t->zone_at[z] = t->fixed.len;
+		prom_label(&t->fixed, "zone", pr->s->zones[z].name, false);
 	}
-	pl->zone_at[pr->s->nzones] = pl->fixed.len;
+	t->zone_at[pr->s->nzones] = t->fixed.len;
+	prom_label(&t->node, "node_name", pr->node, false);
 }
 
 /* Whether process @i has GPU energy (its GPU families show it, whatever the top and the folds). */
@@ -65,43 +97,67 @@ static bool needs_labels(const struct prom *pr, const struct proc_labels *pl, si
 		kepler_buf_addc((out), '"');                   \
 	} while (0)
 
+/* Process @p's A and B (kepler_fmt_prom_label_value() for each value) onto @t's text, a[i] and b[i] set. */
+static void render_one(struct prom_proc_text *t, size_t i, const struct kepler_process *p)
+{
+	PROC_LABEL(&t->text, "comm=\"", p->comm);
+	PROC_LABEL(&t->text, ",container_id=\"", p->container_id);
+	PROC_LABEL(&t->text, ",exe=\"", p->exe);
+	kepler_buf_add(&t->text, t->node.data, t->node.len);
+	kepler_buf_add(&t->text, ",pid=\"", 6);
+	kepler_buf_u64(&t->text, p->pid);
+	kepler_buf_addc(&t->text, '"');
+	t->b[i] = t->text.len;
+	PROC_LABEL(&t->text, ",type=\"", kepler_process_type_name(p->type));
+	PROC_LABEL(&t->text, ",vm_id=\"", p->vm_id);
+}
+#undef PROC_LABEL
+
 /*
  * The labels of the processes written (with a top of 100 among 10,000:
  * those 100 and no more): prom_label()'s bytes, the node's label escaped
  * once for them all and the pid written as the integer it is (this runs
- * for every process of every scrape and push).
+ * for every process of every scrape and push). With stable ids, a
+ * process's text of the last rendering (@prev, NULL: none) is copied when
+ * written from the same strings, its version kept; else a new version.
  */
-static void render_proc_labels(struct prom *pr, struct proc_labels *pl)
+static void render_proc_labels(struct prom *pr, struct proc_labels *pl, const struct prom_proc_text *prev)
 {
 	const struct kepler_snapshot *s = pr->s;
-	struct kepler_buf node = KEPLER_BUF_INIT;
+	struct prom_proc_text *t = pl->t;
+	size_t cursor = 0;
 
-	prom_label(&node, "node_name", pr->node, false);
-	if (node.error)
-		pl->text.error = node.error;
-	for (size_t i = 0; i < s->nprocesses && !node.error; i++) {
+	for (size_t i = 0; i < s->nprocesses; i++) {
 		const struct kepler_process *p = &s->processes[i];
+		size_t from = SIZE_MAX;
 
-		pl->a[i] = pl->text.len;
+		t->a[i] = t->text.len;
 		if (!needs_labels(pr, pl, i)) {
-			pl->b[i] = pl->text.len;
+			t->b[i] = t->text.len;
+			if (pl->keep) {
+				t->ver[i] = 0;
+				t->pid[i] = p->pid;
+				t->type[i] = (uint32_t)p->type;
+				t->raw_at[i + 1] = t->raw.len;
+			}
 			continue;
 		}
-		PROC_LABEL(&pl->text, "comm=\"", p->comm);
-		PROC_LABEL(&pl->text, ",container_id=\"", p->container_id);
-		PROC_LABEL(&pl->text, ",exe=\"", p->exe);
-		kepler_buf_add(&pl->text, node.data, node.len);
-		kepler_buf_add(&pl->text, ",pid=\"", 6);
-		kepler_buf_u64(&pl->text, p->pid);
-		kepler_buf_addc(&pl->text, '"');
-		pl->b[i] = pl->text.len;
-		PROC_LABEL(&pl->text, ",type=\"", kepler_process_type_name(p->type));
-		PROC_LABEL(&pl->text, ",vm_id=\"", p->vm_id);
+		if (prev && (from = prom_memo_find(prev, &cursor, p)) != SIZE_MAX) {
+			kepler_buf_add(&t->text, prev->text.data + prev->a[from],
+				       prev->a[from + 1] - prev->a[from]);
+			t->b[i] = t->a[i] + (prev->b[from] - prev->a[from]);
+			t->ver[i] = prev->ver[from];
+		} else {
+			render_one(t, i, p);
+			if (pl->keep)
+				t->ver[i] = prom_memo_version();
+		}
+		if (pl->keep)
+			prom_memo_record(t, i, p, prev, from);
 	}
-	pl->a[s->nprocesses] = pl->text.len;
-	kepler_buf_free(&node);
+	t->a[s->nprocesses] = t->text.len;
+	t->n = s->nprocesses;
 }
-#undef PROC_LABEL
 
 /*
  * pid, then running first, then the most CPU time first (a process's
@@ -173,29 +229,77 @@ static int find_duplicates(const struct kepler_snapshot *s, struct proc_labels *
 }
 
 /*
- * NAME{labels} of process @i: with its state or not, with zone @zone's
- * label or none (-1). NAME{ is a literal, its length known (proc_line()).
+ * NAME{labels} of process @i in family @f: with its state or not, with
+ * zone @zone's label or none (-1). With a version, the sample's id given;
+ * kept (stable ids and keys only), its key not written.
  */
-static void proc_line_n(struct prom *pr, const struct proc_labels *pl, size_t i, const char *name_brace,
-			size_t len, bool with_state, int zone)
+static void proc_line(struct prom *pr, const struct proc_labels *pl, size_t i, enum proc_family f,
+		      bool with_state, int zone)
 {
 	const struct kepler_process *p = &pr->s->processes[i];
+	const struct prom_proc_text *t = pl->t;
+	unsigned st = with_state ? (unsigned)p->usage.state : 0;
+	bool known = !with_state || (unsigned)p->usage.state < KEPLER_STATE_COUNT;
+	size_t state_len = with_state && known ? t->state_at[st + 1] - t->state_at[st] : 0;
+	size_t zone_len = zone >= 0 ? t->zone_at[zone + 1] - t->zone_at[zone] : 0;
 
-	kepler_buf_add(pr->out, name_brace, len);
-	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
-	if (with_state && (unsigned)p->usage.state < KEPLER_STATE_COUNT)
-		kepler_buf_add(pr->out, pl->fixed.data + pl->state_at[p->usage.state],
-			       pl->state_at[p->usage.state + 1] - pl->state_at[p->usage.state]);
+	if (pl->keep && known && t->ver[i]) {
+		pr->w.id = t->ver[i] << ID_LOW_BITS | (uint64_t)f << (ID_ZONE_BITS + ID_STATE_BITS) |
+			   (uint64_t)(with_state ? st + 1 : 0) << ID_ZONE_BITS | (uint64_t)(zone + 1);
+		if (pl->kept) {
+			pr->w.kept = true;
+			pr->w.proc = (uint32_t)i;
+			pr->w.kept_name_len = proc_family[f].len;
+			pr->w.kept_key_len =
+				proc_family[f].len + 1 + (t->a[i + 1] - t->a[i]) + state_len + zone_len + 1;
+			return;
+		}
+	}
+	kepler_buf_add(pr->out, proc_family[f].name, proc_family[f].len);
+	kepler_buf_addc(pr->out, '{');
+	kepler_buf_add(pr->out, t->text.data + t->a[i], t->b[i] - t->a[i]);
+	if (with_state && known)
+		kepler_buf_add(pr->out, t->fixed.data + t->state_at[st], state_len);
 	else if (with_state)
 		prom_label(pr->out, "state", kepler_state_name(p->usage.state), false);
-	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
+	kepler_buf_add(pr->out, t->text.data + t->b[i], t->a[i + 1] - t->b[i]);
 	if (zone >= 0)
-		kepler_buf_add(pr->out, pl->fixed.data + pl->zone_at[zone],
-			       pl->zone_at[zone + 1] - pl->zone_at[zone]);
+		kepler_buf_add(pr->out, t->fixed.data + t->zone_at[zone], zone_len);
 	kepler_buf_add(pr->out, "} ", 2);
 }
-#define proc_line(pr, pl, i, name, with_state, zone) \
-	proc_line_n((pr), (pl), (i), name "{", sizeof(name "{") - 1, (with_state), (zone))
+
+void kepler_prom_sample_key(const struct kepler_prom_samples *s, const char *text,
+			    const struct kepler_prom_sample *x, struct kepler_buf *out)
+{
+	const struct prom_proc_text *t;
+	unsigned f, st, zone;
+	size_t i = x->proc;
+
+	if (!x->kept) {
+		kepler_buf_add(out, text + x->key_at, x->key_len);
+		return;
+	}
+	f = (unsigned)(x->id >> (ID_ZONE_BITS + ID_STATE_BITS)) & ((1u << ID_FAMILY_BITS) - 1);
+	st = (unsigned)(x->id >> ID_ZONE_BITS) & ((1u << ID_STATE_BITS) - 1);
+	zone = (unsigned)x->id & ((1u << ID_ZONE_BITS) - 1);
+	t = s->memo ? &s->memo->t[s->memo->cur] : NULL;
+	if (!t || i >= t->n || !t->ver || t->ver[i] != x->id >> ID_LOW_BITS || f >= PF_COUNT ||
+	    st > KEPLER_STATE_COUNT || zone > KEPLER_MAX_ZONES || (zone && !t->zone_at[zone])) {
+		out->error = -EINVAL;
+		return;
+	}
+	kepler_buf_add(out, proc_family[f].name, proc_family[f].len);
+	kepler_buf_addc(out, '{');
+	kepler_buf_add(out, t->text.data + t->a[i], t->b[i] - t->a[i]);
+	if (st)
+		kepler_buf_add(out, t->fixed.data + t->state_at[st - 1],
+			       t->state_at[st] - t->state_at[st - 1]);
+	kepler_buf_add(out, t->text.data + t->b[i], t->a[i + 1] - t->b[i]);
+	if (zone)
+		kepler_buf_add(out, t->fixed.data + t->zone_at[zone - 1],
+			       t->zone_at[zone] - t->zone_at[zone - 1]);
+	kepler_buf_addc(out, '}');
+}
 
 /* Sort key of the top: more energy in the zone first, then the lower pid. */
 struct top_key {
@@ -338,9 +442,11 @@ static void proc_gpu_labels(struct prom *pr, size_t i, void *ctx)
 {
 	const struct proc_labels *pl = ctx;
 
-	kepler_buf_add(pr->out, pl->text.data + pl->a[i], pl->b[i] - pl->a[i]);
+	const struct prom_proc_text *t = pl->t;
+
+	kepler_buf_add(pr->out, t->text.data + t->a[i], t->b[i] - t->a[i]);
 	prom_label(pr->out, "state", kepler_state_name(pr->s->processes[i].usage.state), false);
-	kepler_buf_add(pr->out, pl->text.data + pl->b[i], pl->a[i + 1] - pl->b[i]);
+	kepler_buf_add(pr->out, t->text.data + t->b[i], t->a[i + 1] - t->b[i]);
 }
 
 /* Under an idle policy: the idle energy given to each process (kepler-c's, beside Kepler's). */
@@ -358,7 +464,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_idle_joules_total", true, (int)z);
+			proc_line(pr, pl, i, PF_IDLE_JOULES, true, (int)z);
 			prom_joules(&pr->w, s->processes[i].usage.idle[z].total_uj);
 			kepler_prom_end(&pr->w);
 		}
@@ -371,7 +477,7 @@ static void process_idle_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && s->processes[i].usage.idle; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_idle_watts", true, (int)z);
+			proc_line(pr, pl, i, PF_IDLE_WATTS, true, (int)z);
 			prom_watts(&pr->w, s->processes[i].usage.idle[z].delta_uj, s->interval_ns);
 			kepler_prom_end(&pr->w);
 		}
@@ -388,7 +494,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_joules_total", true, (int)z);
+			proc_line(pr, pl, i, PF_JOULES, true, (int)z);
 			prom_joules(&pr->w, s->processes[i].usage.zones[z].total_uj);
 			kepler_prom_end(&pr->w);
 		}
@@ -399,7 +505,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 		for (size_t z = 0; z < s->nzones && !pl->dup_energy[i]; z++) {
 			if (!shown(pr, pl, i, z))
 				continue;
-			proc_line(pr, pl, i, "kepler_process_cpu_watts", true, (int)z);
+			proc_line(pr, pl, i, PF_WATTS, true, (int)z);
 			prom_watts(&pr->w, s->processes[i].usage.zones[z].delta_uj, s->interval_ns);
 			kepler_prom_end(&pr->w);
 		}
@@ -413,7 +519,7 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		if (pl->dup_seconds[i] || pl->folded[i] || (pl->any_top && !pl->any_top[i]))
 			continue;
-		proc_line(pr, pl, i, "kepler_process_cpu_seconds_total", false, -1);
+		proc_line(pr, pl, i, PF_SECONDS, false, -1);
 		prom_seconds(&pr->w, s->processes[i].usage.cpu_time_ns);
 		kepler_prom_end(&pr->w);
 	}
@@ -427,15 +533,24 @@ static void process_families(struct prom *pr, struct proc_labels *pl)
 int prom_processes(struct prom *pr)
 {
 	size_t n = pr->s->nprocesses;
-	struct proc_labels pl = { .text = KEPLER_BUF_INIT, .fixed = KEPLER_BUF_INIT };
+	struct kepler_prom_samples *samples = pr->w.samples;
+	struct proc_labels pl = { .t = &pl.own };
+	const struct prom_proc_text *prev = NULL;
 	int r = -1;
 
-	pl.a = malloc((n + 1) * sizeof(size_t));
-	pl.b = malloc((n + 1) * sizeof(size_t));
+	if (samples && samples->stable_ids) {
+		if (!samples->memo && !(samples->memo = calloc(1, sizeof(*samples->memo))))
+			return -1;
+		prev = &samples->memo->t[samples->memo->cur];
+		samples->memo->cur ^= 1;
+		pl.t = &samples->memo->t[samples->memo->cur];
+		pl.keep = true;
+		pl.kept = samples->keys_only;
+	}
 	pl.dup_energy = calloc(n + 1, sizeof(bool));
 	pl.dup_seconds = calloc(n + 1, sizeof(bool));
 	pl.folded = calloc(n + 1, sizeof(bool));
-	if (!pl.a || !pl.b || !pl.dup_energy || !pl.dup_seconds || !pl.folded)
+	if (prom_proc_text_begin(pl.t, n, pl.keep) < 0 || !pl.dup_energy || !pl.dup_seconds || !pl.folded)
 		goto out;
 	for (size_t i = 0; pr->process_fold && i < n; i++)
 		pl.folded[i] = pr->s->processes[i].flags & KEPLER_PROCESS_FOLDED;
@@ -443,17 +558,18 @@ int prom_processes(struct prom *pr)
 		goto out;
 	if (pr->process_top && choose_top(pr, &pl) < 0)
 		goto out;
-	render_proc_labels(pr, &pl);
-	render_fixed_labels(pr, &pl);
-	if (pl.text.error || pl.fixed.error)
+	render_fixed_labels(pr, pl.t);
+	if (pl.t->fixed.error || pl.t->node.error)
+		goto out;
+	render_proc_labels(pr, &pl, prev && prom_memo_same_context(prev, pl.t) ? prev : NULL);
+	if (pl.t->text.error || pl.t->raw.error)
 		goto out;
 	process_families(pr, &pl);
 	r = 0;
 out:
-	kepler_buf_free(&pl.text);
-	kepler_buf_free(&pl.fixed);
-	free(pl.a);
-	free(pl.b);
+	if (r < 0 && pl.keep)
+		pl.t->n = 0; /* (nothing of it reused, or written by kepler_prom_sample_key()) */
+	prom_proc_text_free(&pl.own);
 	free(pl.dup_energy);
 	free(pl.dup_seconds);
 	free(pl.folded);

@@ -56,6 +56,11 @@ void prom_label(struct kepler_buf *out, const char *key, const char *value, bool
 
 void kepler_prom_samples_free(struct kepler_prom_samples *s)
 {
+	if (s->memo) {
+		prom_proc_text_free(&s->memo->t[0]);
+		prom_proc_text_free(&s->memo->t[1]);
+		free(s->memo);
+	}
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
@@ -142,10 +147,7 @@ void kepler_prom_end(struct kepler_prom_writer *w)
 	struct kepler_prom_samples *s = w->samples;
 
 	kepler_buf_addc(w->out, '\n');
-	if (s && !w->out->error && w->value_at > w->line_at) {
-		const char *key = w->out->data + w->line_at, *brace;
-		size_t len = w->value_at - 1 - w->line_at; /* the key, without the space before the value */
-
+	if (s && !w->out->error && (w->kept || w->value_at > w->line_at)) {
 		if (s->n == s->cap) {
 			size_t cap = s->cap ? 2 * s->cap : 1024;
 			struct kepler_prom_sample *v = realloc(s->v, cap * sizeof(*v));
@@ -157,13 +159,30 @@ void kepler_prom_end(struct kepler_prom_writer *w)
 			s->v = v;
 			s->cap = cap;
 		}
-		brace = memchr(key, '{', len);
-		s->v[s->n++] = (struct kepler_prom_sample){ .key_at = w->line_at,
-							    .key_len = len,
-							    .name_len = brace ? (size_t)(brace - key) : len,
-							    .value = w->value,
-							    .counter = w->counter };
-		if (s->flush && w->out->len >= s->flush_at) {
+		if (w->kept) {
+			s->v[s->n++] = (struct kepler_prom_sample){ .key_len = w->kept_key_len,
+								    .name_len = w->kept_name_len,
+								    .value = w->value,
+								    .counter = w->counter,
+								    .id = w->id,
+								    .kept = true,
+								    .proc = w->proc };
+		} else {
+			const char *key = w->out->data + w->line_at, *brace;
+			size_t len = w->value_at - 1 -
+				     w->line_at; /* the key, without the space before the value */
+
+			brace = memchr(key, '{', len);
+			s->v[s->n++] =
+				(struct kepler_prom_sample){ .key_at = w->line_at,
+							     .key_len = len,
+							     .name_len = brace ? (size_t)(brace - key) : len,
+							     .value = w->value,
+							     .counter = w->counter,
+							     .id = w->id };
+		}
+		/* (kept keys are not in the text: the samples' own bytes count too) */
+		if (s->flush && (w->out->len >= s->flush_at || s->n * sizeof(*s->v) >= s->flush_at)) {
 			int r = s->flush(s->flush_ctx, w->out->data, s);
 
 			s->n = 0;
@@ -173,6 +192,8 @@ void kepler_prom_end(struct kepler_prom_writer *w)
 		}
 	}
 	w->line_at = w->out->len;
+	w->id = 0;
+	w->kept = false;
 }
 
 /* ---- Kepler's values ---- */

@@ -231,7 +231,8 @@ static int render(struct pusher *p, uint64_t seq, struct dest *d)
 	}
 	st.wall_ns = p->cache.wall_ns = snap->wall_ns;
 	kepler_buf_reset(&p->cache.text);
-	p->cache.found.keys_only = true; /* (the text is not sent: only the keys are read) */
+	p->cache.found.keys_only = true;  /* (the text is not sent: only the keys are read) */
+	p->cache.found.stable_ids = true; /* (a series seen before known by its id, its key not written) */
 	p->cache.found.flush = d ? stream_samples : NULL;
 	p->cache.found.flush_ctx = &st;
 	p->cache.found.flush_at = STREAM_CHUNK;

@@ -57,6 +57,7 @@ struct push_otlp {
 	Otlp__GaugePacked *gauges;
 	size_t pm_cap, pm_ptrs_cap, sums_cap, gauges_cap;
 	struct push_arena body; /* each point packed */
+	struct kepler_buf key;  /* a kept key, written for its name (push_sample_key()) */
 };
 
 static const char *metric_key(const void *ctx, size_t i, size_t *len)
@@ -122,6 +123,7 @@ void push_otlp_free(struct push_otlp *o)
 	if (!o)
 		return;
 	push_series_free(&o->table);
+	kepler_buf_free(&o->key);
 	free(o->metrics);
 	push_arena_free(&o->names);
 	push_index_free(&o->mindex);
@@ -149,18 +151,20 @@ size_t push_otlp_skipped(const struct push_otlp *o)
 /* The metric of @s's family, new when none yet. SIZE_MAX: out of memory. */
 static size_t metric_of(struct push_otlp *o, const struct push_sample *s)
 {
+	const char *key = push_sample_key(s, &o->key);
 	size_t at;
 	struct ometric *m;
 
-	if (push_room((void **)&o->metrics, o->nmetrics, 1, &o->capmetrics, sizeof(*o->metrics)) < 0 ||
-	    push_index_find(&o->mindex, o, o->nmetrics, s->key, s->name_len, &at) < 0)
+	if (!key ||
+	    push_room((void **)&o->metrics, o->nmetrics, 1, &o->capmetrics, sizeof(*o->metrics)) < 0 ||
+	    push_index_find(&o->mindex, o, o->nmetrics, key, s->name_len, &at) < 0)
 		return SIZE_MAX;
 	if (at < o->nmetrics)
 		return at;
 	m = &o->metrics[at];
 	memset(m, 0, sizeof(*m)); /* (name_len 0 until whole: one abandoned matches nothing) */
 	o->nmetrics++;
-	if ((m->name = push_arena_put(&o->names, s->key, s->name_len)) == SIZE_MAX) {
+	if ((m->name = push_arena_put(&o->names, key, s->name_len)) == SIZE_MAX) {
 		m->name = 0;
 		return SIZE_MAX;
 	}

@@ -31,6 +31,7 @@ void push_series_free(struct push_series *c)
 	push_arena_free(&c->keys);
 	push_arena_free(&c->enc);
 	push_index_free(&c->index);
+	kepler_buf_free(&c->key);
 	free(c->scratch);
 	memset(c, 0, sizeof(*c));
 }
@@ -89,8 +90,8 @@ int push_series_begin(struct push_series *c)
 	return c->n >= FORGET_MIN && stale * 2 >= c->n ? forget(c) : 0;
 }
 
-/* A new entry for @s (the index already holds its position, c->n). */
-static int add(struct push_series *c, const struct push_sample *s)
+/* A new entry for @s, whose key is @key (the index already holds its position, c->n). */
+static int add(struct push_series *c, const struct push_sample *s, const char *key)
 {
 	struct push_label labels[PUSH_MAX_LABELS];
 	struct push_series_entry *x = &c->v[c->n];
@@ -106,12 +107,12 @@ static int add(struct push_series *c, const struct push_sample *s)
 			return -ENOMEM;
 		c->scratch_cap = need;
 	}
-	if ((x->key = push_arena_put(&c->keys, s->key, s->key_len)) == SIZE_MAX) {
+	if ((x->key = push_arena_put(&c->keys, key, s->key_len)) == SIZE_MAX) {
 		x->key = 0;
 		return -ENOMEM;
 	}
 	x->enc = c->enc.len;
-	if (push_key_labels(s->key, s->key_len, labels, &n, c->scratch) < 0)
+	if (push_key_labels(key, s->key_len, labels, &n, c->scratch) < 0)
 		x->invalid = true;
 	else if ((r = c->encode(c->ctx, labels, n, &c->enc)) < 0)
 		return r;
@@ -125,29 +126,38 @@ static int add(struct push_series *c, const struct push_sample *s)
 	return 0;
 }
 
+/* Whether entry @i is @s's series: by id when @s has one (a kept key is not read), else by key. */
 static bool same(const struct push_series *c, size_t i, const struct push_sample *s)
 {
-	return c->v[i].key_len == s->key_len && !memcmp(c->keys.data + c->v[i].key, s->key, s->key_len);
+	const struct push_series_entry *e = &c->v[i];
+
+	if (s->id)
+		return e->id == s->id;
+	return e->key_len == s->key_len && !memcmp(c->keys.data + e->key, s->key, s->key_len);
 }
 
 int push_series_find(struct push_series *c, const struct push_sample *s, size_t *ret, unsigned *flags)
 {
 	size_t guess = c->prev ? c->v[c->prev - 1].follower : 0, at;
 	struct push_series_entry *x;
+	const char *key;
 	int r;
 
 	*flags = 0;
 	if (guess && same(c, guess - 1, s)) {
 		at = guess - 1;
 	} else {
-		if (push_room((void **)&c->v, c->n, 1, &c->cap, sizeof(*c->v)) < 0 ||
-		    push_index_find(&c->index, c, c->n, s->key, s->key_len, &at) < 0)
+		if (!(key = push_sample_key(s, &c->key)) ||
+		    push_room((void **)&c->v, c->n, 1, &c->cap, sizeof(*c->v)) < 0 ||
+		    push_index_find(&c->index, c, c->n, key, s->key_len, &at) < 0)
 			return -ENOMEM;
 		if (at == c->n) {
-			if ((r = add(c, s)) < 0)
+			if ((r = add(c, s, key)) < 0)
 				return r;
 			*flags |= PUSH_SERIES_NEW;
 		}
+		if (s->id) /* (its key is the entry's: the id names it from now on) */
+			c->v[at].id = s->id;
 		if (c->prev)
 			c->v[c->prev - 1].follower = at + 1;
 	}

@@ -34,6 +34,7 @@ struct push_series_entry {
 	bool invalid;        /* a key that is not one: its samples are skipped */
 	uint32_t seen;       /* the request it was last found in */
 	size_t follower;     /* the entry found after it last time, + 1 (0: none) */
+	uint64_t id;         /* the renderer's id of its key, last seen (push_sample.id); 0: none */
 	/* the caller's */
 	size_t metric;      /* (OTLP: its metric) */
 	size_t count, next; /* its samples in the current request; (where its next goes, while encoding) */
@@ -61,6 +62,7 @@ struct push_series {
 	size_t tail;   /* the room after each series' bytes */
 	char *scratch; /* a key's labels, while parsed */
 	size_t scratch_cap;
+	struct kepler_buf key; /* a kept key, written to be looked up (push_sample_key()) */
 };
 
 /* Flags of push_series_find()'s answer. */
@@ -77,8 +79,11 @@ void push_series_free(struct push_series *c);
 int push_series_begin(struct push_series *c);
 /*
  * The entry of @s's series into *@ret (added, its labels encoded, when new),
- * with PUSH_SERIES_* flags in *@flags. 1: a key that is not one (the
- * sample is to be skipped); -ENOMEM.
+ * with PUSH_SERIES_* flags in *@flags. A sample with an id is its series'
+ * when that series' entry holds the id (the one found after the last is
+ * tried first, as with keys): its key is then not read. 1: a key that is
+ * not one (the sample is to be skipped); -ENOMEM (or a kept key whose
+ * rendering is gone).
  */
 int push_series_find(struct push_series *c, const struct push_sample *s, size_t *ret, unsigned *flags);
 

@@ -25,6 +25,7 @@ struct push_shards {
 	bool taken[PUSH_SHARDS_MAX];
 	struct part part[PUSH_SHARDS_MAX]; /* one snapshot's samples of each shard */
 	struct libdeflate_compressor *gz;  /* made on first use */
+	struct kepler_buf key;             /* a kept key, written to be hashed */
 };
 
 struct push_shards *push_shards_new(const struct push_shards_params *p)
@@ -59,6 +60,7 @@ void push_shards_free(struct push_shards *s)
 		free(s->part[k].v);
 	}
 	push_http_free(s->http);
+	kepler_buf_free(&s->key);
 	if (s->gz)
 		libdeflate_free_compressor(s->gz);
 	free(s);
@@ -104,9 +106,14 @@ int push_shards_add(struct push_shards *s, const struct push_sample *v, size_t n
 	for (unsigned k = 0; k < s->n; k++)
 		s->part[k].n = 0;
 	for (size_t i = 0; i < n; i++) {
-		unsigned k = (unsigned)(XXH3_64bits(v[i].key, v[i].key_len) % s->n);
-		struct part *p = &s->part[k];
+		const char *key = push_sample_key(&v[i], &s->key);
+		unsigned k;
+		struct part *p;
 
+		if (!key)
+			return -ENOMEM;
+		k = (unsigned)(XXH3_64bits(key, v[i].key_len) % s->n); /* (by key: its id may change) */
+		p = &s->part[k];
 		if (p->n == p->cap && push_room((void **)&p->v, p->n, 1, &p->cap, sizeof(*p->v)) < 0)
 			return -ENOMEM;
 		p->v[p->n++] = v[i];

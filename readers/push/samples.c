@@ -28,14 +28,30 @@ int push_samples_from(struct push_samples *s, const char *text, const struct kep
 	for (size_t i = 0; i < k->n; i++) {
 		const struct kepler_prom_sample *x = &k->v[i];
 
-		s->v[i] = (struct push_sample){ .key = text + x->key_at,
+		s->v[i] = (struct push_sample){ .key = x->kept ? NULL : text + x->key_at,
 						.key_len = x->key_len,
 						.name_len = x->name_len,
 						.value = x->value,
-						.counter = x->counter };
+						.counter = x->counter,
+						.id = x->id,
+						.from = k,
+						.proc = x->proc };
 	}
 	s->n = k->n;
 	return 0;
+}
+
+const char *push_sample_key(const struct push_sample *s, struct kepler_buf *scratch)
+{
+	struct kepler_prom_sample x = { .key_len = s->key_len, .id = s->id, .kept = true, .proc = s->proc };
+
+	if (s->key)
+		return s->key;
+	kepler_buf_reset(scratch);
+	if (!s->from)
+		return NULL;
+	kepler_prom_sample_key(s->from, NULL, &x, scratch);
+	return scratch->error || scratch->len != s->key_len ? NULL : scratch->data;
 }
 
 /* A label value after its opening quote at *@p, unescaped into @out; its length, or -1 if unterminated. */

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kepler/fmt.h"
 
@@ -22,12 +23,30 @@
 
 /* One sample, pointing into the text it was read from. */
 struct push_sample {
-	const char *key; /* the series' identity: its line up to the value (not NUL-terminated) */
+	/*
+	 * The series' identity: its line up to the value (not NUL-terminated);
+	 * NULL: a key the renderer kept and did not write (push_sample_key())
+	 */
+	const char *key;
 	size_t key_len;
 	size_t name_len; /* its name: the key's first name_len bytes */
 	double value;
 	bool counter; /* of a counter family: a cumulative sum */
+	/*
+	 * The renderer's id of its key (kepler_prom_sample.id: one id, one
+	 * key, byte for byte): a series is known by it without its key
+	 * read. 0: none.
+	 */
+	uint64_t id;
+	const struct kepler_prom_samples *from; /* (a kept key's samples) */
+	uint32_t proc;                          /* (and its process there) */
 };
+
+/*
+ * @s's key: s->key, or a kept one written into @scratch (emptied first).
+ * NULL: out of memory, or a kept key whose rendering is gone.
+ */
+const char *push_sample_key(const struct push_sample *s, struct kepler_buf *scratch);
 
 struct push_samples {
 	struct push_sample *v;

@@ -12,12 +12,19 @@
  * ExportMetricsServiceRequest), though packed otherwise, with one sample
  * per series and snapshot, and remote-write's with no empty label value and
  * byte for byte what protobuf-c packs for what it decodes to: else it aborts.
+ * 2: the input is processes of three snapshots (hostile names, pids that
+ * repeat, types, states, processes that come and go), rendered one after
+ * the other with the renderer's stable ids, as kepler-push renders: every
+ * key, written or kept, must be the exposition's, and an id never name
+ * two keys (kepler_prom_samples.stable_ids), else it aborts.
  */
 #include <snappy-c.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kepler/fmt.h"
+#include "kepler/snapshot.h"
 #include "otlp.h"
 #include "otlp_metrics.pb-c.h"
 #include "remote_write.h"
@@ -133,6 +140,107 @@ static void keys(const char *p, size_t n)
 	push_otlp_free(o);
 }
 
+#define ID_PROCS 64
+
+/* Each sample of @k (rendered from @snap) checked against the plain rendering's and the ids of the renderings before. */
+static void check_ids(const struct kepler_snapshot *snap, const struct kepler_prom_samples *k,
+		      const char *text, uint64_t *ids, char **named, size_t *nids)
+{
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_PROCESS, .node_name = "n" };
+	struct kepler_prom_samples ref = { 0 };
+	struct kepler_buf plain = KEPLER_BUF_INIT, key = KEPLER_BUF_INIT;
+
+	if (kepler_fmt_prom_samples(snap, &o, &plain, &ref) < 0 || ref.n != k->n)
+		abort();
+	for (size_t i = 0; i < k->n; i++) {
+		size_t j = 0;
+
+		kepler_buf_reset(&key);
+		kepler_prom_sample_key(k, text, &k->v[i], &key);
+		kepler_buf_addc(&key, 0);
+		if (key.error || key.len - 1 != ref.v[i].key_len ||
+		    memcmp(key.data, plain.data + ref.v[i].key_at, key.len - 1))
+			abort();
+		if (!k->v[i].id)
+			continue;
+		while (j < *nids && ids[j] != k->v[i].id)
+			j++;
+		if (j < *nids && strcmp(named[j], key.data))
+			abort(); /* (one id, two keys) */
+		if (j == *nids && j < 3 * 16 * ID_PROCS && (named[j] = strdup(key.data))) {
+			ids[j] = k->v[i].id;
+			(*nids)++;
+		}
+	}
+	kepler_prom_samples_free(&ref);
+	kepler_buf_free(&plain);
+	kepler_buf_free(&key);
+}
+
+/* Lines: pid byte, flags byte (type, state, in which of three snapshots), comm, exe, container, VM (tab-separated). */
+static void ids(const char *p, size_t n)
+{
+	static struct kepler_process procs[ID_PROCS], snap_procs[ID_PROCS];
+	static struct kepler_energy e[2] = { { 1000000, 5 }, { 2000000, 7 } };
+	static char strings[ID_PROCS][4][64];
+	static uint64_t seen[3 * 16 * ID_PROCS];
+	static char *named[3 * 16 * ID_PROCS];
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_PROCESS, .node_name = "n" };
+	struct kepler_prom_samples k = { .keys_only = true, .stable_ids = true };
+	struct kepler_snapshot snap = { .interval_ns = 5000000000ULL, .nzones = 2 };
+	struct kepler_buf text = KEPLER_BUF_INIT;
+	const char *end = p + n;
+	size_t np = 0, nids = 0;
+
+	snap.zones[0] = (struct kepler_zone){ .name = "package" };
+	snap.zones[1] = (struct kepler_zone){ .name = "dram" };
+	for (const char *q = p; q < end && np < ID_PROCS;) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q)), *eol = nl ? nl : end;
+		struct kepler_process *x = &procs[np];
+
+		memset(x, 0, sizeof(*x));
+		x->pid = eol - q > 0 ? (uint8_t)q[0] % 16 : 0;
+		x->flags = eol - q > 1 ? (uint8_t)q[1] : 0; /* (here: the input's flags, cleared below) */
+		x->type = (enum kepler_process_type)(x->flags % 3);
+		x->usage =
+			(struct kepler_usage){ (enum kepler_state)((x->flags >> 2) % 2), 1000, 10, e, NULL };
+		q = eol - q > 2 ? q + 2 : eol;
+		for (int f = 0; f < 4; f++) {
+			const char *tab = memchr(q, '\t', (size_t)(eol - q)), *fe = tab ? tab : eol;
+			size_t len = (size_t)(fe - q) < 63 ? (size_t)(fe - q) : 63;
+
+			memcpy(strings[np][f], q, len);
+			strings[np][f][len] = 0;
+			q = tab ? tab + 1 : eol;
+		}
+		x->comm = strings[np][0];
+		x->exe = strings[np][1];
+		x->container_id = strings[np][2];
+		x->vm_id = strings[np][3];
+		np++;
+		q = nl ? nl + 1 : end;
+	}
+	for (int s = 0; s < 3; s++) {
+		snap.nprocesses = 0;
+		for (size_t i = 0; i < np; i++)
+			if (!(procs[i].flags >> 3 & (1u << s))) {
+				snap_procs[snap.nprocesses] = procs[i];
+				snap_procs[snap.nprocesses++].flags = 0;
+			}
+		snap.processes = snap_procs;
+		if (s == 2 && np && procs[0].flags & 0x80)
+			snap.zones[1].name = "uncore"; /* (every id new) */
+		kepler_buf_reset(&text);
+		if (kepler_fmt_prom_samples(&snap, &o, &text, &k) < 0)
+			abort();
+		check_ids(&snap, &k, text.data, seen, named, &nids);
+	}
+	for (size_t i = 0; i < nids; i++)
+		free(named[i]);
+	kepler_prom_samples_free(&k);
+	kepler_buf_free(&text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[256];
@@ -141,6 +249,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] == 0)
 		keys((const char *)data + 1, size - 1);
+	else if (data[0] == 2)
+		ids((const char *)data + 1, size - 1);
 	else
 		push_otlp_rejected(data + 1, size - 1, why, sizeof(why));
 	return 0;

@@ -8,8 +8,10 @@
  * times, a series' samples together, more than one chunk of them; a
  * caught-up request's records sent as they lie in the table; an OTLP
  * series of one sample sent from the room after its attributes;
- * keys that are not keys skipped and counted; and the series table
- * forgetting what the last request did not see, within bounds.
+ * keys that are not keys skipped and counted; the series table
+ * forgetting what the last request did not see, within bounds; series
+ * known by the renderer's ids; and the keys the renderer kept (not
+ * written) giving the request the written keys give.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,9 @@
 #include <snappy-c.h>
 
 #include "kepler_test.h"
+
+#include "kepler/fmt.h"
+#include "kepler/snapshot.h"
 
 #include "otlp.h"
 #include "otlp_metrics.pb-c.h"
@@ -380,13 +385,151 @@ static void test_series_forgotten(void **state)
 	push_series_free(&c);
 }
 
+/* @key with the renderer's id @id: found as @want (SIZE_MAX: new) */
+static size_t find_id(struct push_series *c, const char *key, uint64_t id, size_t want)
+{
+	struct push_sample s = { .key = key, .key_len = strlen(key), .name_len = 1, .id = id };
+	size_t at;
+	unsigned flags;
+
+	assert_int_equal(push_series_find(c, &s, &at, &flags), 0);
+	if (want == SIZE_MAX)
+		assert_true(flags & PUSH_SERIES_NEW);
+	else
+		assert_int_equal(at, want);
+	return at;
+}
+
+/*
+ * A series known by the renderer's id once its entry holds it: the one
+ * after the last found is taken by id, its key not read (one id, one key:
+ * kepler_prom_sample.id); a known key with a new id is found by the key,
+ * and named by that id from then on.
+ */
+static void test_series_by_id(void **state)
+{
+	struct push_series c;
+	size_t a, b;
+
+	(void)state;
+	push_series_init(&c, encode_test, NULL, 8);
+	assert_int_equal(push_series_begin(&c), 0);
+	a = find_id(&c, "x{i=\"1\"}", 10, SIZE_MAX);
+	b = find_id(&c, "x{i=\"2\"}", 11, SIZE_MAX);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(push_series_begin(&c), 0);
+		find_id(&c, "x{i=\"1\"}", 10, a);
+		find_id(&c, "x{i=\"2\"}", 11, b);
+	}
+	assert_int_equal(push_series_begin(&c), 0);
+	find_id(&c, "y{not=\"read\"}", 10, a); /* (taken by its id: the key is not read) */
+	find_id(&c, "x{i=\"2\"}", 12, b);      /* a new id for a known key: by the key */
+	find_id(&c, "x{i=\"3\"}", 13, SIZE_MAX);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(push_series_begin(&c), 0);
+	find_id(&c, "x{i=\"1\"}", 10, a);
+	find_id(&c, "z{not=\"read\"}", 12, b); /* named by the new id now */
+	assert_int_equal(c.n, 3);
+	push_series_free(&c);
+}
+
+/* Two processes in one zone, as a snapshot gives them. */
+struct tiny {
+	struct kepler_snapshot s;
+	struct kepler_process p[2];
+	struct kepler_energy e[2];
+};
+
+static void tiny_build(struct tiny *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->s.interval_ns = 5000000000ULL;
+	t->s.nzones = 1;
+	t->s.zones[0] = (struct kepler_zone){ .name = "package", .source = KEPLER_SOURCE_RAPL };
+	for (int i = 0; i < 2; i++) {
+		t->e[i] = (struct kepler_energy){ 1000000ULL * (uint64_t)(i + 1), 5000 };
+		t->p[i] = (struct kepler_process){ .pid = (uint32_t)(7 + i),
+						   .start_time_ns = 1,
+						   .comm = i ? "b \"q\"" : "a",
+						   .exe = "/bin/x",
+						   .container_id = "",
+						   .vm_id = "",
+						   .usage = { KEPLER_STATE_RUNNING, 1000, 10, &t->e[i],
+							      NULL } };
+	}
+	t->s.nprocesses = 2;
+	t->s.processes = t->p;
+}
+
+/* @snap's samples into @r (reset), rendered into @k (kept: with stable ids); the request, decoded. */
+static Prometheus__WriteRequest *request_of(struct push_request *r, const struct kepler_snapshot *snap,
+					    struct kepler_prom_samples *k, bool stable)
+{
+	struct kepler_prom_options o = { .levels = KEPLER_LEVEL_PROCESS, .node_name = "n" };
+	struct kepler_buf text = KEPLER_BUF_INIT;
+	struct push_samples set = PUSH_SAMPLES_INIT;
+	Prometheus__WriteRequest *wr;
+	size_t kept = 0;
+
+	k->keys_only = true;
+	k->stable_ids = stable;
+	assert_int_equal(kepler_fmt_prom_samples(snap, &o, &text, k), 0);
+	assert_int_equal(push_samples_from(&set, text.data, k), 0);
+	for (size_t i = 0; i < set.n; i++)
+		kept += !set.v[i].key;
+	assert_true(stable ? kept == 2 * 3 : kept == 0); /* (joules, watts, seconds) */
+	push_request_reset(r);
+	assert_int_equal(push_request_add(r, set.v, set.n, INT64_C(1796000000000)), 0);
+	wr = rw_decode(r);
+	push_samples_free(&set);
+	kepler_buf_free(&text);
+	return wr;
+}
+
+/* Kept keys (not written by the renderer): the request is the one of the keys written, snapshot after snapshot. */
+static void test_kept_keys(void **state)
+{
+	struct push_request *plain = push_request_new(), *ided = push_request_new();
+	struct kepler_prom_samples a = { 0 }, b = { 0 };
+	struct tiny t;
+
+	(void)state;
+	tiny_build(&t);
+	for (int snap = 0; snap < 4; snap++) {
+		Prometheus__WriteRequest *x, *y;
+		uint8_t *px, *py;
+		size_t nx;
+
+		if (snap == 2)
+			t.p[1].comm = "renamed"; /* (a new id for its series; the old series gone) */
+		t.e[0].total_uj += 1000;
+		x = request_of(plain, &t.s, &a, false);
+		y = request_of(ided, &t.s, &b, true);
+		nx = prometheus__write_request__get_packed_size(x);
+		assert_int_equal(prometheus__write_request__get_packed_size(y), nx);
+		px = malloc(nx);
+		py = malloc(nx);
+		prometheus__write_request__pack(x, px);
+		prometheus__write_request__pack(y, py);
+		assert_memory_equal(px, py, nx);
+		assert_true(x->n_timeseries > 2 * 3); /* (and the snapshot's own families) */
+		free(px);
+		free(py);
+		prometheus__write_request__free_unpacked(x, NULL);
+		prometheus__write_request__free_unpacked(y, NULL);
+	}
+	kepler_prom_samples_free(&a);
+	kepler_prom_samples_free(&b);
+	push_request_free(plain);
+	push_request_free(ided);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_remote_write),
-		cmocka_unit_test(test_remote_write_in_place),
-		cmocka_unit_test(test_otlp),
-		cmocka_unit_test(test_series_forgotten),
+		cmocka_unit_test(test_remote_write), cmocka_unit_test(test_remote_write_in_place),
+		cmocka_unit_test(test_otlp),         cmocka_unit_test(test_series_forgotten),
+		cmocka_unit_test(test_series_by_id), cmocka_unit_test(test_kept_keys),
 	};
 
 	return kepler_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
