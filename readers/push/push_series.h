@@ -2,7 +2,8 @@
 /*
  * readers/push/push_series.h: the series a destination sends, kept from
  * one request to the next. Each is found by its key (its exposition line
- * up to the value) and holds its labels as protobuf bytes, parsed and
+ * up to the value), or by the renderer's id of that key, and holds its
+ * labels as protobuf bytes, parsed and
  * encoded once, when first seen (by the caller's function, with
  * protobuf-c), not at every snapshot: a node's series are mostly the same
  * from one snapshot to the next, and most of a request's bytes are labels.
