@@ -102,7 +102,10 @@ static void seen_check(struct seen *s, uint64_t id, const char *key, size_t len)
 		}
 	assert_true(s->n < sizeof(s->id) / sizeof(s->id[0]));
 	s->id[s->n] = id;
-	s->key[s->n] = strndup(key, len);
+	s->key[s->n] = malloc(len + 1); /* (@key is not NUL-terminated: no strndup(), which may read on) */
+	assert_non_null(s->key[s->n]);
+	memcpy(s->key[s->n], key, len);
+	s->key[s->n][len] = '\0';
 	s->n++;
 }
 
