@@ -34,8 +34,3 @@ int kepler_array_reserve_max(void **items, size_t *cap, size_t need, size_t size
 	*cap = n;
 	return 0;
 }
-
-int kepler_array_reserve(void **items, size_t *cap, size_t need, size_t size)
-{
-	return kepler_array_reserve_max(items, cap, need, size, SIZE_MAX);
-}

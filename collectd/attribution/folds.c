@@ -93,8 +93,10 @@ int ledger_reserve_folds(struct kepler_ledger *l, const struct kepler_ledger_inp
 	for (size_t i = 0; i < in->nprocs; i++) { /* every process may be short: new, or ended */
 		const struct kepler_ledger_proc *p = &in->procs[i];
 
-		if (cid && !strcmp(cid, p->container_id) && !strcmp(vm, p->vm_id))
-			continue; /* as the one before: neighbours often share a container */
+		/* as the one before: neighbours often share a container (whose id is then one string) */
+		if (cid && (cid == p->container_id || !strcmp(cid, p->container_id)) &&
+		    (vm == p->vm_id || !strcmp(vm, p->vm_id)))
+			continue;
 		if (!ledger_fold_get(l, p->container_id, p->vm_id))
 			goto fail;
 		cid = p->container_id;
@@ -144,10 +146,8 @@ static const struct group_rec *owner_of(struct kepler_ledger *l, const struct gr
 	return id[0] ? ledger_group_find(l, k, id) : NULL;
 }
 
-void ledger_apply_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+void ledger_begin_folds(struct kepler_ledger *l)
 {
-	struct proc_gen *cur = &l->gen[l->cur];
-
 	for (size_t i = 0; i < l->folds.n; i++) {
 		struct group_rec *f = &l->folds.recs[i];
 
@@ -155,16 +155,21 @@ void ledger_apply_folds(struct kepler_ledger *l, const struct kepler_ledger_inpu
 		f->cpu_delta = f->count_delta = 0;
 		f->present = false;
 	}
-	for (size_t i = 0; i < cur->n; i++) {
-		struct proc_rec *r = &cur->recs[i];
-		struct group_rec *f;
+}
 
-		r->p.flags &= ~(uint32_t)KEPLER_PROCESS_FOLDED;
-		if (!is_short(l, r, in->mono_ns) || !(f = fold_find(l, r->p.container_id, r->p.vm_id)))
-			continue; /* (every terminated process's fold was reserved) */
-		r->p.flags |= KEPLER_PROCESS_FOLDED;
-		fold_add(l, f, &r->p.usage, r->folded_before);
-	}
+void ledger_fold_process(struct kepler_ledger *l, struct proc_rec *r, uint64_t now)
+{
+	struct group_rec *f;
+
+	r->p.flags &= ~(uint32_t)KEPLER_PROCESS_FOLDED;
+	if (!is_short(l, r, now) || !(f = fold_find(l, r->p.container_id, r->p.vm_id)))
+		return; /* (every terminated process's fold was reserved) */
+	r->p.flags |= KEPLER_PROCESS_FOLDED;
+	fold_add(l, f, &r->p.usage, r->folded_before);
+}
+
+void ledger_settle_folds(struct kepler_ledger *l)
+{
 	for (size_t i = 0; i < l->folds.n; i++) {
 		struct group_rec *f = &l->folds.recs[i];
 		const struct group_rec *owner = owner_of(l, f);

@@ -362,23 +362,24 @@ static void add_pods(struct kepler_ledger *l)
 	}
 }
 
-void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+void ledger_group_process(struct kepler_ledger *l, const struct kepler_ledger_input *in, size_t i)
 {
 	const struct proc_gen *cur = &l->gen[l->cur];
+	const struct kepler_process *p = &cur->recs[i].p;
+	bool after_piece =
+		i && (cur->recs[i - 1].p.flags & KEPLER_PROCESS_PIECE) && cur->recs[i - 1].p.pid == p->pid;
+	bool lifetime =
+		in->first || (cur->recs[i].fresh && !(p->flags & KEPLER_PROCESS_PIECE) && !after_piece);
+	struct group_rec *g;
 
-	for (size_t i = 0; i < cur->n; i++) {
-		const struct kepler_process *p = &cur->recs[i].p;
-		bool after_piece = i && (cur->recs[i - 1].p.flags & KEPLER_PROCESS_PIECE) &&
-				   cur->recs[i - 1].p.pid == p->pid;
-		bool lifetime = in->first ||
-				(cur->recs[i].fresh && !(p->flags & KEPLER_PROCESS_PIECE) && !after_piece);
-		struct group_rec *g;
+	if (p->container_id[0] && (g = ledger_group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
+		group_add(l, g, &p->usage, lifetime);
+	if (p->vm_id[0] && (g = ledger_group_find(l, KEPLER_KIND_VM, p->vm_id)))
+		group_add(l, g, &p->usage, lifetime);
+}
 
-		if (p->container_id[0] && (g = ledger_group_find(l, KEPLER_KIND_CONTAINER, p->container_id)))
-			group_add(l, g, &p->usage, lifetime);
-		if (p->vm_id[0] && (g = ledger_group_find(l, KEPLER_KIND_VM, p->vm_id)))
-			group_add(l, g, &p->usage, lifetime);
-	}
+void ledger_settle_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
 	for (size_t i = 0; in->units && i < in->nprocs; i++) { /* containers' sizes (SIZE) */
 		const struct kepler_ledger_proc *p = &in->procs[i];
 		struct group_rec *g;

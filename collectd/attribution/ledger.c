@@ -144,10 +144,27 @@ static void fill_header(struct kepler_ledger *l, const struct kepler_ledger_inpu
 			.device = in->zones[z].device ? in->zones[z].info
 						      : (struct kepler_device){ 0, "", "", "" },
 		};
-	/* the records are contiguous structs with the process first: copy them out (room reserved) */
-	s->nprocesses = cur->n;
-	for (size_t i = 0; i < cur->n; i++)
-		s->processes[i] = cur->recs[i].p;
+	s->nprocesses = cur->n; /* (copied out by apply_records()) */
+}
+
+/*
+ * Each record of this build, once: into its groups and its fold, then
+ * copied out into the snapshot (room reserved; the records are contiguous
+ * structs with the process first). One pass where there were three, each
+ * reading 1.5 MB of records at 10,000 processes.
+ */
+static void apply_records(struct kepler_ledger *l, const struct kepler_ledger_input *in)
+{
+	struct proc_gen *cur = &l->gen[l->cur];
+
+	ledger_begin_folds(l);
+	for (size_t i = 0; i < cur->n; i++) {
+		ledger_group_process(l, in, i);
+		ledger_fold_process(l, &cur->recs[i], in->mono_ns);
+		l->snap.processes[i] = cur->recs[i].p;
+	}
+	ledger_settle_groups(l, in);
+	ledger_settle_folds(l);
 }
 
 static int reserve(struct kepler_ledger *l, const struct kepler_ledger_input *in)
@@ -174,8 +191,7 @@ int kepler_ledger_build(struct kepler_ledger *l, const struct kepler_ledger_inpu
 	if (reserve(l, in) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory building the snapshot");
 	ledger_apply_processes(l, in);
-	ledger_apply_groups(l, in);
-	ledger_apply_folds(l, in);
+	apply_records(l, in);
 	ledger_emit_groups(l);
 	ledger_emit_folds(l);
 	fill_header(l, in);

@@ -219,7 +219,9 @@ uint64_t ledger_split_device(struct kepler_ledger *l, const struct kepler_ledger
 
 /* groups.c */
 int ledger_reserve_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
-void ledger_apply_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+/* Add record @i of this build to its container and VM (every record, in order), then settle them. */
+void ledger_group_process(struct kepler_ledger *l, const struct kepler_ledger_input *in, size_t i);
+void ledger_settle_groups(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_emit_groups(struct kepler_ledger *l);
 void ledger_compact_groups(struct kepler_ledger *l);
 /* A new group of @t under @key (fresh, totals 0; its strings copied), or NULL for memory. */
@@ -240,10 +242,16 @@ bool ledger_keep_terminated(const struct kepler_ledger *l, uint64_t now, uint64_
 void ledger_carry_processes(struct kepler_ledger *l, const struct kepler_ledger_input *in);
 void ledger_carry_groups(struct kepler_ledger *l, struct group_table *t, uint64_t now);
 
-/* folds.c: reserve (a fold for every terminated process), apply after the groups, emit, compact */
+/*
+ * folds.c: reserve (a fold for every terminated process); begin, fold each
+ * record of the build (flagged, added to its fold when short), settle after
+ * the groups; emit, compact
+ */
 struct group_rec *ledger_fold_get(struct kepler_ledger *l, const char *container_id, const char *vm_id);
 int ledger_reserve_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in);
-void ledger_apply_folds(struct kepler_ledger *l, const struct kepler_ledger_input *in);
+void ledger_begin_folds(struct kepler_ledger *l);
+void ledger_fold_process(struct kepler_ledger *l, struct proc_rec *r, uint64_t now);
+void ledger_settle_folds(struct kepler_ledger *l);
 void ledger_emit_folds(struct kepler_ledger *l);
 void ledger_compact_folds(struct kepler_ledger *l);
 int ledger_resume_folds(struct kepler_ledger *l, const struct kepler_snapshot *s);

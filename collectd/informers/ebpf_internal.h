@@ -18,9 +18,7 @@ struct ebpf_state {
 	struct cputime *skel;
 	int map_fd;
 	uint32_t max_entries;
-	struct kepler_cputime_key *keys; /* parallel to inf->samples */
-	struct kepler_cputime_value *values;
-	uint32_t *slot_of;               /* parallel to keys: where each was read */
+	uint32_t *slot_of;               /* where each sample of the slots was read, [max_entries] */
 	struct kepler_cputime_key *dead; /* keys to delete after the refresh */
 	uint32_t *dead_slots;            /* their slots, [max_entries] */
 	uint32_t ndead;

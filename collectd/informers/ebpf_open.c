@@ -317,14 +317,12 @@ int kepler_informer_ebpf_open(struct kepler_informer *inf, const struct kepler_i
 	st->pending = calloc((size_t)st->ncpus, sizeof(*st->pending));
 	st->before = calloc((size_t)st->ncpus, sizeof(*st->before));
 	st->reread = calloc((size_t)st->ncpus, sizeof(*st->reread));
-	st->keys = calloc(st->max_entries, sizeof(*st->keys));
-	st->values = calloc(st->max_entries, sizeof(*st->values));
 	st->dead = calloc(st->max_entries, sizeof(*st->dead));
 	st->slot_of = calloc(st->max_entries, sizeof(*st->slot_of));
 	st->dead_slots = calloc(st->max_entries, sizeof(*st->dead_slots));
 	st->quarantine = calloc(st->max_entries, sizeof(*st->quarantine));
-	if (!st->keys || !st->values || !st->dead || !st->running || !st->pending || !st->before ||
-	    !st->reread || !st->slot_of || !st->dead_slots || !st->quarantine)
+	if (!st->dead || !st->running || !st->pending || !st->before || !st->reread || !st->slot_of ||
+	    !st->dead_slots || !st->quarantine)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	st->self_tid = host_tid(inf->procfd);
 	st->self_gettid = gettid();

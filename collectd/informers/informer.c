@@ -28,13 +28,21 @@ const char *kepler_informer_kind_name(enum kepler_informer_kind k)
 	return (unsigned)k < 3 ? kind_names[k] : "unknown";
 }
 
-struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf)
+struct kepler_proc_sample *kepler_informer_add_sample_unset(struct kepler_informer *inf)
 {
 	if (kepler_array_reserve((void **)&inf->samples, &inf->samples_cap, inf->nsamples + 1,
 				 sizeof(*inf->samples)) < 0)
 		return NULL;
-	memset(&inf->samples[inf->nsamples], 0, inf->sample_clear);
 	return &inf->samples[inf->nsamples++];
+}
+
+struct kepler_proc_sample *kepler_informer_add_sample(struct kepler_informer *inf)
+{
+	struct kepler_proc_sample *s = kepler_informer_add_sample_unset(inf);
+
+	if (s)
+		memset(s, 0, inf->sample_clear);
+	return s;
 }
 
 static uint64_t growth(uint64_t now, uint64_t before, bool fresh)
@@ -90,7 +98,7 @@ static int carry_unreadable(struct kepler_informer *inf, uint32_t pid)
 	return 0;
 }
 
-/* How many samples ahead the new table's index slot is prefetched. */
+/* How many samples ahead the new table's index slot and the old table's entry are prefetched. */
 #define SLOT_PREFETCH_AHEAD 8
 
 /* procfs: a process that ran has its identity read again this often (spread by pid). */
@@ -366,9 +374,19 @@ int kepler_informer_resolve(struct kepler_informer *inf, struct kepler_error *er
 	if (kepler_proc_table_reserve(&inf->next, inf->nsamples + inf->table.count + inf->npieces) < 0)
 		return kepler_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < inf->nsamples; i++) {
-		/* its index slot is spread by pid and cold: loaded some entries ahead */
-		if (i + SLOT_PREFETCH_AHEAD < inf->nsamples)
-			kepler_proc_table_prefetch(&inf->next, inf->samples[i + SLOT_PREFETCH_AHEAD].pid);
+		/*
+		 * Its index slot is spread by pid and cold, and the entry it goes on
+		 * from (copied whole) was read by the source a while ago: both are
+		 * loaded some samples ahead.
+		 */
+		if (i + SLOT_PREFETCH_AHEAD < inf->nsamples) {
+			const struct kepler_proc_sample *ahead = &inf->samples[i + SLOT_PREFETCH_AHEAD];
+
+			kepler_proc_table_prefetch(&inf->next, ahead->pid);
+			if (ahead->table_hint && ahead->table_hint != KEPLER_NOT_IN_TABLE &&
+			    ahead->table_hint <= inf->table.count)
+				KEPLER_PREFETCH_RECORD(&inf->table.items[ahead->table_hint - 1]);
+		}
 		r = update_one(inf, &inf->samples[i], first);
 		if (r < 0)
 			return kepler_error_set(err, r, "out of memory");

@@ -54,13 +54,14 @@ static uint64_t read_overflow(struct ebpf_state *st)
 }
 
 /*
- * Has the process of this entry left without an exit event? Where the
- * collector numbers PIDs as procfs does, kill(pid, 0) answers first: no
- * such PID is gone; an existing one is the same process while no exit
- * event was ever lost (had it ended, its exit would have ended the entry),
- * so /proc is read only when one was and the PID may have been reused.
+ * Has process @tgid (started at @start_time_ns, its key's) left without an
+ * exit event? Where the collector numbers PIDs as procfs does, kill(pid,
+ * 0) answers first: no such PID is gone; an existing one is the same
+ * process while no exit event was ever lost (had it ended, its exit would
+ * have ended the entry), so /proc is read only when one was and the PID
+ * may have been reused.
  */
-static bool gone(struct kepler_informer *inf, const struct kepler_cputime_key *k)
+static bool gone(struct kepler_informer *inf, uint32_t tgid, uint64_t start_time_ns)
 {
 	struct ebpf_state *st = inf->priv;
 	char path[32], buf[1024];
@@ -69,18 +70,18 @@ static bool gone(struct kepler_informer *inf, const struct kepler_cputime_key *k
 	size_t len;
 
 	if (st->kill_probe) {
-		int r = kill((pid_t)k->tgid, 0) == 0 ? 0 : errno; /* EPERM: it exists, another user's */
+		int r = kill((pid_t)tgid, 0) == 0 ? 0 : errno; /* EPERM: it exists, another user's */
 
 		if (r == ESRCH || ((r == 0 || r == EPERM) && read_overflow(st) == 0)) {
 			st->stat_reads_saved++;
 			return r == ESRCH;
 		}
 	}
-	snprintf(path, sizeof(path), "%u/stat", k->tgid);
+	snprintf(path, sizeof(path), "%u/stat", tgid);
 	if (kepler_read_file_at(inf->procfd, path, buf, sizeof(buf), &len) < 0 ||
 	    kepler_procfs_parse_pid_stat(buf, len, &ps) < 0)
 		return true;
-	return ps.start_ticks != k->start_time_ns / tick;
+	return ps.start_ticks != start_time_ns / tick;
 }
 
 /* A thread's on-CPU time now (/proc/TGID/task/PID/schedstat, ns), or 0. */
@@ -258,54 +259,63 @@ static int add_unmapped_running(struct kepler_informer *inf)
 	return 0;
 }
 
-/* How many samples ahead the old table's index slot is prefetched. */
+/* How many samples ahead the old table's entry is prefetched; its index slot, twice as many. */
 #define SLOT_PREFETCH_AHEAD 8
 
-static int add_samples(struct kepler_informer *inf, uint32_t n)
+/* What the program counted for a process (one slot's value), into its sample. */
+static void fill_sample(struct kepler_proc_sample *s, const struct kepler_cputime_value *v)
+{
+	memcpy(s->comm, v->comm, sizeof(s->comm));
+	s->comm[sizeof(s->comm) - 1] = '\0';
+	s->execs = v->execs;
+	s->cgroup_id = v->cgroup_id;
+	s->cgroup_id_v2 = v->cgroup_id_v2;
+	memcpy(s->counters, v->counters, sizeof(s->counters));
+	s->counted_ns = v->counted_ns;
+	s->mapped_ns = v->cpu_ns;
+	/*
+	 * Terminated once the leader's final switch has charged the last
+	 * of its time: between exit() and that switch the task still runs
+	 * (its teardown), and deleting the entry then would make the
+	 * final switch create it again and the process end twice.
+	 */
+	s->exited = (v->flags & KEPLER_CPUTIME_DEAD) != 0;
+	s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
+}
+
+/*
+ * The rest of the @n samples from @base on, read from the slots: their
+ * entries in the old table, their pending time, whether they ended.
+ */
+static void add_samples(struct kepler_informer *inf, size_t base, uint32_t n)
 {
 	struct ebpf_state *st = inf->priv;
-	uint64_t tick = kepler_ns_per_tick();
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct kepler_cputime_key *k = &st->keys[i];
-		struct kepler_cputime_value *v = &st->values[i];
-		struct kepler_proc_sample *s = kepler_informer_add_sample(inf);
+		struct kepler_proc_sample *s = &inf->samples[base + i];
 		const struct kepler_proc_entry *e;
 
-		if (!s)
-			return -ENOMEM;
-		if (i + SLOT_PREFETCH_AHEAD < n) /* the old table's slot, spread by pid and cold */
-			kepler_proc_table_prefetch(&inf->table, st->keys[i + SLOT_PREFETCH_AHEAD].tgid);
+		/* the old table's slot and entry, spread by pid and cold */
+		if (i + 2 * SLOT_PREFETCH_AHEAD < n)
+			kepler_proc_table_prefetch(&inf->table,
+						   inf->samples[base + i + 2 * SLOT_PREFETCH_AHEAD].pid);
+		if (i + SLOT_PREFETCH_AHEAD < n)
+			kepler_proc_table_prefetch_entry(&inf->table,
+							 inf->samples[base + i + SLOT_PREFETCH_AHEAD].pid);
 		for (uint32_t j = 0; j < st->nreread; j++)
-			if (st->reread[j] == k->tgid) {
+			if (st->reread[j] == s->pid) {
 				const struct kepler_cputime_slot *slot = &st->slots[st->slot_of[i]];
+				struct kepler_cputime_value v;
 
 				if (__atomic_load_n(&slot->live, __ATOMIC_ACQUIRE) &&
-				    slot->key.tgid == k->tgid && slot->key.start_time_ns == k->start_time_ns)
-					*v = slot->value;
+				    slot->key.tgid == s->pid && slot->key.start_time_ns == s->key_start_ns) {
+					v = slot->value;
+					fill_sample(s, &v);
+				}
 				break;
 			}
-		s->pid = k->tgid;
-		s->start_time_ns = k->start_time_ns / tick * tick;
-		s->key_start_ns = k->start_time_ns;
-		memcpy(s->comm, v->comm, sizeof(s->comm));
-		s->comm[sizeof(s->comm) - 1] = '\0';
-		s->execs = v->execs;
-		s->cgroup_id = v->cgroup_id;
-		s->cgroup_id_v2 = v->cgroup_id_v2;
-		memcpy(s->counters, v->counters, sizeof(s->counters));
-		s->counted_ns = v->counted_ns;
-		s->mapped_ns = v->cpu_ns;
-		/*
-		 * Terminated once the leader's final switch has charged the last
-		 * of its time: between exit() and that switch the task still runs
-		 * (its teardown), and deleting the entry then would make the
-		 * final switch create it again and the process end twice.
-		 */
-		s->exited = (v->flags & KEPLER_CPUTIME_DEAD) != 0;
-		s->kthread = v->flags & KEPLER_CPUTIME_KTHREAD;
 		if (inf->npieces)
-			kepler_informer_pieces_of(inf, k->tgid, k->start_time_ns, s);
+			kepler_informer_pieces_of(inf, s->pid, s->key_start_ns, s);
 		e = kepler_proc_table_find(&inf->table, s->pid, s->start_time_ns);
 		s->table_hint = e ? (uint32_t)(e - inf->table.items) + 1 : KEPLER_NOT_IN_TABLE;
 		/*
@@ -314,50 +324,68 @@ static int add_samples(struct kepler_informer *inf, uint32_t n)
 		 * and its time must not make the process a second, unmapped sample
 		 * (a new entry, its total from /proc: a counter going down).
 		 */
-		s->pending_ns = pending_of(st, k->tgid);
+		s->pending_ns = pending_of(st, s->pid);
 		if (s->exited)
 			s->pending_ns = 0;
-		s->cpu_ns = v->cpu_ns + s->pending_ns;
+		s->cpu_ns = s->mapped_ns + s->pending_ns;
 		/*
 		 * A slice reported as pending reaches the map later, maybe after
 		 * a shorter estimate: never report less than before, unless the
 		 * map itself went back (the source restarted).
 		 */
-		if (e && s->cpu_ns < e->source_cpu && v->cpu_ns + e->source_pending >= e->source_cpu) {
+		if (e && s->cpu_ns < e->source_cpu && s->mapped_ns + e->source_pending >= e->source_cpu) {
 			s->pending_ns += e->source_cpu - s->cpu_ns;
 			s->cpu_ns = e->source_cpu;
 		}
 		if (!s->exited && e && e->source_cpu == s->cpu_ns && gc_due(e->idle_refreshes + 1) &&
-		    gone(inf, k))
+		    gone(inf, s->pid, s->key_start_ns))
 			s->exited = true;
 		if (s->exited) {
 			st->dead_slots[st->ndead] = st->slot_of[i];
-			st->dead[st->ndead++] = *k;
+			st->dead[st->ndead++] =
+				(struct kepler_cputime_key){ .tgid = s->pid,
+							     .start_time_ns = s->key_start_ns };
 		}
 	}
-	return 0;
 }
 
 /*
- * The live slots, read in place: a plain copy of each, no system call.
- * The program fills a slot before it sets `live` (an atomic add, a full
- * barrier), so a slot seen live is seen filled.
+ * The live slots, read in place into samples: no system call, no copy in
+ * between (the slots were copied whole into arrays first, 2.5 MB written
+ * and read again an interval at 10,000 processes). The program fills a
+ * slot before it sets `live` (an atomic add, a full barrier), so a slot
+ * seen live is seen filled. The number read, or -ENOMEM.
  */
-static uint32_t read_slots(struct ebpf_state *st)
+static int64_t read_slots(struct kepler_informer *inf)
 {
+	struct ebpf_state *st = inf->priv;
 	uint32_t used = __atomic_load_n(&st->skel->bss->slots_used, __ATOMIC_ACQUIRE), total = 0;
+	uint64_t tick = kepler_ns_per_tick();
 
 	if (used > st->max_entries)
 		used = st->max_entries;
 	for (uint32_t i = 0; i < used; i++) {
 		const struct kepler_cputime_slot *slot = &st->slots[i];
+		struct kepler_proc_sample *s;
 
+		/* (slots the CPUs wrote since: their lines come from the other caches, both of each ahead) */
+		if (i + SLOT_PREFETCH_AHEAD < used) {
+			__builtin_prefetch(&st->slots[i + SLOT_PREFETCH_AHEAD]);
+			__builtin_prefetch(&st->slots[i + SLOT_PREFETCH_AHEAD].live);
+		}
 		if (!__atomic_load_n(&slot->live, __ATOMIC_ACQUIRE))
 			continue;
-		st->keys[total] = slot->key;
-		st->values[total] = slot->value;
-		st->slot_of[total] = i;
-		total++;
+		if (!(s = kepler_informer_add_sample_unset(inf)))
+			return -ENOMEM;
+		/* every field before stat set (fill_sample() the value's, add_samples() the rest later) */
+		s->pid = slot->key.tgid;
+		s->key_start_ns = slot->key.start_time_ns;
+		s->start_time_ns = s->key_start_ns / tick * tick;
+		s->cpu_ns = s->pending_ns = 0;
+		s->unreadable = s->has_stat = false;
+		s->table_hint = s->piece0 = s->npieces = 0;
+		fill_sample(s, &slot->value);
+		st->slot_of[total++] = i;
 	}
 	return total;
 }
@@ -412,22 +440,25 @@ static void read_pieces(struct kepler_informer *inf, bool sort)
 static int ebpf_collect(struct kepler_informer *inf, struct kepler_error *err)
 {
 	struct ebpf_state *st = inf->priv;
+	size_t base = inf->nsamples;
 	uint64_t overflow;
 	uint32_t total;
-	int r;
+	int64_t read;
 
 	st->ndead = 0;
 	read_pieces(inf, false);
 	memcpy(st->before, st->switched_in, (size_t)st->ncpus * sizeof(*st->before));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read before the slots */
-	total = read_slots(st);
+	read = read_slots(inf);
 	read_running(inf);
 	read_pieces(inf, true);
-	r = add_samples(inf, total);
-	if (r == 0 && total + (uint32_t)st->ncpus < st->max_entries)
-		r = add_unmapped_running(inf); /* not when the map is full: their charges are lost anyway */
-	if (r < 0)
-		return kepler_error_set(err, r, "out of memory");
+	if (read < 0)
+		return kepler_error_set(err, -ENOMEM, "out of memory");
+	total = (uint32_t)read;
+	add_samples(inf, base, total);
+	if (total + (uint32_t)st->ncpus < st->max_entries &&
+	    add_unmapped_running(inf) < 0) /* not when the map is full: their charges are lost anyway */
+		return kepler_error_set(err, -ENOMEM, "out of memory");
 	overflow = read_overflow(st);
 	inf->stats.lost = (uint32_t)(overflow - st->last_overflow);
 	st->last_overflow = overflow;
@@ -482,8 +513,6 @@ static void ebpf_close(struct kepler_informer *inf)
 	free(st->slot_of);
 	free(st->dead_slots);
 	free(st->quarantine);
-	free(st->keys);
-	free(st->values);
 	free(st->dead);
 	free(st->running);
 	free(st->pending);

@@ -8,10 +8,12 @@
 
 int kepler_pid_index_reserve(struct kepler_pid_index *x, size_t n)
 {
-	size_t want = 64;
+	size_t want = 64, least = n + n / 2;
 	struct kepler_pid_slot *slots;
 
-	while (want < 2 * n)
+	if (least <= x->nslots) /* (called for each push: no loop then) */
+		return 0;
+	while (want < least)
 		want *= 2;
 	if (want <= x->nslots)
 		return 0;

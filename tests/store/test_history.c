@@ -216,6 +216,11 @@ static void test_shared_strings_same_rows(void **state)
 		assert_true(sum > 0);
 		assert_non_null(r);
 		assert_int_equal(r->energy_uj[0], sum);
+		/* summed per run of processes, then multiplied: the same as each alone, remainders carried */
+		assert_int_equal(r->co2e_mg[0],
+				 (uint64_t)((unsigned __int128)sum * 420000 / KEPLER_UJ_PER_KWH));
+		assert_int_equal(r->co2e_rem[0],
+				 (uint64_t)((unsigned __int128)sum * 420000 % KEPLER_UJ_PER_KWH));
 	}
 	for (size_t i = 0; i < 3 * N; i++)
 		free(copies[i]);
@@ -226,6 +231,77 @@ static void test_shared_strings_same_rows(void **state)
 	free(p);
 	kepler_history_free(apart);
 	kepler_history_free(shared);
+}
+
+/*
+ * Processes of one program one after another (runs of 1 to 9, three
+ * programs, two zones, with idle shares) are summed and added to their row
+ * once per run: each row's energy and CO2e are those of adding every
+ * process alone, to the µJ and the remainder.
+ */
+static void test_runs_exact(void **state)
+{
+	enum { N = 2000, NPROG = 3 };
+	static const char *const comms[NPROG] = { "alpha", "beta", "gamma" };
+	struct kepler_history *h = kepler_history_new();
+	struct kepler_process *p = calloc(N, sizeof(*p));
+	struct kepler_energy *e = calloc(4 * N, sizeof(*e));
+	struct kepler_snapshot s = { .nzones = 2, .seq = 1, .wall_ns = 1000000000ULL };
+	uint64_t uj[NPROG][2] = { { 0 } }, cpu[NPROG] = { 0 };
+	const uint32_t mg = 333337;
+	size_t i = 0;
+
+	(void)state;
+	assert_true(h && p && e);
+	s.zones[0].name = "package";
+	s.zones[1].name = "dram";
+	for (size_t run = 0; i < N; run++) {
+		size_t prog = run % NPROG, len = 1 + run * 7 % 9;
+
+		for (size_t k = 0; k < len && i < N; k++, i++) {
+			struct kepler_energy *z = &e[4 * i];
+
+			z[0].delta_uj = i * 7919 % 100003;
+			z[1].delta_uj = i * 104729 % 1009;
+			z[2].delta_uj = i % 17; /* idle */
+			z[3].delta_uj = i % 5;
+			p[i] = (struct kepler_process){ .pid = (uint32_t)i + 1,
+							.comm = comms[prog],
+							.exe = "/usr/bin/prog",
+							.container_id = "",
+							.vm_id = "" };
+			p[i].usage.zones = z;
+			p[i].usage.idle = z + 2;
+			p[i].usage.cpu_time_delta_ns = i;
+			uj[prog][0] += z[0].delta_uj + z[2].delta_uj;
+			uj[prog][1] += z[1].delta_uj + z[3].delta_uj;
+			cpu[prog] += i;
+		}
+	}
+	s.processes = p;
+	s.nprocesses = N;
+	assert_int_equal(kepler_history_add(h, &s, mg), 0);
+	for (size_t k = 0; k < NPROG; k++) {
+		const struct kepler_history_row like = { .kind = KEPLER_HISTORY_PROCESS,
+							 .name = (char *)comms[k],
+							 .exe = "/usr/bin/prog",
+							 .container_id = "",
+							 .vm_id = "" },
+						*r = kepler_history_find(h, &like);
+
+		assert_non_null(r);
+		assert_int_equal(r->cpu_time_ns, cpu[k]);
+		for (size_t z = 0; z < 2; z++) {
+			unsigned __int128 x = (unsigned __int128)uj[k][z] * mg;
+
+			assert_int_equal(r->energy_uj[z], uj[k][z]);
+			assert_int_equal(r->co2e_mg[z], (uint64_t)(x / KEPLER_UJ_PER_KWH));
+			assert_int_equal(r->co2e_rem[z], (uint64_t)(x % KEPLER_UJ_PER_KWH));
+		}
+	}
+	free(e);
+	free(p);
+	kepler_history_free(h);
 }
 
 /* CO2e is the exact sum of each interval's energy × intensity, floored once: remainders carried. */
@@ -489,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identities_and_sums),
 		cmocka_unit_test(test_shared_strings_same_rows),
+		cmocka_unit_test(test_runs_exact),
 		cmocka_unit_test(test_co2e_exact),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_record_round_trip_and_damage),
